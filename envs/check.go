@@ -1,0 +1,206 @@
+package envs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// CheckOptions tune Check. The zero value checks 1,000 random steps with
+// seed 0.
+type CheckOptions struct {
+	// Steps is how many random steps to take (default 1000).
+	Steps int
+	// Seed seeds the env and the checker's own action sampler.
+	Seed int64
+}
+
+// Check exercises env as an agent would and reports every problem it finds,
+// joined into one error (nil when there are none). It is meant for users'
+// own environments, in the spirit of Stable-Baselines3's check_env:
+//
+//   - both spaces are valid, and actions are not a Dict;
+//   - every observation has the observation space's flat size, is finite
+//     and lies in the space;
+//   - every reward is finite;
+//   - action masks, when given, have MaskSize entries, are only given for
+//     Discrete or MultiDiscrete actions, and leave at least one legal choice
+//     (the checker only takes legal actions);
+//   - the same seed gives the same episodes (observations, rewards and
+//     flags);
+//   - nothing panics.
+func Check(env Env, opts CheckOptions) (err error) {
+	if opts.Steps <= 0 {
+		opts.Steps = 1000
+	}
+	if opts.Seed < 0 {
+		opts.Seed = 0
+	}
+	c := checker{env: env}
+	defer func() {
+		if p := recover(); p != nil {
+			c.problem("panicked: %v", p)
+		}
+		err = c.err()
+	}()
+	c.spaces()
+	if len(c.problems) > 0 {
+		return c.err()
+	}
+	first := c.run(opts.Seed, opts.Steps, "run 1")
+	second := c.run(opts.Seed, opts.Steps, "run 2")
+	c.compareRuns(first, second)
+	return c.err()
+}
+
+type checker struct {
+	env      Env
+	obsSpace Space
+	actSpace Space
+	maskSize int
+	maskable bool
+	problems []error
+}
+
+func (c *checker) problem(format string, args ...any) {
+	if len(c.problems) < 20 { // enough to act on, short enough to read
+		c.problems = append(c.problems, fmt.Errorf(format, args...))
+	}
+}
+
+func (c *checker) err() error {
+	if len(c.problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("envs: check %T: %w", c.env, errors.Join(c.problems...))
+}
+
+func (c *checker) spaces() {
+	c.obsSpace, c.actSpace = c.env.ObservationSpace(), c.env.ActionSpace()
+	if c.obsSpace == nil || c.actSpace == nil {
+		c.problem("observation space %v or action space %v is nil", c.obsSpace, c.actSpace)
+		return
+	}
+	if err := c.obsSpace.Validate(); err != nil {
+		c.problem("observation space %v: %w", c.obsSpace, err)
+	}
+	if err := c.actSpace.Validate(); err != nil {
+		c.problem("action space %v: %w", c.actSpace, err)
+	}
+	if _, ok := c.actSpace.(Dict); ok {
+		c.problem("action space %v: Dict actions are not supported", c.actSpace)
+	}
+	c.maskSize, c.maskable = MaskSize(c.actSpace)
+}
+
+// trace is what one seeded run produced, for the determinism check.
+type trace struct {
+	obs     [][]float32
+	rewards []float64
+	flags   [][2]bool
+}
+
+// run resets with seed and takes steps random legal actions, checking every
+// value the env returns.
+func (c *checker) run(seed int64, steps int, name string) trace {
+	var tr trace
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	action := make([]float32, c.actSpace.FlatSize())
+	obs, info := c.env.Reset(seed)
+	c.observation(obs, fmt.Sprintf("%s: reset", name))
+	c.mask(info, fmt.Sprintf("%s: reset", name))
+	tr.obs = append(tr.obs, slices.Clone(obs))
+	for n := range steps {
+		where := fmt.Sprintf("%s: step %d", name, n)
+		c.sample(rng, info.ActionMask, action)
+		var reward float64
+		var term, trunc bool
+		obs, reward, term, trunc, info = c.env.Step(action)
+		c.observation(obs, where)
+		c.mask(info, where)
+		if math.IsNaN(reward) || math.IsInf(reward, 0) {
+			c.problem("%s: reward %v is not finite", where, reward)
+		}
+		tr.obs = append(tr.obs, slices.Clone(obs))
+		tr.rewards = append(tr.rewards, reward)
+		tr.flags = append(tr.flags, [2]bool{term, trunc})
+		if term || trunc {
+			obs, info = c.env.Reset(NoSeed)
+			c.observation(obs, where+": reset")
+			c.mask(info, where+": reset")
+			tr.obs = append(tr.obs, slices.Clone(obs))
+		}
+	}
+	return tr
+}
+
+func (c *checker) observation(obs []float32, where string) {
+	if len(obs) != c.obsSpace.FlatSize() {
+		c.problem("%s: observation has %d values, want %d for %v", where, len(obs), c.obsSpace.FlatSize(), c.obsSpace)
+		return
+	}
+	for i, x := range obs {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			c.problem("%s: observation[%d] = %v is not finite", where, i, x)
+			return
+		}
+	}
+	if !c.obsSpace.Contains(obs) {
+		c.problem("%s: observation %v is outside %v", where, obs, c.obsSpace)
+	}
+}
+
+func (c *checker) mask(info Info, where string) {
+	m := info.ActionMask
+	if m == nil {
+		return
+	}
+	if !c.maskable {
+		c.problem("%s: action mask given for %v, which takes none", where, c.actSpace)
+		return
+	}
+	if len(m) != c.maskSize {
+		c.problem("%s: action mask has %d entries, want %d for %v", where, len(m), c.maskSize, c.actSpace)
+		return
+	}
+	if md, ok := c.actSpace.(MultiDiscrete); ok {
+		off := 0
+		for i, n := range md.Nvec {
+			if !slices.Contains(m[off:off+n], true) {
+				c.problem("%s: action mask leaves component %d no legal choice", where, i)
+			}
+			off += n
+		}
+	} else if !slices.Contains(m, true) {
+		c.problem("%s: action mask leaves no legal action", where)
+	}
+}
+
+// sample draws a random action, legal under mask when the mask is usable.
+func (c *checker) sample(rng *rand.Rand, mask []bool, dst []float32) {
+	if mask != nil && c.maskable && len(mask) == c.maskSize {
+		switch s := c.actSpace.(type) {
+		case Discrete:
+			s.SampleMasked(rng, mask, dst)
+			return
+		case MultiDiscrete:
+			s.SampleMasked(rng, mask, dst)
+			return
+		}
+	}
+	c.actSpace.Sample(rng, dst)
+}
+
+func (c *checker) compareRuns(a, b trace) {
+	for i := range min(len(a.obs), len(b.obs)) {
+		if !slices.Equal(a.obs[i], b.obs[i]) {
+			c.problem("not deterministic: observation %d differs between two runs with the same seed (%v vs %v)", i, a.obs[i], b.obs[i])
+			return
+		}
+	}
+	if !slices.Equal(a.rewards, b.rewards) || !slices.Equal(a.flags, b.flags) || len(a.obs) != len(b.obs) {
+		c.problem("not deterministic: rewards or episode ends differ between two runs with the same seed")
+	}
+}

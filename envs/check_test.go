@@ -1,0 +1,92 @@
+package envs
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBuiltinEnvsPassCheck(t *testing.T) {
+	for _, id := range IDs() {
+		if strings.HasPrefix(id, "Test") {
+			continue // registered by other tests
+		}
+		t.Run(id, func(t *testing.T) {
+			env, err := Make(id, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(env, CheckOptions{Steps: 600, Seed: 3}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// brokenEnv wraps CartPole and breaks one rule.
+type brokenEnv struct {
+	*CartPole
+	fault string
+	calls int
+}
+
+func (b *brokenEnv) ActionSpace() Space {
+	if b.fault == "bad space" {
+		return Discrete{N: 0}
+	}
+	return b.CartPole.ActionSpace()
+}
+
+func (b *brokenEnv) Reset(seed int64) ([]float32, Info) {
+	b.calls++
+	obs, info := b.CartPole.Reset(seed)
+	if b.fault == "random start" {
+		obs[0] = float32(b.calls) * 1e-3
+	}
+	return obs, b.info(info)
+}
+
+func (b *brokenEnv) Step(a []float32) ([]float32, float64, bool, bool, Info) {
+	obs, r, term, trunc, info := b.CartPole.Step(a)
+	switch b.fault {
+	case "short obs":
+		obs = obs[:3]
+	case "outside space":
+		obs[0] = 100
+	case "nan reward":
+		r = r * 0 / 0
+	case "panic":
+		panic("boom")
+	}
+	return obs, r, term, trunc, b.info(info)
+}
+
+func (b *brokenEnv) info(info Info) Info {
+	switch b.fault {
+	case "mask length":
+		info.ActionMask = []bool{true, true, true}
+	case "empty mask":
+		info.ActionMask = []bool{false, false}
+	}
+	return info
+}
+
+func TestCheckFindsProblems(t *testing.T) {
+	tests := []struct{ fault, want string }{
+		{"bad space", "action space"},
+		{"random start", "not deterministic"},
+		{"short obs", "observation has 3 values, want 4"},
+		{"outside space", "outside Box"},
+		{"nan reward", "reward NaN is not finite"},
+		{"panic", "panicked: boom"},
+		{"mask length", "action mask has 3 entries, want 2"},
+		{"empty mask", "no legal action"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fault, func(t *testing.T) {
+			err := Check(&brokenEnv{CartPole: NewCartPole(), fault: tt.fault}, CheckOptions{Steps: 50})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Check: %v, want an error mentioning %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,39 @@
+// Package envs holds everything an agent interacts with: observation and action
+// spaces, the Env interface, the Vector that steps N environments in lock step,
+// wrappers, a registry of environments by id, the built-in environments and an
+// env checker for users' own environments.
+//
+// # Data at the interface
+//
+// Observations and actions cross the Env interface as flat []float32 slices
+// described by a Space. A Discrete choice travels as its index (one float32),
+// a MultiDiscrete or MultiBinary action as one float32 per component, a Box as
+// its values in row-major order and a Dict as the concatenation of its
+// subspaces in key order. Slices returned by an Env are owned by it and stay
+// valid until its next Reset or Step; callers that keep them must copy.
+//
+// # Seeding
+//
+// Every env owns its random stream. Reset(seed) with seed >= 0 re-seeds that
+// stream (as Gymnasium's reset(seed=...) does); Reset(NoSeed) continues it. An
+// env that was never seeded behaves as if seeded with 0: nothing here reads the
+// clock or a global generator, so the same seeds always give the same episodes.
+//
+// # Flow of a vectorised step
+//
+// Vector.Step hands env i its slice of the flat action batch, copies the
+// observation back into one [N×obs] batch and, when an episode ends, keeps the
+// final observation in FinalObs (for bootstrapping truncated episodes), resets
+// the env in the same step and returns the first observation of the new
+// episode in its place. Episode returns and lengths of finished episodes are
+// reported for logging. A vector step allocates nothing.
+//
+// # Built-in environments
+//
+// Make builds registered environments by id with their registered time limit:
+// Gymnasium 0.29.1's classic control (CartPole-v1, Acrobot-v1, MountainCar-v0,
+// MountainCarContinuous-v0, Pendulum-v1) reproduced to float64 precision, the
+// partially observable CartPoleNoVel-v1 and PendulumNoVel-v1, and the probe
+// environments Probe1-v0 … Probe7-v0 for debugging agents. Register adds a
+// user's own environment under a new id.
+package envs

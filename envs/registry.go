@@ -1,0 +1,206 @@
+package envs
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Options are the keyword arguments of Make, as read from a config file
+// (TOML integers arrive as int64, JSON numbers as float64; both are
+// accepted wherever a number is expected).
+//
+// The key "max_episode_steps" is handled by Make itself: a positive value
+// replaces the registered time limit, 0 removes it. Every other key goes to
+// the env's constructor, which must reject keys it does not know (see
+// Options.Only) so that a typo in a config never passes silently.
+type Options map[string]any
+
+// Float returns the number under key, or def when the key is absent.
+func (o Options) Float(key string, def float64) (float64, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case float32:
+		return float64(v), nil
+	case int:
+		return float64(v), nil
+	case int64:
+		return float64(v), nil
+	}
+	return 0, fmt.Errorf("option %q = %v (%T): want a number", key, v, v)
+}
+
+// Int returns the integer under key, or def when the key is absent. Floats
+// with an integral value are accepted.
+func (o Options) Int(key string, def int) (int, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	switch v := v.(type) {
+	case int:
+		return v, nil
+	case int64:
+		return int(v), nil
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int(v), nil
+		}
+	}
+	return 0, fmt.Errorf("option %q = %v (%T): want an integer", key, v, v)
+}
+
+// Bool returns the boolean under key, or def when the key is absent.
+func (o Options) Bool(key string, def bool) (bool, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	if b, ok := v.(bool); ok {
+		return b, nil
+	}
+	return false, fmt.Errorf("option %q = %v (%T): want true or false", key, v, v)
+}
+
+// Only returns an error naming every key of o that is not in known.
+func (o Options) Only(known ...string) error {
+	var bad []string
+	for k := range o {
+		if !slices.Contains(known, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	allowed := "none"
+	if len(known) > 0 {
+		allowed = strings.Join(known, ", ")
+	}
+	return fmt.Errorf("unknown option(s) %s (allowed: %s)", strings.Join(bad, ", "), allowed)
+}
+
+// Spec describes how to build a registered environment.
+type Spec struct {
+	// ID names the env, e.g. "CartPole-v1".
+	ID string
+	// New builds one instance, without the time limit.
+	New func(opts Options) (Env, error)
+	// MaxEpisodeSteps is the registered time limit (0: none). Make wraps the
+	// env in a TimeLimit of this length.
+	MaxEpisodeSteps int
+	// Summary is a one-line description for listings.
+	Summary string
+}
+
+// registry maps ids to specs. It is the package's only shared state: it is
+// filled with the built-in envs when the package loads and grows only by
+// Register, under a lock, like database/sql's drivers.
+var registry = struct {
+	sync.RWMutex
+	specs map[string]Spec
+}{specs: map[string]Spec{}}
+
+// Register adds a user's environment under spec.ID so that Make (and every
+// config file) can build it. Registering an id twice is an error.
+func Register(spec Spec) error {
+	if spec.ID == "" || spec.New == nil {
+		return fmt.Errorf("envs: register %q: need an id and a constructor", spec.ID)
+	}
+	if spec.MaxEpisodeSteps < 0 {
+		return fmt.Errorf("envs: register %q: max episode steps %d is negative", spec.ID, spec.MaxEpisodeSteps)
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.specs[spec.ID]; dup {
+		return fmt.Errorf("envs: register %q: id already registered", spec.ID)
+	}
+	registry.specs[spec.ID] = spec
+	return nil
+}
+
+// mustRegister registers a built-in env.
+func mustRegister(spec Spec) {
+	if err := Register(spec); err != nil {
+		panic(err)
+	}
+}
+
+// Lookup returns the spec registered under id.
+func Lookup(id string) (Spec, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	s, ok := registry.specs[id]
+	return s, ok
+}
+
+// IDs returns the registered ids, sorted.
+func IDs() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	return slices.Sorted(maps.Keys(registry.specs))
+}
+
+// Make builds the env registered under id, wrapped in its time limit.
+func Make(id string, opts Options) (Env, error) {
+	spec, ok := Lookup(id)
+	if !ok {
+		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s)", id, strings.Join(IDs(), ", "))
+	}
+	limit := spec.MaxEpisodeSteps
+	rest := Options{}
+	for k, v := range opts {
+		rest[k] = v
+	}
+	if _, ok := rest["max_episode_steps"]; ok {
+		n, err := rest.Int("max_episode_steps", 0)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("option \"max_episode_steps\" = %d: want >= 0 (0 removes the limit)", n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("envs: make %s: %w", id, err)
+		}
+		limit = n
+		delete(rest, "max_episode_steps")
+	}
+	env, err := spec.New(rest)
+	if err != nil {
+		return nil, fmt.Errorf("envs: make %s: %w", id, err)
+	}
+	if err := env.ObservationSpace().Validate(); err != nil {
+		return nil, fmt.Errorf("envs: make %s: observation space: %w", id, err)
+	}
+	if err := env.ActionSpace().Validate(); err != nil {
+		return nil, fmt.Errorf("envs: make %s: action space: %w", id, err)
+	}
+	if limit > 0 {
+		env = NewTimeLimit(env, limit)
+	}
+	return env, nil
+}
+
+// MakeVector builds n copies of the env registered under id in a Vector.
+func MakeVector(id string, n int, opts Options) (*Vector, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("envs: make vector of %s: %d envs, want at least 1", id, n)
+	}
+	list := make([]Env, n)
+	for i := range list {
+		e, err := Make(id, opts)
+		if err != nil {
+			return nil, err
+		}
+		list[i] = e
+	}
+	return NewVector(list)
+}

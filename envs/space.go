@@ -1,0 +1,453 @@
+package envs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Space describes the set of values an observation or action may take, in
+// the flat []float32 form in which values cross the Env interface.
+type Space interface {
+	// Shape is the space's natural shape: a Box's shape (C, H, W for
+	// images), [] for a Discrete scalar, [n] for n components, and [FlatSize]
+	// for a Dict.
+	Shape() []int
+	// FlatSize is the number of float32 values of one element in flat form.
+	FlatSize() int
+	// Sample writes a random element into dst, which must have FlatSize
+	// values, drawing only from rng.
+	Sample(rng *rand.Rand, dst []float32)
+	// Contains reports whether x (in flat form) is an element of the space.
+	Contains(x []float32) bool
+	// Validate reports whether the space itself is well formed.
+	Validate() error
+	String() string
+}
+
+// Box is a (possibly unbounded) box in R^n: every value lies in
+// [Low[i], High[i]]. Low and High are flat, in row-major order of Shape;
+// ±Inf marks an unbounded side.
+type Box struct {
+	Dims []int
+	Low  []float32
+	High []float32
+}
+
+// NewBox returns a Box of the given shape with the same bounds on every
+// value. Use ±math.Inf for unbounded sides.
+func NewBox(low, high float32, shape ...int) Box {
+	n := prod(shape)
+	b := Box{Dims: append([]int(nil), shape...), Low: make([]float32, n), High: make([]float32, n)}
+	for i := range n {
+		b.Low[i], b.High[i] = low, high
+	}
+	return b
+}
+
+// NewBoxBounds returns a one-dimensional Box with per-value bounds.
+func NewBoxBounds(low, high []float32) (Box, error) {
+	b := Box{Dims: []int{len(low)}, Low: append([]float32(nil), low...), High: append([]float32(nil), high...)}
+	return b, b.Validate()
+}
+
+// Shape returns the box's shape.
+func (b Box) Shape() []int { return b.Dims }
+
+// FlatSize returns the product of the shape.
+func (b Box) FlatSize() int { return prod(b.Dims) }
+
+// Validate checks the shape and that Low <= High everywhere.
+func (b Box) Validate() error {
+	n := prod(b.Dims)
+	if len(b.Dims) == 0 || n <= 0 {
+		return fmt.Errorf("box: shape %v must have at least one dimension, all positive", b.Dims)
+	}
+	if len(b.Low) != n || len(b.High) != n {
+		return fmt.Errorf("box: shape %v needs %d bounds, got %d low and %d high", b.Dims, n, len(b.Low), len(b.High))
+	}
+	for i := range n {
+		if math.IsNaN(float64(b.Low[i])) || math.IsNaN(float64(b.High[i])) || b.Low[i] > b.High[i] {
+			return fmt.Errorf("box: bounds at index %d are [%v, %v]", i, b.Low[i], b.High[i])
+		}
+	}
+	return nil
+}
+
+// Bounded reports whether every value has a finite lower and upper bound.
+func (b Box) Bounded() bool {
+	for i := range b.Low {
+		if math.IsInf(float64(b.Low[i]), 0) || math.IsInf(float64(b.High[i]), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Sample draws each value as Gymnasium does: uniform on a bounded interval,
+// low + Exp(1) or high − Exp(1) on a half-bounded one, N(0, 1) on an unbounded
+// one.
+func (b Box) Sample(rng *rand.Rand, dst []float32) {
+	for i := range b.Low {
+		lo, hi := float64(b.Low[i]), float64(b.High[i])
+		loInf, hiInf := math.IsInf(lo, -1), math.IsInf(hi, 1)
+		var v float64
+		switch {
+		case loInf && hiInf:
+			v = rng.NormFloat64()
+		case loInf:
+			v = hi - rng.ExpFloat64()
+		case hiInf:
+			v = lo + rng.ExpFloat64()
+		default:
+			v = lo + (hi-lo)*rng.Float64()
+		}
+		// Rounding to float32 can step just outside a bound.
+		dst[i] = min(max(float32(v), b.Low[i]), b.High[i])
+	}
+}
+
+// Contains reports whether x has the right length and every value lies
+// within its bounds (NaN never does).
+func (b Box) Contains(x []float32) bool {
+	if len(x) != len(b.Low) {
+		return false
+	}
+	for i, v := range x {
+		if !(v >= b.Low[i] && v <= b.High[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b Box) String() string {
+	lo, hi := b.Low, b.High
+	if uniform(lo) && uniform(hi) && len(lo) > 0 {
+		return fmt.Sprintf("Box(%v, %v, %v)", lo[0], hi[0], b.Dims)
+	}
+	return fmt.Sprintf("Box(%v, %v, %v)", lo, hi, b.Dims)
+}
+
+// Discrete is the set {Start, …, Start+N−1}; an element travels as one
+// float32 holding the integer.
+type Discrete struct {
+	N     int
+	Start int
+}
+
+// Shape returns [] (a scalar), as Gymnasium does.
+func (d Discrete) Shape() []int { return []int{} }
+
+// FlatSize is 1.
+func (d Discrete) FlatSize() int { return 1 }
+
+// Validate checks that N is positive.
+func (d Discrete) Validate() error {
+	if d.N <= 0 {
+		return fmt.Errorf("discrete: n = %d must be positive", d.N)
+	}
+	return nil
+}
+
+// Sample draws uniformly.
+func (d Discrete) Sample(rng *rand.Rand, dst []float32) {
+	dst[0] = float32(d.Start + rng.IntN(d.N))
+}
+
+// SampleMasked draws uniformly among the choices whose mask entry is true.
+// With every choice masked it returns Start, as Gymnasium does.
+func (d Discrete) SampleMasked(rng *rand.Rand, mask []bool, dst []float32) {
+	dst[0] = float32(d.Start + sampleMask(rng, mask))
+}
+
+// Contains reports whether x is one integer in range.
+func (d Discrete) Contains(x []float32) bool {
+	return len(x) == 1 && isIntIn(x[0], d.Start, d.Start+d.N)
+}
+
+func (d Discrete) String() string {
+	if d.Start != 0 {
+		return fmt.Sprintf("Discrete(%d, start=%d)", d.N, d.Start)
+	}
+	return fmt.Sprintf("Discrete(%d)", d.N)
+}
+
+// MultiDiscrete is a vector of independent discrete choices; component i
+// takes values in {0, …, Nvec[i]−1}.
+type MultiDiscrete struct {
+	Nvec []int
+}
+
+// Shape returns [len(Nvec)].
+func (m MultiDiscrete) Shape() []int { return []int{len(m.Nvec)} }
+
+// FlatSize is the number of components.
+func (m MultiDiscrete) FlatSize() int { return len(m.Nvec) }
+
+// Validate checks that there is at least one component and every count is
+// positive.
+func (m MultiDiscrete) Validate() error {
+	if len(m.Nvec) == 0 {
+		return errors.New("multi-discrete: nvec is empty")
+	}
+	for i, n := range m.Nvec {
+		if n <= 0 {
+			return fmt.Errorf("multi-discrete: nvec[%d] = %d must be positive", i, n)
+		}
+	}
+	return nil
+}
+
+// Sample draws each component uniformly.
+func (m MultiDiscrete) Sample(rng *rand.Rand, dst []float32) {
+	for i, n := range m.Nvec {
+		dst[i] = float32(rng.IntN(n))
+	}
+}
+
+// SampleMasked draws each component among its legal choices; mask is the
+// concatenation of the per-component masks (sum(Nvec) entries).
+func (m MultiDiscrete) SampleMasked(rng *rand.Rand, mask []bool, dst []float32) {
+	off := 0
+	for i, n := range m.Nvec {
+		dst[i] = float32(sampleMask(rng, mask[off:off+n]))
+		off += n
+	}
+}
+
+// Contains reports whether every component is an integer in range.
+func (m MultiDiscrete) Contains(x []float32) bool {
+	if len(x) != len(m.Nvec) {
+		return false
+	}
+	for i, v := range x {
+		if !isIntIn(v, 0, m.Nvec[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m MultiDiscrete) String() string { return fmt.Sprintf("MultiDiscrete(%v)", m.Nvec) }
+
+// MultiBinary is a vector of N independent bits, each 0 or 1.
+type MultiBinary struct {
+	N int
+}
+
+// Shape returns [N].
+func (m MultiBinary) Shape() []int { return []int{m.N} }
+
+// FlatSize is N.
+func (m MultiBinary) FlatSize() int { return m.N }
+
+// Validate checks that N is positive.
+func (m MultiBinary) Validate() error {
+	if m.N <= 0 {
+		return fmt.Errorf("multi-binary: n = %d must be positive", m.N)
+	}
+	return nil
+}
+
+// Sample draws each bit with probability 1/2.
+func (m MultiBinary) Sample(rng *rand.Rand, dst []float32) {
+	for i := range m.N {
+		dst[i] = float32(rng.IntN(2))
+	}
+}
+
+// Contains reports whether x has N values, each exactly 0 or 1.
+func (m MultiBinary) Contains(x []float32) bool {
+	if len(x) != m.N {
+		return false
+	}
+	for _, v := range x {
+		if v != 0 && v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func (m MultiBinary) String() string { return fmt.Sprintf("MultiBinary(%d)", m.N) }
+
+// Dict is an ordered collection of named subspaces. Its flat form is the
+// concatenation of the subspaces' flat forms in key order.
+type Dict struct {
+	Keys   []string
+	Spaces []Space
+}
+
+// NewDict returns a Dict after checking that keys are unique and non-empty
+// and every subspace is valid.
+func NewDict(keys []string, spaces []Space) (Dict, error) {
+	d := Dict{Keys: append([]string(nil), keys...), Spaces: append([]Space(nil), spaces...)}
+	return d, d.Validate()
+}
+
+// Shape returns [FlatSize].
+func (d Dict) Shape() []int { return []int{d.FlatSize()} }
+
+// FlatSize is the sum of the subspaces' flat sizes.
+func (d Dict) FlatSize() int {
+	n := 0
+	for _, s := range d.Spaces {
+		n += s.FlatSize()
+	}
+	return n
+}
+
+// Validate checks keys and every subspace.
+func (d Dict) Validate() error {
+	if len(d.Keys) == 0 || len(d.Keys) != len(d.Spaces) {
+		return fmt.Errorf("dict: %d keys for %d spaces (need at least one of each, equally many)", len(d.Keys), len(d.Spaces))
+	}
+	seen := make(map[string]bool, len(d.Keys))
+	for i, k := range d.Keys {
+		if k == "" || seen[k] {
+			return fmt.Errorf("dict: key %q is empty or repeated", k)
+		}
+		seen[k] = true
+		if d.Spaces[i] == nil {
+			return fmt.Errorf("dict: key %q has no space", k)
+		}
+		if err := d.Spaces[i].Validate(); err != nil {
+			return fmt.Errorf("dict: key %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// Offset returns where key's values start and end in the flat form.
+func (d Dict) Offset(key string) (start, end int, ok bool) {
+	for i, k := range d.Keys {
+		n := d.Spaces[i].FlatSize()
+		if k == key {
+			return start, start + n, true
+		}
+		start += n
+	}
+	return 0, 0, false
+}
+
+// Sample samples every subspace into its part of dst.
+func (d Dict) Sample(rng *rand.Rand, dst []float32) {
+	off := 0
+	for _, s := range d.Spaces {
+		n := s.FlatSize()
+		s.Sample(rng, dst[off:off+n])
+		off += n
+	}
+}
+
+// Contains reports whether each part of x is in its subspace.
+func (d Dict) Contains(x []float32) bool {
+	if len(x) != d.FlatSize() {
+		return false
+	}
+	off := 0
+	for _, s := range d.Spaces {
+		n := s.FlatSize()
+		if !s.Contains(x[off : off+n]) {
+			return false
+		}
+		off += n
+	}
+	return true
+}
+
+func (d Dict) String() string {
+	parts := make([]string, len(d.Keys))
+	for i, k := range d.Keys {
+		parts[i] = fmt.Sprintf("%q: %v", k, d.Spaces[i])
+	}
+	return "Dict(" + strings.Join(parts, ", ") + ")"
+}
+
+// MaskSize returns the length of an action mask for actions of space s:
+// n for Discrete, sum(Nvec) for MultiDiscrete (the per-component masks
+// concatenated). Other spaces take no mask (ok = false).
+func MaskSize(s Space) (n int, ok bool) {
+	switch s := s.(type) {
+	case Discrete:
+		return s.N, true
+	case MultiDiscrete:
+		for _, k := range s.Nvec {
+			n += k
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// MaskAllows reports whether action (in flat form, an element of s) is legal
+// under mask. A nil mask allows everything.
+func MaskAllows(s Space, mask []bool, action []float32) bool {
+	if mask == nil {
+		return true
+	}
+	switch s := s.(type) {
+	case Discrete:
+		i := int(action[0]) - s.Start
+		return i >= 0 && i < len(mask) && mask[i]
+	case MultiDiscrete:
+		off := 0
+		for c, n := range s.Nvec {
+			i := int(action[c])
+			if i < 0 || i >= n || off+i >= len(mask) || !mask[off+i] {
+				return false
+			}
+			off += n
+		}
+		return true
+	}
+	return true
+}
+
+// sampleMask returns a uniformly drawn index among the true entries, or 0
+// when there is none.
+func sampleMask(rng *rand.Rand, mask []bool) int {
+	legal := 0
+	for _, ok := range mask {
+		if ok {
+			legal++
+		}
+	}
+	if legal == 0 {
+		return 0
+	}
+	k := rng.IntN(legal)
+	for i, ok := range mask {
+		if ok {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	return 0
+}
+
+func isIntIn(v float32, lo, hi int) bool {
+	return v == float32(math.Trunc(float64(v))) && v >= float32(lo) && v < float32(hi)
+}
+
+func prod(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func uniform(x []float32) bool {
+	for _, v := range x {
+		if v != x[0] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,144 @@
+package envs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// spaceJSON is the tagged JSON form of every space. Spaces are saved inside
+// agent checkpoints, so this form is part of the file format: add fields,
+// never rename them.
+type spaceJSON struct {
+	Type   string            `json:"type"`
+	Shape  []int             `json:"shape,omitempty"`
+	Low    []jsonFloat       `json:"low,omitempty"`
+	High   []jsonFloat       `json:"high,omitempty"`
+	N      int               `json:"n,omitempty"`
+	Start  int               `json:"start,omitempty"`
+	Nvec   []int             `json:"nvec,omitempty"`
+	Keys   []string          `json:"keys,omitempty"`
+	Spaces []json.RawMessage `json:"spaces,omitempty"`
+}
+
+// jsonFloat is a float32 that survives JSON even when infinite: ±Inf and NaN
+// are written as the strings "inf", "-inf" and "nan".
+type jsonFloat float32
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsInf(v, 1):
+		return []byte(`"inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-inf"`), nil
+	case math.IsNaN(v):
+		return []byte(`"nan"`), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 32), nil
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"inf"`:
+		*f = jsonFloat(math.Inf(1))
+		return nil
+	case `"-inf"`:
+		*f = jsonFloat(math.Inf(-1))
+		return nil
+	case `"nan"`:
+		*f = jsonFloat(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 32)
+	if err != nil {
+		return fmt.Errorf("bound %s is not a number, \"inf\" or \"-inf\"", b)
+	}
+	*f = jsonFloat(v)
+	return nil
+}
+
+// MarshalSpace returns the JSON form of s, e.g.
+// {"type":"box","shape":[4],"low":[...],"high":[...]} or
+// {"type":"discrete","n":2}.
+func MarshalSpace(s Space) ([]byte, error) {
+	var j spaceJSON
+	switch s := s.(type) {
+	case Box:
+		j = spaceJSON{Type: "box", Shape: s.Dims, Low: toJSONFloats(s.Low), High: toJSONFloats(s.High)}
+	case Discrete:
+		j = spaceJSON{Type: "discrete", N: s.N, Start: s.Start}
+	case MultiDiscrete:
+		j = spaceJSON{Type: "multi_discrete", Nvec: s.Nvec}
+	case MultiBinary:
+		j = spaceJSON{Type: "multi_binary", N: s.N}
+	case Dict:
+		j = spaceJSON{Type: "dict", Keys: s.Keys}
+		for i, sub := range s.Spaces {
+			b, err := MarshalSpace(sub)
+			if err != nil {
+				return nil, fmt.Errorf("dict key %q: %w", s.Keys[i], err)
+			}
+			j.Spaces = append(j.Spaces, b)
+		}
+	default:
+		return nil, fmt.Errorf("envs: cannot marshal space of type %T", s)
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalSpace parses the JSON form written by MarshalSpace and validates
+// the result. Unknown fields are an error.
+func UnmarshalSpace(data []byte) (Space, error) {
+	var j spaceJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("space: %w", err)
+	}
+	var s Space
+	switch j.Type {
+	case "box":
+		s = Box{Dims: j.Shape, Low: fromJSONFloats(j.Low), High: fromJSONFloats(j.High)}
+	case "discrete":
+		s = Discrete{N: j.N, Start: j.Start}
+	case "multi_discrete":
+		s = MultiDiscrete{Nvec: j.Nvec}
+	case "multi_binary":
+		s = MultiBinary{N: j.N}
+	case "dict":
+		d := Dict{Keys: j.Keys}
+		for i, raw := range j.Spaces {
+			sub, err := UnmarshalSpace(raw)
+			if err != nil {
+				return nil, fmt.Errorf("space: dict entry %d: %w", i, err)
+			}
+			d.Spaces = append(d.Spaces, sub)
+		}
+		s = d
+	default:
+		return nil, fmt.Errorf("space: unknown type %q (want box, discrete, multi_discrete, multi_binary or dict)", j.Type)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("space: %w", err)
+	}
+	return s, nil
+}
+
+func toJSONFloats(x []float32) []jsonFloat {
+	out := make([]jsonFloat, len(x))
+	for i, v := range x {
+		out[i] = jsonFloat(v)
+	}
+	return out
+}
+
+func fromJSONFloats(x []jsonFloat) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+package envs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Vector steps N environments of the same spaces in lock step, with
+// same-step auto-reset: when env i's episode ends, the step returns the
+// first observation of its next episode and keeps the last observation of
+// the finished one in FinalObs[i].
+//
+// The slices of a StepResult are owned by the Vector and overwritten by the
+// next Step or Reset. Step allocates nothing (beyond what the envs do).
+type Vector struct {
+	envs     []Env
+	obsSpace Space
+	actSpace Space
+	obsSize  int
+	actSize  int
+	maskSize int // 0 when the action space takes no mask
+
+	res       StepResult
+	finalBufs [][]float32 // per-env storage behind res.FinalObs
+	epReturn  []float64   // running return of each env's current episode
+	epLength  []int
+}
+
+// StepResult is the outcome of one Vector step for all N envs.
+type StepResult struct {
+	// Obs holds the N observations, env i's at [i*obsSize, (i+1)*obsSize).
+	// Where an episode ended, it is the first observation of the next one.
+	Obs []float32
+	// Rewards, Terminated and Truncated are those of the step just taken.
+	Rewards    []float64
+	Terminated []bool
+	Truncated  []bool
+	// Infos belong to Obs: after an auto-reset, env i's entry is the new
+	// episode's reset info, so its ActionMask is the one for Obs.
+	Infos []Info
+	// FinalObs[i] is non-nil exactly when env i's episode ended on this step:
+	// its last observation, for bootstrapping a truncated episode.
+	FinalObs [][]float32
+	// FinalInfos[i] is the info of that last step.
+	FinalInfos []Info
+	// EpisodeReturns[i] and EpisodeLengths[i] are the undiscounted return
+	// and the length of the episode that ended on this step (zero elsewhere).
+	EpisodeReturns []float64
+	EpisodeLengths []int
+}
+
+// Done reports whether env i's episode ended on this step.
+func (r *StepResult) Done(i int) bool { return r.FinalObs[i] != nil }
+
+// NewVector steps the given envs, which must all have the same observation
+// and action spaces.
+func NewVector(list []Env) (*Vector, error) {
+	if len(list) == 0 {
+		return nil, errors.New("envs: vector of no envs")
+	}
+	obsSpace, actSpace := list[0].ObservationSpace(), list[0].ActionSpace()
+	for i, e := range list[1:] {
+		if o := e.ObservationSpace(); o.String() != obsSpace.String() {
+			return nil, fmt.Errorf("envs: vector env %d observes %v, env 0 %v", i+1, o, obsSpace)
+		}
+		if a := e.ActionSpace(); a.String() != actSpace.String() {
+			return nil, fmt.Errorf("envs: vector env %d acts in %v, env 0 in %v", i+1, a, actSpace)
+		}
+	}
+	n := len(list)
+	v := &Vector{
+		envs:     list,
+		obsSpace: obsSpace,
+		actSpace: actSpace,
+		obsSize:  obsSpace.FlatSize(),
+		actSize:  actSpace.FlatSize(),
+		epReturn: make([]float64, n),
+		epLength: make([]int, n),
+	}
+	v.maskSize, _ = MaskSize(actSpace)
+	v.res = StepResult{
+		Obs:            make([]float32, n*v.obsSize),
+		Rewards:        make([]float64, n),
+		Terminated:     make([]bool, n),
+		Truncated:      make([]bool, n),
+		Infos:          make([]Info, n),
+		FinalObs:       make([][]float32, n),
+		FinalInfos:     make([]Info, n),
+		EpisodeReturns: make([]float64, n),
+		EpisodeLengths: make([]int, n),
+	}
+	v.finalBufs = make([][]float32, n)
+	for i := range v.finalBufs {
+		v.finalBufs[i] = make([]float32, v.obsSize)
+	}
+	return v, nil
+}
+
+// Len returns the number of envs.
+func (v *Vector) Len() int { return len(v.envs) }
+
+// Env returns env i.
+func (v *Vector) Env(i int) Env { return v.envs[i] }
+
+// ObservationSpace is the space of one env's observation.
+func (v *Vector) ObservationSpace() Space { return v.obsSpace }
+
+// ActionSpace is the space of one env's action.
+func (v *Vector) ActionSpace() Space { return v.actSpace }
+
+// Reset resets every env. With seed >= 0, env i is seeded with
+// SubSeed(seed, i); with NoSeed every env continues its stream.
+func (v *Vector) Reset(seed int64) (*StepResult, error) {
+	r := &v.res
+	for i, e := range v.envs {
+		s := NoSeed
+		if seed >= 0 {
+			s = SubSeed(seed, i)
+		}
+		obs, info := e.Reset(s)
+		if err := v.accept(i, "reset", obs, 0, info); err != nil {
+			return nil, err
+		}
+		copy(r.Obs[i*v.obsSize:], obs)
+		r.Infos[i] = info
+		r.Rewards[i], r.Terminated[i], r.Truncated[i] = 0, false, false
+		r.FinalObs[i], r.FinalInfos[i] = nil, Info{}
+		r.EpisodeReturns[i], r.EpisodeLengths[i] = 0, 0
+		v.epReturn[i], v.epLength[i] = 0, 0
+	}
+	return r, nil
+}
+
+// Step applies actions (N actions in flat form, env i's at
+// [i*actSize, (i+1)*actSize)) and auto-resets envs whose episode ended. An
+// env that returns an observation of the wrong size, a non-finite value or a
+// mask of the wrong length makes Step fail with an error naming it.
+func (v *Vector) Step(actions []float32) (*StepResult, error) {
+	if len(actions) != len(v.envs)*v.actSize {
+		return nil, fmt.Errorf("envs: vector step: %d action values for %d envs of action size %d", len(actions), len(v.envs), v.actSize)
+	}
+	r := &v.res
+	for i, e := range v.envs {
+		obs, reward, term, trunc, info := e.Step(actions[i*v.actSize : (i+1)*v.actSize])
+		if err := v.accept(i, "step", obs, reward, info); err != nil {
+			return nil, err
+		}
+		r.Rewards[i], r.Terminated[i], r.Truncated[i] = reward, term, trunc
+		v.epReturn[i] += reward
+		v.epLength[i]++
+		if !term && !trunc {
+			copy(r.Obs[i*v.obsSize:], obs)
+			r.Infos[i] = info
+			r.FinalObs[i], r.FinalInfos[i] = nil, Info{}
+			r.EpisodeReturns[i], r.EpisodeLengths[i] = 0, 0
+			continue
+		}
+		r.FinalObs[i] = v.finalBufs[i]
+		copy(r.FinalObs[i], obs)
+		r.FinalInfos[i] = info
+		r.EpisodeReturns[i], r.EpisodeLengths[i] = v.epReturn[i], v.epLength[i]
+		v.epReturn[i], v.epLength[i] = 0, 0
+		obs, info = e.Reset(NoSeed)
+		if err := v.accept(i, "reset", obs, 0, info); err != nil {
+			return nil, err
+		}
+		copy(r.Obs[i*v.obsSize:], obs)
+		r.Infos[i] = info
+	}
+	return r, nil
+}
+
+// accept checks what env i returned.
+func (v *Vector) accept(i int, call string, obs []float32, reward float64, info Info) error {
+	if len(obs) != v.obsSize {
+		return fmt.Errorf("envs: vector env %d (%T) %s returned %d observation values, want %d for %v", i, v.envs[i], call, len(obs), v.obsSize, v.obsSpace)
+	}
+	for j, x := range obs {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("envs: vector env %d (%T) %s returned observation[%d] = %v", i, v.envs[i], call, j, x)
+		}
+	}
+	if math.IsNaN(reward) || math.IsInf(reward, 0) {
+		return fmt.Errorf("envs: vector env %d (%T) %s returned reward %v", i, v.envs[i], call, reward)
+	}
+	if info.ActionMask != nil && len(info.ActionMask) != v.maskSize {
+		return fmt.Errorf("envs: vector env %d (%T) %s returned an action mask of %d entries, want %d for %v", i, v.envs[i], call, len(info.ActionMask), v.maskSize, v.actSpace)
+	}
+	return nil
+}
+
+// Close closes every env that implements io.Closer and returns their errors
+// joined.
+func (v *Vector) Close() error {
+	var errs []error
+	for _, e := range v.envs {
+		if c, ok := e.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,3 @@
+module github.com/evolverl/evolve
+
+go 1.26
