@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 )
 
@@ -41,7 +42,7 @@ func Check(env Env, opts CheckOptions) (err error) {
 	c := checker{env: env}
 	defer func() {
 		if p := recover(); p != nil {
-			c.problem("panicked: %v", p)
+			c.problem("%s: panicked: %v\n%s", c.where, p, debug.Stack())
 		}
 		err = c.err()
 	}()
@@ -62,6 +63,7 @@ type checker struct {
 	maskSize int
 	maskable bool
 	problems []error
+	where    string // the call in progress, for reporting a panic
 }
 
 func (c *checker) problem(format string, args ...any) {
@@ -108,12 +110,14 @@ func (c *checker) run(seed int64, steps int, name string) trace {
 	var tr trace
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	action := make([]float32, c.actSpace.FlatSize())
+	c.where = name + ": reset"
 	obs, info := c.env.Reset(seed)
 	c.observation(obs, fmt.Sprintf("%s: reset", name))
 	c.mask(info, fmt.Sprintf("%s: reset", name))
 	tr.obs = append(tr.obs, slices.Clone(obs))
 	for n := range steps {
 		where := fmt.Sprintf("%s: step %d", name, n)
+		c.where = where
 		c.sample(rng, info.ActionMask, action)
 		var reward float64
 		var term, trunc bool

@@ -3,6 +3,7 @@ package envs
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -89,5 +90,43 @@ func TestClassicControlMatchesGymnasium(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResetDistributions draws many starts of each env and checks them
+// against Gymnasium's reset ranges (the golden trajectories copy their start
+// states, so this is where the draws themselves are checked).
+func TestResetDistributions(t *testing.T) {
+	pi := math.Pi
+	tests := []struct {
+		id     string
+		lo, hi []float64
+	}{
+		{"CartPole-v1", []float64{-0.05, -0.05, -0.05, -0.05}, []float64{0.05, 0.05, 0.05, 0.05}},
+		{"Acrobot-v1", []float64{-0.1, -0.1, -0.1, -0.1}, []float64{0.1, 0.1, 0.1, 0.1}},
+		{"MountainCar-v0", []float64{-0.6, 0}, []float64{-0.4, 0}},
+		{"MountainCarContinuous-v0", []float64{-0.6, 0}, []float64{-0.4, 0}},
+		{"Pendulum-v1", []float64{-pi, -1}, []float64{pi, 1}},
+	}
+	for _, tt := range tests {
+		env, _ := Make(tt.id, nil)
+		env.Reset(3)
+		minSeen := slices.Repeat([]float64{math.Inf(1)}, len(tt.lo))
+		maxSeen := slices.Repeat([]float64{math.Inf(-1)}, len(tt.lo))
+		for range 2000 {
+			env.Reset(NoSeed)
+			for i, x := range Unwrapped(env).(physics).physicsState() {
+				if x < tt.lo[i] || x > tt.hi[i] {
+					t.Fatalf("%s: state[%d] = %v outside [%v, %v]", tt.id, i, x, tt.lo[i], tt.hi[i])
+				}
+				minSeen[i], maxSeen[i] = math.Min(minSeen[i], x), math.Max(maxSeen[i], x)
+			}
+		}
+		for i := range tt.lo {
+			span := tt.hi[i] - tt.lo[i]
+			if minSeen[i] > tt.lo[i]+0.01*span || maxSeen[i] < tt.hi[i]-0.01*span {
+				t.Errorf("%s: state[%d] drawn in [%v, %v], want it to fill [%v, %v]", tt.id, i, minSeen[i], maxSeen[i], tt.lo[i], tt.hi[i])
+			}
+		}
 	}
 }

@@ -15,13 +15,18 @@ type Env interface {
 	// ActionSpace describes the actions Step accepts.
 	ActionSpace() Space
 	// Reset starts a new episode and returns its first observation. A seed
-	// >= 0 re-seeds the env's own random stream first; NoSeed continues it.
+	// >= 0 re-seeds the env's own random stream first; a negative seed
+	// (NoSeed) continues it. The returned slices (obs, info.ActionMask) are
+	// owned by the env and valid until its next Reset or Step.
 	Reset(seed int64) (obs []float32, info Info)
 	// Step applies one action (in the flat form of ActionSpace) and returns
 	// the next observation, the reward, whether the episode ended in a
 	// terminal state (terminated) or was cut short by a limit outside the
 	// task (truncated), and extra information. After either flag is set the
-	// caller must Reset before stepping again.
+	// caller must Reset before stepping again. Returned slices are owned by
+	// the env as with Reset. The built-in envs panic on an action outside
+	// their action space, as Gymnasium's assert; Vector checks actions and
+	// returns an error instead.
 	Step(action []float32) (obs []float32, reward float64, terminated, truncated bool, info Info)
 }
 

@@ -26,17 +26,23 @@ func (o Options) Float(key string, def float64) (float64, error) {
 	if !ok {
 		return def, nil
 	}
+	var f float64
 	switch v := v.(type) {
 	case float64:
-		return v, nil
+		f = v
 	case float32:
-		return float64(v), nil
+		f = float64(v)
 	case int:
-		return float64(v), nil
+		f = float64(v)
 	case int64:
-		return float64(v), nil
+		f = float64(v)
+	default:
+		return 0, fmt.Errorf("option %q = %v (%T): want a number", key, v, v)
 	}
-	return 0, fmt.Errorf("option %q = %v (%T): want a number", key, v, v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("option %q = %v: want a finite number", key, f)
+	}
+	return f, nil
 }
 
 // Int returns the integer under key, or def when the key is absent. Floats

@@ -1,7 +1,6 @@
 package envs
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,7 +8,9 @@ import (
 )
 
 // Space describes the set of values an observation or action may take, in
-// the flat []float32 form in which values cross the Env interface.
+// the flat []float32 form in which values cross the Env interface. Spaces
+// returned by an env may share their slices with it: read them, never
+// modify them.
 type Space interface {
 	// Shape is the space's natural shape: a Box's shape (C, H, W for
 	// images), [] for a Discrete scalar, [n] for n components, and [FlatSize]
@@ -26,6 +27,16 @@ type Space interface {
 	Validate() error
 	String() string
 }
+
+// maxFlatSize bounds the flat size of any space and maxChoices the number of
+// choices of a discrete component (integers up to 2^24 are exact in
+// float32). Spaces are read from agent files, which are never trusted, so a
+// corrupt shape must fail validation rather than make a builder allocate
+// without limit.
+const (
+	maxFlatSize = 1 << 28
+	maxChoices  = 1 << 24
+)
 
 // Box is a (possibly unbounded) box in R^n: every value lies in
 // [Low[i], High[i]]. Low and High are flat, in row-major order of Shape;
@@ -61,9 +72,15 @@ func (b Box) FlatSize() int { return prod(b.Dims) }
 
 // Validate checks the shape and that Low <= High everywhere.
 func (b Box) Validate() error {
-	n := prod(b.Dims)
-	if len(b.Dims) == 0 || n <= 0 {
-		return fmt.Errorf("box: shape %v must have at least one dimension, all positive", b.Dims)
+	if len(b.Dims) == 0 {
+		return fmt.Errorf("box: shape %v must have at least one dimension (use [1] for a scalar)", b.Dims)
+	}
+	n := 1
+	for _, d := range b.Dims {
+		if d <= 0 || d > maxFlatSize/n {
+			return fmt.Errorf("box: shape %v must have positive dimensions and at most %d values", b.Dims, maxFlatSize)
+		}
+		n *= d
 	}
 	if len(b.Low) != n || len(b.High) != n {
 		return fmt.Errorf("box: shape %v needs %d bounds, got %d low and %d high", b.Dims, n, len(b.Low), len(b.High))
@@ -77,6 +94,8 @@ func (b Box) Validate() error {
 }
 
 // Bounded reports whether every value has a finite lower and upper bound.
+// Finite is not the same as meaningful: CartPole's velocities are bounded
+// by ±MaxFloat32, so do not scale observations by bounds on this alone.
 func (b Box) Bounded() bool {
 	for i := range b.Low {
 		if math.IsInf(float64(b.Low[i]), 0) || math.IsInf(float64(b.High[i]), 0) {
@@ -146,8 +165,8 @@ func (d Discrete) FlatSize() int { return 1 }
 
 // Validate checks that N is positive.
 func (d Discrete) Validate() error {
-	if d.N <= 0 {
-		return fmt.Errorf("discrete: n = %d must be positive", d.N)
+	if d.N <= 0 || d.N > maxChoices || d.Start < -maxChoices || d.Start > maxChoices {
+		return fmt.Errorf("discrete: n = %d, start = %d: n must be in [1, %d] and |start| <= %[3]d", d.N, d.Start, maxChoices)
 	}
 	return nil
 }
@@ -158,8 +177,12 @@ func (d Discrete) Sample(rng *rand.Rand, dst []float32) {
 }
 
 // SampleMasked draws uniformly among the choices whose mask entry is true.
-// With every choice masked it returns Start, as Gymnasium does.
+// With every choice masked it returns Start, as Gymnasium does. The mask
+// must have N entries; another length is a programming error and panics.
 func (d Discrete) SampleMasked(rng *rand.Rand, mask []bool, dst []float32) {
+	if len(mask) != d.N {
+		panic(fmt.Sprintf("envs: %v: action mask of %d entries, want %d", d, len(mask), d.N))
+	}
 	dst[0] = float32(d.Start + sampleMask(rng, mask))
 }
 
@@ -190,13 +213,18 @@ func (m MultiDiscrete) FlatSize() int { return len(m.Nvec) }
 // Validate checks that there is at least one component and every count is
 // positive.
 func (m MultiDiscrete) Validate() error {
-	if len(m.Nvec) == 0 {
-		return errors.New("multi-discrete: nvec is empty")
+	if len(m.Nvec) == 0 || len(m.Nvec) > maxFlatSize {
+		return fmt.Errorf("multi-discrete: nvec has %d entries, want 1 to %d", len(m.Nvec), maxFlatSize)
 	}
+	total := 0
 	for i, n := range m.Nvec {
-		if n <= 0 {
-			return fmt.Errorf("multi-discrete: nvec[%d] = %d must be positive", i, n)
+		if n <= 0 || n > maxChoices {
+			return fmt.Errorf("multi-discrete: nvec[%d] = %d must be in [1, %d]", i, n, maxChoices)
 		}
+		total += n
+	}
+	if total > maxFlatSize {
+		return fmt.Errorf("multi-discrete: nvec %v has %d choices in all, more than %d", m.Nvec, total, maxFlatSize)
 	}
 	return nil
 }
@@ -209,8 +237,12 @@ func (m MultiDiscrete) Sample(rng *rand.Rand, dst []float32) {
 }
 
 // SampleMasked draws each component among its legal choices; mask is the
-// concatenation of the per-component masks (sum(Nvec) entries).
+// concatenation of the per-component masks (sum(Nvec) entries; another
+// length panics).
 func (m MultiDiscrete) SampleMasked(rng *rand.Rand, mask []bool, dst []float32) {
+	if n, _ := MaskSize(m); len(mask) != n {
+		panic(fmt.Sprintf("envs: %v: action mask of %d entries, want %d", m, len(mask), n))
+	}
 	off := 0
 	for i, n := range m.Nvec {
 		dst[i] = float32(sampleMask(rng, mask[off:off+n]))
@@ -246,8 +278,8 @@ func (m MultiBinary) FlatSize() int { return m.N }
 
 // Validate checks that N is positive.
 func (m MultiBinary) Validate() error {
-	if m.N <= 0 {
-		return fmt.Errorf("multi-binary: n = %d must be positive", m.N)
+	if m.N <= 0 || m.N > maxFlatSize {
+		return fmt.Errorf("multi-binary: n = %d must be in [1, %d]", m.N, maxFlatSize)
 	}
 	return nil
 }
@@ -306,6 +338,7 @@ func (d Dict) Validate() error {
 		return fmt.Errorf("dict: %d keys for %d spaces (need at least one of each, equally many)", len(d.Keys), len(d.Spaces))
 	}
 	seen := make(map[string]bool, len(d.Keys))
+	total := 0
 	for i, k := range d.Keys {
 		if k == "" || seen[k] {
 			return fmt.Errorf("dict: key %q is empty or repeated", k)
@@ -316,6 +349,9 @@ func (d Dict) Validate() error {
 		}
 		if err := d.Spaces[i].Validate(); err != nil {
 			return fmt.Errorf("dict: key %q: %w", k, err)
+		}
+		if total += d.Spaces[i].FlatSize(); total > maxFlatSize {
+			return fmt.Errorf("dict: more than %d values in all", maxFlatSize)
 		}
 	}
 	return nil
@@ -383,26 +419,29 @@ func MaskSize(s Space) (n int, ok bool) {
 	return 0, false
 }
 
-// MaskAllows reports whether action (in flat form, an element of s) is legal
-// under mask. A nil mask allows everything.
+// MaskAllows reports whether action is an element of s that mask allows. A
+// nil mask allows every element; a mask of the wrong length allows nothing.
 func MaskAllows(s Space, mask []bool, action []float32) bool {
+	if !s.Contains(action) {
+		return false
+	}
 	if mask == nil {
 		return true
 	}
+	if n, ok := MaskSize(s); !ok || len(mask) != n {
+		return false
+	}
 	switch s := s.(type) {
 	case Discrete:
-		i := int(action[0]) - s.Start
-		return i >= 0 && i < len(mask) && mask[i]
+		return mask[int(action[0])-s.Start]
 	case MultiDiscrete:
 		off := 0
 		for c, n := range s.Nvec {
-			i := int(action[c])
-			if i < 0 || i >= n || off+i >= len(mask) || !mask[off+i] {
+			if !mask[off+int(action[c])] {
 				return false
 			}
 			off += n
 		}
-		return true
 	}
 	return true
 }

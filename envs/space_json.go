@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -54,7 +55,7 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 	}
 	v, err := strconv.ParseFloat(string(b), 32)
 	if err != nil {
-		return fmt.Errorf("bound %s is not a number, \"inf\" or \"-inf\"", b)
+		return fmt.Errorf("bound %s is not a float32 number, \"inf\" or \"-inf\"", b)
 	}
 	*f = jsonFloat(v)
 	return nil
@@ -97,6 +98,12 @@ func UnmarshalSpace(data []byte) (Space, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return nil, fmt.Errorf("space: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("space: data after the JSON object")
+	}
+	if err := j.onlyFields(); err != nil {
+		return nil, err
 	}
 	var s Space
 	switch j.Type {
@@ -141,4 +148,27 @@ func fromJSONFloats(x []jsonFloat) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// onlyFields rejects fields that do not belong to the space's type, so that
+// a hand-edited or corrupt file fails loudly instead of being half-read.
+func (j *spaceJSON) onlyFields() error {
+	set := map[string]bool{
+		"shape": j.Shape != nil, "low": j.Low != nil, "high": j.High != nil,
+		"n": j.N != 0, "start": j.Start != 0, "nvec": j.Nvec != nil,
+		"keys": j.Keys != nil, "spaces": j.Spaces != nil,
+	}
+	allowed := map[string][]string{
+		"box":            {"shape", "low", "high"},
+		"discrete":       {"n", "start"},
+		"multi_discrete": {"nvec"},
+		"multi_binary":   {"n"},
+		"dict":           {"keys", "spaces"},
+	}[j.Type]
+	for _, f := range []string{"shape", "low", "high", "n", "start", "nvec", "keys", "spaces"} {
+		if set[f] && !slices.Contains(allowed, f) {
+			return fmt.Errorf("space: field %q does not belong to a %q space", f, j.Type)
+		}
+	}
+	return nil
 }

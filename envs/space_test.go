@@ -109,7 +109,10 @@ func TestSpaceValidateRejects(t *testing.T) {
 		{Box{}, "at least one dimension"},
 		{Discrete{N: 0}, "n = 0"},
 		{MultiDiscrete{Nvec: []int{2, 0}}, "nvec[1]"},
-		{MultiDiscrete{}, "empty"},
+		{MultiDiscrete{}, "0 entries"},
+		{Box{Dims: []int{2, -2}, Low: []float32{0, 0, 0, 0}, High: []float32{1, 1, 1, 1}}, "positive dimensions"},
+		{Box{Dims: []int{7, 7905747460161236407}, Low: []float32{0}, High: []float32{1}}, "positive dimensions"},
+		{MultiDiscrete{Nvec: []int{1 << 40}}, "nvec[0]"},
 		{MultiBinary{N: -1}, "n = -1"},
 		{Dict{Keys: []string{"a", "a"}, Spaces: []Space{Discrete{N: 1}, Discrete{N: 1}}}, `"a"`},
 		{Dict{Keys: []string{"a"}, Spaces: []Space{Discrete{N: 0}}}, `key "a"`},
@@ -146,6 +149,9 @@ func TestSpaceJSONRejectsBadInput(t *testing.T) {
 		`{"type":"discrete","n":2,"colour":"red"}`,
 		`{"type":"dict","keys":["a"],"spaces":[{"type":"discrete"}]}`,
 		`not json`,
+		`{"type":"discrete","n":2,"low":[0]}`,
+		`{"type":"discrete","n":2} {"type":"discrete","n":3}`,
+		`{"type":"box","shape":[1],"low":[1e39],"high":[1e40]}`,
 	} {
 		if s, err := UnmarshalSpace([]byte(in)); err == nil {
 			t.Errorf("UnmarshalSpace(%s) = %v, want an error", in, s)
@@ -178,6 +184,32 @@ func TestSampleMaskedNeverPicksIllegal(t *testing.T) {
 	d.SampleMasked(rng, make([]bool, 5), x[:1])
 	if x[0] != 0 {
 		t.Errorf("all-masked sample = %v, want Start (0) as Gymnasium", x[0])
+	}
+}
+
+func TestMaskAllows(t *testing.T) {
+	d := Discrete{N: 2}
+	md := MultiDiscrete{Nvec: []int{2, 2}}
+	tests := []struct {
+		space  Space
+		mask   []bool
+		action []float32
+		want   bool
+	}{
+		{d, nil, []float32{1}, true},
+		{d, []bool{false, true}, []float32{1}, true},
+		{d, []bool{false, true}, []float32{0}, false},
+		{d, []bool{false, true}, []float32{1.7}, false},
+		{d, []bool{true, true, true}, []float32{1}, false},
+		{d, nil, []float32{2}, false},
+		{md, []bool{true, false, false, true}, []float32{0, 1}, true},
+		{md, []bool{true, false, false, true}, []float32{0, 0}, false},
+		{md, []bool{true, false, false, true}, []float32{0}, false},
+	}
+	for _, tt := range tests {
+		if got := MaskAllows(tt.space, tt.mask, tt.action); got != tt.want {
+			t.Errorf("MaskAllows(%v, %v, %v) = %v, want %v", tt.space, tt.mask, tt.action, got, tt.want)
+		}
 	}
 }
 

@@ -22,10 +22,14 @@ type Vector struct {
 	actSize  int
 	maskSize int // 0 when the action space takes no mask
 
-	res       StepResult
-	finalBufs [][]float32 // per-env storage behind res.FinalObs
-	epReturn  []float64   // running return of each env's current episode
-	epLength  []int
+	res        StepResult
+	finalBufs  [][]float32 // per-env storage behind res.FinalObs
+	finalMasks [][]bool    // per-env storage behind res.FinalInfos' masks
+	epReturn   []float64   // running return of each env's current episode
+	epLength   []int
+
+	ready  bool // Reset has succeeded since creation or the last error
+	seeded bool // some Reset has seeded the envs
 }
 
 // StepResult is the outcome of one Vector step for all N envs.
@@ -60,6 +64,17 @@ func NewVector(list []Env) (*Vector, error) {
 	if len(list) == 0 {
 		return nil, errors.New("envs: vector of no envs")
 	}
+	for i, e := range list {
+		if e == nil {
+			return nil, fmt.Errorf("envs: vector env %d is nil", i)
+		}
+		if err := e.ObservationSpace().Validate(); err != nil {
+			return nil, fmt.Errorf("envs: vector env %d (%T): observation space: %w", i, e, err)
+		}
+		if err := e.ActionSpace().Validate(); err != nil {
+			return nil, fmt.Errorf("envs: vector env %d (%T): action space: %w", i, e, err)
+		}
+	}
 	obsSpace, actSpace := list[0].ObservationSpace(), list[0].ActionSpace()
 	for i, e := range list[1:] {
 		if o := e.ObservationSpace(); o.String() != obsSpace.String() {
@@ -92,8 +107,10 @@ func NewVector(list []Env) (*Vector, error) {
 		EpisodeLengths: make([]int, n),
 	}
 	v.finalBufs = make([][]float32, n)
+	v.finalMasks = make([][]bool, n)
 	for i := range v.finalBufs {
 		v.finalBufs[i] = make([]float32, v.obsSize)
+		v.finalMasks[i] = make([]bool, v.maskSize)
 	}
 	return v, nil
 }
@@ -111,8 +128,16 @@ func (v *Vector) ObservationSpace() Space { return v.obsSpace }
 func (v *Vector) ActionSpace() Space { return v.actSpace }
 
 // Reset resets every env. With seed >= 0, env i is seeded with
-// SubSeed(seed, i); with NoSeed every env continues its stream.
+// SubSeed(seed, i); with NoSeed every env continues its stream, except on a
+// vector never seeded before, whose envs get SubSeed(0, i) so that they do
+// not all replay the same episodes. Reset must come before the first Step
+// and after any error.
 func (v *Vector) Reset(seed int64) (*StepResult, error) {
+	if seed < 0 && !v.seeded {
+		seed = 0
+	}
+	v.seeded = true
+	v.ready = false
 	r := &v.res
 	for i, e := range v.envs {
 		s := NoSeed
@@ -130,21 +155,35 @@ func (v *Vector) Reset(seed int64) (*StepResult, error) {
 		r.EpisodeReturns[i], r.EpisodeLengths[i] = 0, 0
 		v.epReturn[i], v.epLength[i] = 0, 0
 	}
+	v.ready = true
 	return r, nil
 }
 
 // Step applies actions (N actions in flat form, env i's at
-// [i*actSize, (i+1)*actSize)) and auto-resets envs whose episode ended. An
-// env that returns an observation of the wrong size, a non-finite value or a
-// mask of the wrong length makes Step fail with an error naming it.
+// [i*actSize, (i+1)*actSize)) and auto-resets envs whose episode ended.
+//
+// An action outside the action space (a Box action only needs to be finite:
+// envs clip it), or an env that returns an observation of the wrong size, a
+// non-finite value or a mask of the wrong length, makes Step fail with an
+// error naming the env. Envs before it have already stepped, so after an
+// error the vector refuses to step until Reset.
 func (v *Vector) Step(actions []float32) (*StepResult, error) {
+	if !v.ready {
+		return nil, errors.New("envs: vector step before Reset (or after an error): call Reset first")
+	}
 	if len(actions) != len(v.envs)*v.actSize {
 		return nil, fmt.Errorf("envs: vector step: %d action values for %d envs of action size %d", len(actions), len(v.envs), v.actSize)
 	}
 	r := &v.res
 	for i, e := range v.envs {
-		obs, reward, term, trunc, info := e.Step(actions[i*v.actSize : (i+1)*v.actSize])
+		a := actions[i*v.actSize : (i+1)*v.actSize]
+		if !v.validAction(a) {
+			v.ready = false
+			return nil, fmt.Errorf("envs: vector env %d (%T): action %v is not in %v", i, e, a, v.actSpace)
+		}
+		obs, reward, term, trunc, info := e.Step(a)
 		if err := v.accept(i, "step", obs, reward, info); err != nil {
+			v.ready = false
 			return nil, err
 		}
 		r.Rewards[i], r.Terminated[i], r.Truncated[i] = reward, term, trunc
@@ -159,17 +198,37 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 		}
 		r.FinalObs[i] = v.finalBufs[i]
 		copy(r.FinalObs[i], obs)
+		// The env may reuse its mask buffer on Reset: keep a copy.
+		if info.ActionMask != nil {
+			copy(v.finalMasks[i], info.ActionMask)
+			info.ActionMask = v.finalMasks[i]
+		}
 		r.FinalInfos[i] = info
 		r.EpisodeReturns[i], r.EpisodeLengths[i] = v.epReturn[i], v.epLength[i]
 		v.epReturn[i], v.epLength[i] = 0, 0
 		obs, info = e.Reset(NoSeed)
 		if err := v.accept(i, "reset", obs, 0, info); err != nil {
+			v.ready = false
 			return nil, err
 		}
 		copy(r.Obs[i*v.obsSize:], obs)
 		r.Infos[i] = info
 	}
 	return r, nil
+}
+
+// validAction reports whether a is a valid action: in the space, or for a
+// Box of the right length and finite (envs clip Box actions themselves).
+func (v *Vector) validAction(a []float32) bool {
+	if _, ok := v.actSpace.(Box); !ok {
+		return v.actSpace.Contains(a)
+	}
+	for _, x := range a {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // accept checks what env i returned.

@@ -23,9 +23,6 @@ type countEnv struct {
 func (c *countEnv) ObservationSpace() Space { return NewBox(0, 1000, 2) }
 func (c *countEnv) ActionSpace() Space      { return Discrete{N: 2} }
 func (c *countEnv) Reset(seed int64) ([]float32, Info) {
-	if seed >= 0 {
-		c.episode = int(seed % 100)
-	}
 	c.episode++
 	c.t = 0
 	c.obs = [2]float32{float32(c.episode), 0}
@@ -149,6 +146,84 @@ func TestVectorRejectsBadEnvOutput(t *testing.T) {
 	}
 	if _, err := NewVector([]Env{NewCartPole(), NewAcrobot()}); err == nil {
 		t.Fatal("vector of different spaces: no error")
+	}
+}
+
+// maskEnv reuses one mask buffer, as the interface allows: the legal action
+// is the step count mod 3.
+type maskEnv struct {
+	countEnv
+	buf [3]bool
+}
+
+func (m *maskEnv) ActionSpace() Space { return Discrete{N: 3} }
+func (m *maskEnv) setMask() Info {
+	m.buf = [3]bool{}
+	m.buf[m.t%3] = true
+	return Info{ActionMask: m.buf[:]}
+}
+func (m *maskEnv) Reset(seed int64) ([]float32, Info) {
+	obs, _ := m.countEnv.Reset(seed)
+	return obs, m.setMask()
+}
+func (m *maskEnv) Step(a []float32) ([]float32, float64, bool, bool, Info) {
+	obs, r, term, trunc, _ := m.countEnv.Step(a)
+	return obs, r, term, trunc, m.setMask()
+}
+
+func TestVectorKeepsFinalMaskWhenEnvReusesBuffer(t *testing.T) {
+	v, _ := NewVector([]Env{&maskEnv{countEnv: countEnv{length: 2}}})
+	v.Reset(0)
+	v.Step([]float32{0})
+	r, err := v.Step([]float32{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Done(0) || !equal(r.FinalInfos[0].ActionMask, []bool{false, false, true}) || !equal(r.Infos[0].ActionMask, []bool{true, false, false}) {
+		t.Fatalf("final mask %v (want the last step's [false false true]), new mask %v (want [true false false])", r.FinalInfos[0].ActionMask, r.Infos[0].ActionMask)
+	}
+}
+
+func TestVectorRequiresResetBeforeStepAndAfterErrors(t *testing.T) {
+	v, _ := MakeVector("CartPole-v1", 2, nil)
+	if _, err := v.Step([]float32{0, 1}); err == nil || !strings.Contains(err.Error(), "before Reset") {
+		t.Fatalf("step before reset: %v", err)
+	}
+	v.Reset(1)
+	if _, err := v.Step([]float32{0, 2}); err == nil || !strings.Contains(err.Error(), "env 1") || !strings.Contains(err.Error(), "not in Discrete(2)") {
+		t.Fatalf("illegal action: %v, want an error naming env 1 and the space", err)
+	}
+	if _, err := v.Step([]float32{0, 1}); err == nil {
+		t.Fatal("stepped on after an error without Reset")
+	}
+	v.Reset(NoSeed)
+	if _, err := v.Step([]float32{0, 1}); err != nil {
+		t.Fatalf("after Reset: %v", err)
+	}
+	p, _ := MakeVector("Pendulum-v1", 1, nil)
+	p.Reset(0)
+	if _, err := p.Step([]float32{float32(math.NaN())}); err == nil {
+		t.Fatal("NaN continuous action: no error")
+	}
+	if _, err := p.Reset(NoSeed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Step([]float32{5}); err != nil {
+		t.Fatalf("out-of-bounds continuous action (clipped by the env): %v", err)
+	}
+}
+
+func TestUnseededVectorEnvsDiffer(t *testing.T) {
+	v, _ := MakeVector("CartPole-v1", 3, nil)
+	r, _ := v.Reset(NoSeed)
+	if equal(r.Obs[:4], r.Obs[4:8]) || equal(r.Obs[4:8], r.Obs[8:]) {
+		t.Fatalf("never-seeded vector starts its envs alike: %v", r.Obs)
+	}
+	first := append([]float32(nil), r.Obs...)
+	w, _ := MakeVector("CartPole-v1", 3, nil)
+	r2, _ := w.Reset(0)
+	if !equal(first, r2.Obs) {
+		t.Fatal("a never-seeded vector does not behave as seeded with 0")
 	}
 }
 

@@ -14,8 +14,12 @@ type TimeLimit struct {
 	elapsed int
 }
 
-// NewTimeLimit wraps env so that its episodes last at most limit steps.
+// NewTimeLimit wraps env so that its episodes last at most limit steps;
+// limit must be positive.
 func NewTimeLimit(env Env, limit int) *TimeLimit {
+	if limit <= 0 {
+		panic(fmt.Sprintf("envs: time limit %d must be positive", limit))
+	}
 	return &TimeLimit{env: env, limit: limit}
 }
 
