@@ -1,0 +1,147 @@
+package netconf
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// benchCase is a typical network: the default architecture of each encoder on a
+// CartPole-sized vector, a small image, or a sequence.
+type benchCase struct {
+	name        string
+	spec        Spec
+	rows, steps int // training batch (rows = steps·batch for the LSTM)
+	actRows     int // acting batch: one step of a vector env of 8
+}
+
+func benchCases() []benchCase {
+	mlp := DefaultSpec(EncoderMLP)
+	mlp.Input, mlp.Output, mlp.OutputGain = []int{8}, 4, PolicyGain
+	cnn := DefaultSpec(EncoderCNN)
+	cnn.Input, cnn.Output, cnn.OutputGain = []int{3, 32, 32}, 4, PolicyGain
+	cnn16 := DefaultSpec(EncoderCNN)
+	cnn16.Input, cnn16.Output, cnn16.OutputGain = []int{3, 16, 16}, 4, PolicyGain
+	lstm := DefaultSpec(EncoderLSTM)
+	lstm.Input, lstm.Output, lstm.OutputGain = []int{8}, 4, PolicyGain
+	return []benchCase{
+		{"mlp-8-64x64-b64", mlp, 64, 1, 8},
+		{"cnn-3x16x16-32x32-b32", cnn16, 32, 1, 8},
+		{"cnn-3x32x32-32x32-b32", cnn, 32, 1, 8},
+		{"lstm-8-h64-T16-b8", lstm, 16 * 8, 16, 8},
+	}
+}
+
+// trainingGraph builds what a learner builds: the network, a scalar loss, its gradient and a
+// tape machine.
+func trainingGraph(b *testing.B, c benchCase, p Params) G.VM {
+	g := G.NewGraph()
+	x := NewInput(g, "x", append([]int{c.rows}, c.spec.Input...)...)
+	n, err := Build(g, c.spec, p, x, Options{Steps: c.steps})
+	if err != nil {
+		b.Fatal(err)
+	}
+	loss, err := G.Sum(n.Out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := G.Grad(loss, n.Learnables()...); err != nil {
+		b.Fatal(err)
+	}
+	return G.NewTapeMachine(g, G.BindDualValues(n.Learnables()...))
+}
+
+func BenchmarkBuildTrainingGraph(b *testing.B) {
+	for _, c := range benchCases() {
+		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				trainingGraph(b, c, p).Close()
+			}
+		})
+	}
+}
+
+func BenchmarkForwardBackward(b *testing.B) {
+	for _, c := range benchCases() {
+		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			m := trainingGraph(b, c, p)
+			defer m.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := m.RunAll(); err != nil {
+					b.Fatal(err)
+				}
+				m.Reset()
+			}
+		})
+	}
+}
+
+func BenchmarkActingForward(b *testing.B) {
+	for _, c := range benchCases() {
+		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			g := G.NewGraph()
+			x := NewInput(g, "x", append([]int{c.actRows}, c.spec.Input...)...)
+			if _, err := Build(g, c.spec, p, x, Options{}); err != nil {
+				b.Fatal(err)
+			}
+			m := G.NewTapeMachine(g)
+			defer m.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := m.RunAll(); err != nil {
+					b.Fatal(err)
+				}
+				m.Reset()
+			}
+		})
+	}
+}
+
+func BenchmarkInit(b *testing.B) {
+	for _, c := range benchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Init(c.spec, rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTransferAfterAddNode(b *testing.B) {
+	for _, c := range benchCases() {
+		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		grown := c.spec.Clone()
+		grown.Latent.Size += 16
+		b.Run(c.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Transfer(p, grown, rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

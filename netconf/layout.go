@@ -1,0 +1,170 @@
+package netconf
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// slotRole says how a tensor is initialised.
+type slotRole int
+
+const (
+	roleWeight    slotRole = iota // orthogonal with the slot's gain
+	roleBias                      // zeros
+	roleNormScale                 // ones
+	roleNormShift                 // zeros
+)
+
+// slot describes one tensor of a spec's layout: its name, shape, init and how Transfer maps
+// old values onto it.
+type slot struct {
+	name  string
+	shape []int
+	// rows is the number of rows of the matrix the orthogonal init sees (the rest of the
+	// shape is its columns): the input size of a dense weight, the output channels of a conv
+	// weight, C·H·W of the latent weight after a CNN.
+	rows    int
+	role    slotRole
+	gain    float64
+	outAxis int // axis of shape that indexes the layer's output units
+	// centred: axes 2 and 3 (a conv kernel) are aligned at their centres, so a kernel that
+	// grows from 1 to 3 keeps its old tap in the middle.
+	centred bool
+	// prev is the weight of the previous layer of the same MLP or CNN stack; a layer whose
+	// weight is new while prev existed was appended and starts as a pass-through.
+	prev string
+}
+
+const sqrt2 = math.Sqrt2
+
+// lstmGates returns PyTorch's gate order (a function, so no package state can change it).
+func lstmGates() [4]string { return [4]string{"i", "f", "g", "o"} }
+
+// layout lists the tensors of a valid spec in their canonical order.
+func layout(s Spec) ([]slot, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	var l []slot
+	switch s.Encoder {
+	case EncoderMLP:
+		l = mlpSlots(l, "encoder.mlp", s.Input[0], *s.MLP)
+	case EncoderCNN:
+		l = cnnSlots(l, "encoder.cnn", s.Input[0], *s.CNN)
+	case EncoderLSTM:
+		l = lstmSlots(l, "encoder.lstm", s.Input[0], *s.LSTM)
+	}
+	in := s.encoderOutSize()
+	lw := slot{name: "latent.weight", shape: []int{in, s.Latent.Size}, role: roleWeight, gain: sqrt2, outAxis: 1}
+	if s.Encoder == EncoderCNN {
+		// Kept 4-D so Transfer knows which channel and position each input is when the
+		// feature map changes; graphs see it as the [C·H·W, L] matrix it is in memory.
+		o, _ := s.CNN.OutputShape(s.Input)
+		lw.shape = []int{o[0], o[1], o[2], s.Latent.Size}
+		lw.outAxis = 3
+	}
+	l = append(l, lw, slot{name: "latent.bias", shape: []int{s.Latent.Size}, role: roleBias})
+	l = mlpSlots(l, "head", s.Latent.Size, s.Head)
+	last := s.Head.Hidden[len(s.Head.Hidden)-1]
+	l = append(l,
+		slot{name: "out.weight", shape: []int{last, s.Output}, role: roleWeight, gain: s.OutputGain, outAxis: 1},
+		slot{name: "out.bias", shape: []int{s.Output}, role: roleBias})
+	for i := range l {
+		switch {
+		case l[i].outAxis == 0:
+			l[i].rows = l[i].shape[0]
+		default:
+			l[i].rows = shapeSize(l[i].shape) / l[i].shape[len(l[i].shape)-1]
+		}
+	}
+	return l, nil
+}
+
+func mlpSlots(l []slot, prefix string, in int, m MLP) []slot {
+	for i, h := range m.Hidden {
+		p := prefix + "." + strconv.Itoa(i)
+		w := slot{name: p + ".weight", shape: []int{in, h}, role: roleWeight, gain: sqrt2, outAxis: 1}
+		if i > 0 {
+			w.prev = prefix + "." + strconv.Itoa(i-1) + ".weight"
+		}
+		l = append(l, w, slot{name: p + ".bias", shape: []int{h}, role: roleBias})
+		if m.LayerNorm {
+			l = append(l, slot{name: p + ".norm.weight", shape: []int{h}, role: roleNormScale},
+				slot{name: p + ".norm.bias", shape: []int{h}, role: roleNormShift})
+		}
+		in = h
+	}
+	return l
+}
+
+func cnnSlots(l []slot, prefix string, in int, c CNN) []slot {
+	for i, ch := range c.Channels {
+		p := prefix + "." + strconv.Itoa(i)
+		k := c.Kernels[i]
+		w := slot{name: p + ".weight", shape: []int{ch, in, k, k}, role: roleWeight, gain: sqrt2, outAxis: 0, centred: true}
+		if i > 0 {
+			w.prev = prefix + "." + strconv.Itoa(i-1) + ".weight"
+		}
+		l = append(l, w, slot{name: p + ".bias", shape: []int{ch}, role: roleBias})
+		in = ch
+	}
+	return l
+}
+
+func lstmSlots(l []slot, prefix string, in int, m LSTM) []slot {
+	h := m.Hidden
+	for layer := range m.Layers {
+		p := prefix + "." + strconv.Itoa(layer)
+		for _, q := range lstmGates() {
+			l = append(l,
+				slot{name: p + ".w_ih." + q, shape: []int{in, h}, role: roleWeight, gain: 1, outAxis: 1},
+				slot{name: p + ".w_hh." + q, shape: []int{h, h}, role: roleWeight, gain: 1, outAxis: 1},
+				slot{name: p + ".b_ih." + q, shape: []int{h}, role: roleBias},
+				slot{name: p + ".b_hh." + q, shape: []int{h}, role: roleBias})
+		}
+		in = h
+	}
+	return l
+}
+
+// Zeros returns the layout of s with every value zero: the shape of its Params, e.g. for
+// optimizer moments.
+func Zeros(s Spec) (Params, error) {
+	l, err := layout(s)
+	if err != nil {
+		return nil, err
+	}
+	p := make(Params, len(l))
+	for i, sl := range l {
+		p[i] = Tensor{Name: sl.name, Shape: append([]int(nil), sl.shape...), Data: make([]float32, shapeSize(sl.shape))}
+	}
+	return p, nil
+}
+
+// checkParams reports the first tensor of the layout that p lacks or holds with another
+// shape.
+func checkParams(l []slot, p Params) error {
+	for _, sl := range l {
+		t := p.Tensor(sl.name)
+		if t == nil {
+			return fmt.Errorf("param %q: missing", sl.name)
+		}
+		if !equalInts(t.Shape, sl.shape) || len(t.Data) != shapeSize(sl.shape) {
+			return fmt.Errorf("param %q: shape %v with %d values, want shape %v", sl.name, t.Shape, len(t.Data), sl.shape)
+		}
+	}
+	return nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,123 @@
+package netconf
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Transfer returns weights for newSpec that keep what old learned, typically after a
+// mutation changed the architecture. Tensor by tensor, in newSpec's layout order:
+//
+//   - The block a tensor has in common with old's tensor of the same name is copied (aligned
+//     at index 0, except conv kernels, which are aligned at their centres). LSTM gates are
+//     separate tensors, so they are transferred gate by gate and never mixed.
+//   - New output units of a layer (new rows of a conv weight, new columns of a dense or gate
+//     weight, new bias and LayerNorm entries) get a fresh init as in Init.
+//   - Weights from new inputs to old units (the outgoing weights of units a previous layer
+//     gained, new kernel taps, new positions of a CNN's feature map) are zero. So when a
+//     hidden layer or the latent grows, the network computes exactly the same function as
+//     before — unless LayerNorm normalises over that layer, since its mean and variance then
+//     include the new units.
+//   - A layer appended to an MLP or CNN stack starts as a pass-through: an identity matrix
+//     (for a conv, the identity on the kernel's centre tap) and zero bias. Behind ReLU that
+//     reproduces its input exactly (the input is already ≥ 0); behind other activations it
+//     computes act(act(z)) instead of act(z), and a LayerNorm in the new layer normalises
+//     its input. A new conv layer from cnn.add_layer has kernel 1 and stride 1, so the feature
+//     map keeps its shape. An appended LSTM layer cannot pass its input through and gets a
+//     fresh init.
+//   - Any other tensor that old lacks gets a fresh init.
+//
+// rng is drawn from only for fresh parts, in layout order, so the result is reproducible.
+func Transfer(old Params, newSpec Spec, rng *rand.Rand) (Params, error) {
+	return transfer(old, newSpec, rng, true)
+}
+
+// Resize returns tensors laid out for newSpec holding the blocks they have in common with
+// old's tensors of the same name (aligned as in Transfer) and zeros everywhere else. It
+// resizes state kept per weight, such as Adam's moments, the same way Transfer moves the
+// weights.
+func Resize(old Params, newSpec Spec) (Params, error) {
+	return transfer(old, newSpec, nil, false)
+}
+
+func transfer(old Params, newSpec Spec, rng *rand.Rand, initNew bool) (Params, error) {
+	if err := old.Validate(); err != nil {
+		return nil, fmt.Errorf("transfer from old params: %w", err)
+	}
+	l, err := layout(newSpec)
+	if err != nil {
+		return nil, fmt.Errorf("transfer to new spec: %w", err)
+	}
+	p := make(Params, len(l))
+	for i, sl := range l {
+		d := make([]float32, shapeSize(sl.shape))
+		o := old.Tensor(sl.name)
+		if o != nil && len(o.Shape) != len(sl.shape) {
+			o = nil // a different kind of tensor under the same name: nothing to keep
+		}
+		switch {
+		case o == nil && !initNew:
+		case o == nil && sl.prev != "" && old.Tensor(sl.prev) != nil:
+			passThrough(d, sl)
+		case o == nil:
+			d = fresh(sl, rng)
+		default:
+			if initNew && o.Shape[sl.outAxis] < sl.shape[sl.outAxis] {
+				freshUnits(d, sl, o.Shape[sl.outAxis], rng)
+			}
+			copyKept(d, sl, o)
+		}
+		p[i] = Tensor{Name: sl.name, Shape: append([]int(nil), sl.shape...), Data: d}
+	}
+	return p, nil
+}
+
+// freshUnits writes a fresh init into the entries of output units from index from on.
+func freshUnits(d []float32, sl slot, from int, rng *rand.Rand) {
+	f := fresh(sl, rng)
+	off := make([]int, len(sl.shape))
+	ext := append([]int(nil), sl.shape...)
+	off[sl.outAxis] = from
+	ext[sl.outAxis] -= from
+	copyBlock(d, sl.shape, off, f, sl.shape, off, ext)
+}
+
+// copyKept copies the block d shares with the old tensor o.
+func copyKept(d []float32, sl slot, o *Tensor) {
+	n := len(sl.shape)
+	doff, soff := make([]int, n), make([]int, n)
+	ext := overlap(sl.shape, o.Shape)
+	if sl.centred {
+		for _, a := range []int{2, 3} {
+			if diff := sl.shape[a] - o.Shape[a]; diff >= 0 {
+				doff[a] = diff / 2
+			} else {
+				soff[a] = -diff / 2
+			}
+		}
+	}
+	copyBlock(d, sl.shape, doff, o.Data, o.Shape, soff, ext)
+}
+
+// passThrough initialises an appended layer as the identity: weight[i][i] = 1 for a dense
+// [in, out] weight, weight[o][o][k/2][k/2] = 1 for a conv weight [out, in, k, k].
+func passThrough(d []float32, sl slot) {
+	switch sl.role {
+	case roleNormScale:
+		for i := range d {
+			d[i] = 1
+		}
+	case roleWeight:
+		if len(sl.shape) == 4 {
+			out, in, kh, kw := sl.shape[0], sl.shape[1], sl.shape[2], sl.shape[3]
+			for o := range min(out, in) {
+				d[((o*in+o)*kh+kh/2)*kw+kw/2] = 1
+			}
+			return
+		}
+		in, out := sl.shape[0], sl.shape[1]
+		for i := range min(in, out) {
+			d[i*out+i] = 1
+		}
+	}
+}
