@@ -49,7 +49,7 @@ func layout(s Spec) ([]slot, error) {
 	var l []slot
 	switch s.Encoder {
 	case EncoderMLP:
-		l = mlpSlots(l, "encoder.mlp", s.Input[0], *s.MLP)
+		l = mlpSlots(l, "encoder.mlp", s.Input[0], *s.MLP, "")
 	case EncoderCNN:
 		l = cnnSlots(l, "encoder.cnn", s.Input[0], *s.CNN)
 	case EncoderLSTM:
@@ -65,8 +65,9 @@ func layout(s Spec) ([]slot, error) {
 		lw.outAxis = 3
 	}
 	l = append(l, lw, slot{name: "latent.bias", shape: []int{s.Latent.Size}, role: roleBias})
-	l = mlpSlots(l, "head", s.Latent.Size, s.Head)
-	last := s.Head.Hidden[len(s.Head.Hidden)-1]
+	// A head layer appended to a head without layers follows the latent layer.
+	l = mlpSlots(l, "head", s.Latent.Size, s.Head, "latent.weight")
+	last := s.Head.outSize(s.Latent.Size)
 	l = append(l,
 		slot{name: "out.weight", shape: []int{last, s.Output}, role: roleWeight, gain: s.OutputGain, outAxis: 1},
 		slot{name: "out.bias", shape: []int{s.Output}, role: roleBias})
@@ -81,10 +82,12 @@ func layout(s Spec) ([]slot, error) {
 	return l, nil
 }
 
-func mlpSlots(l []slot, prefix string, in int, m MLP) []slot {
+// mlpSlots appends the tensors of m's layers; prev0 is the weight of whatever precedes
+// its first layer ("" for none).
+func mlpSlots(l []slot, prefix string, in int, m MLP, prev0 string) []slot {
 	for i, h := range m.Hidden {
 		p := prefix + "." + strconv.Itoa(i)
-		w := slot{name: p + ".weight", shape: []int{in, h}, role: roleWeight, gain: sqrt2, outAxis: 1}
+		w := slot{name: p + ".weight", shape: []int{in, h}, role: roleWeight, gain: sqrt2, outAxis: 1, prev: prev0}
 		if i > 0 {
 			w.prev = prefix + "." + strconv.Itoa(i-1) + ".weight"
 		}

@@ -129,12 +129,18 @@ func head(op mlpOp, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
 }
 
 // mlpAddLayer appends a layer as wide as the last one (Transfer makes it a pass-through).
+// An MLP without layers gets one of 64 nodes (within its bounds), which Transfer makes the
+// identity on its first min(in, 64) units.
 func mlpAddLayer(m *MLP, _ *rand.Rand) (string, bool) {
 	if len(m.Hidden) >= m.MaxLayers {
 		return fmt.Sprintf("already at max_layers %d", m.MaxLayers), false
 	}
 	old := slices.Clone(m.Hidden)
-	m.Hidden = append(m.Hidden, m.Hidden[len(m.Hidden)-1])
+	width := min(max(64, m.MinNodes), m.MaxNodes)
+	if len(m.Hidden) > 0 {
+		width = m.Hidden[len(m.Hidden)-1]
+	}
+	m.Hidden = append(m.Hidden, width)
 	return fmt.Sprintf("hidden %v -> %v", old, m.Hidden), true
 }
 

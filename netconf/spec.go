@@ -290,8 +290,10 @@ func (m MLP) Validate() error {
 	if err := m.Activation.Validate(); err != nil {
 		return err
 	}
-	if m.MinLayers < 1 || m.MaxLayers < m.MinLayers {
-		return fmt.Errorf("min_layers %d, max_layers %d: want 1 <= min_layers <= max_layers", m.MinLayers, m.MaxLayers)
+	// An MLP may have no hidden layer (min_layers 0): a head without one
+	// is the latent followed directly by the output layer.
+	if m.MinLayers < 0 || m.MaxLayers < max(m.MinLayers, 1) {
+		return fmt.Errorf("min_layers %d, max_layers %d: want 0 <= min_layers <= max_layers, max_layers >= 1", m.MinLayers, m.MaxLayers)
 	}
 	if m.MinNodes < 1 || m.MaxNodes < m.MinNodes {
 		return fmt.Errorf("min_nodes %d, max_nodes %d: want 1 <= min_nodes <= max_nodes", m.MinNodes, m.MaxNodes)
@@ -484,11 +486,20 @@ func (s Spec) String() string {
 func (s Spec) encoderOutSize() int {
 	switch s.Encoder {
 	case EncoderMLP:
-		return s.MLP.Hidden[len(s.MLP.Hidden)-1]
+		return s.MLP.outSize(s.Input[0])
 	case EncoderCNN:
 		o, _ := s.CNN.OutputShape(s.Input)
 		return o[0] * o[1] * o[2]
 	default:
 		return s.LSTM.Hidden
 	}
+}
+
+// outSize is the width of the MLP's output for an input of width in: its last layer's,
+// or in itself when it has no layer.
+func (m MLP) outSize(in int) int {
+	if len(m.Hidden) == 0 {
+		return in
+	}
+	return m.Hidden[len(m.Hidden)-1]
 }

@@ -61,11 +61,18 @@ func TestTransferAfterGrowthComputesTheSameFunction(t *testing.T) {
 		{"lstm.add_node", EncoderLSTM, Tanh, mutation("lstm.add_node")},
 		{"latent.add_node", EncoderCNN, ReLU, mutation("latent.add_node")},
 		{"cnn.add_channel", EncoderCNN, ELU, mutation("cnn.add_channel")},
+		{"head.add_layer onto an empty head", EncoderMLP, ReLU, func(s *Spec, rng *rand.Rand) {
+			// s was built with no head layer (see below); the new layer follows the latent.
+			mutation("head.add_layer")(s, rng)
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 12))
 			s0 := transferSpec(c.kind, c.act)
+			if strings.Contains(c.name, "empty head") {
+				s0.Head.Hidden, s0.Head.MinLayers = nil, 0
+			}
 			p0, err := Init(s0, rng)
 			if err != nil {
 				t.Fatal(err)
