@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/evolverl/evolve/buffer"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// Config holds a PPO agent's hyperparameters. The zero value of a field
+// means "default" only through DefaultConfig; Validate checks every value.
+type Config struct {
+	// BatchSize is the minibatch size in steps (for recurrent agents a
+	// minibatch holds max(1, BatchSize/MaxSeqLen) sequences).
+	BatchSize int `toml:"batch_size" json:"batch_size"`
+	// LR is Adam's learning rate.
+	LR float64 `toml:"lr" json:"lr"`
+	// LearnStep is the number of env steps per rollout, across all envs of
+	// the vector (a rollout is LearnStep/num_envs steps of each env).
+	LearnStep int `toml:"learn_step" json:"learn_step"`
+	// Gamma is the discount factor.
+	Gamma float64 `toml:"gamma" json:"gamma"`
+	// GAELambda is GAE's λ; 1 gives discounted returns.
+	GAELambda float64 `toml:"gae_lambda" json:"gae_lambda"`
+	// ClipCoef clips the probability ratio to [1−c, 1+c] and the value
+	// change to ±c.
+	ClipCoef float64 `toml:"clip_coef" json:"clip_coef"`
+	// EntCoef weights the entropy bonus.
+	EntCoef float64 `toml:"ent_coef" json:"ent_coef"`
+	// VFCoef weights the value loss.
+	VFCoef float64 `toml:"vf_coef" json:"vf_coef"`
+	// MaxGradNorm bounds the global gradient norm over all parameters.
+	MaxGradNorm float64 `toml:"max_grad_norm" json:"max_grad_norm"`
+	// UpdateEpochs is the number of passes over each rollout.
+	UpdateEpochs int `toml:"update_epochs" json:"update_epochs"`
+	// TargetKL stops an update early, after the minibatch whose approximate
+	// KL divergence exceeds it; 0 turns it off.
+	TargetKL float64 `toml:"target_kl" json:"target_kl"`
+	// AnnealLR decays the learning rate linearly to 0 over TotalSteps.
+	AnnealLR bool `toml:"anneal_lr" json:"anneal_lr"`
+	// ShareEncoders makes the critic a second head on the actor's encoder.
+	ShareEncoders bool `toml:"share_encoders" json:"share_encoders"`
+	// NormalizeObs normalises observations with running statistics kept
+	// in (and saved with) the agent.
+	NormalizeObs bool `toml:"normalize_obs" json:"normalize_obs"`
+	// ActionStdInit is the initial log standard deviation of Gaussian
+	// (Box) policies.
+	ActionStdInit float64 `toml:"action_std_init" json:"action_std_init"`
+	// BPTT is how recurrent rollouts are cut into sequences: "chunked",
+	// "maximum" or "overlap50".
+	BPTT string `toml:"bptt" json:"bptt"`
+	// MaxSeqLen is the length of BPTT sequences.
+	MaxSeqLen int `toml:"max_seq_len" json:"max_seq_len"`
+	// Net is the architecture of the actor's and the critic's networks
+	// (their input, output and output gain are set from the env's spaces).
+	Net netconf.Spec `toml:"net" json:"net"`
+}
+
+// DefaultConfig returns the documented defaults: batch 64, lr 3e-4, learn
+// step 2048, γ 0.99, λ 0.95, clip 0.2, entropy 0.01, value 0.5, gradient
+// norm 0.5, 4 epochs, no target KL, no annealing, separate encoders, no
+// observation normalisation, log-std 0, chunked BPTT of 16 steps, and
+// netconf's default MLP network.
+func DefaultConfig() Config {
+	return Config{
+		BatchSize: 64, LR: 3e-4, LearnStep: 2048, Gamma: 0.99, GAELambda: 0.95,
+		ClipCoef: 0.2, EntCoef: 0.01, VFCoef: 0.5, MaxGradNorm: 0.5, UpdateEpochs: 4,
+		BPTT: string(buffer.Chunked), MaxSeqLen: 16,
+		Net: netconf.DefaultSpec(netconf.EncoderMLP),
+	}
+}
+
+// Validate checks every hyperparameter and returns all problems, each
+// naming the key, the value and what is allowed.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key string, v any, want string) {
+		errs = append(errs, fmt.Errorf("%s = %v: want %s", key, v, want))
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if c.BatchSize < 1 {
+		bad("batch_size", c.BatchSize, ">= 1")
+	}
+	if !(c.LR > 0) || !finite(c.LR) {
+		bad("lr", c.LR, "> 0")
+	}
+	if c.LearnStep < 1 {
+		bad("learn_step", c.LearnStep, ">= 1")
+	}
+	if !(c.Gamma >= 0 && c.Gamma <= 1) {
+		bad("gamma", c.Gamma, "in [0, 1]")
+	}
+	if !(c.GAELambda >= 0 && c.GAELambda <= 1) {
+		bad("gae_lambda", c.GAELambda, "in [0, 1]")
+	}
+	if !(c.ClipCoef > 0) || !finite(c.ClipCoef) {
+		bad("clip_coef", c.ClipCoef, "> 0")
+	}
+	if !(c.EntCoef >= 0) || !finite(c.EntCoef) {
+		bad("ent_coef", c.EntCoef, ">= 0")
+	}
+	if !(c.VFCoef >= 0) || !finite(c.VFCoef) {
+		bad("vf_coef", c.VFCoef, ">= 0")
+	}
+	if !(c.MaxGradNorm > 0) {
+		bad("max_grad_norm", c.MaxGradNorm, "> 0")
+	}
+	if c.UpdateEpochs < 1 {
+		bad("update_epochs", c.UpdateEpochs, ">= 1")
+	}
+	if !(c.TargetKL >= 0) || !finite(c.TargetKL) {
+		bad("target_kl", c.TargetKL, ">= 0 (0 turns it off)")
+	}
+	if !finite(c.ActionStdInit) || math.Abs(c.ActionStdInit) > 20 {
+		bad("action_std_init", c.ActionStdInit, "a log standard deviation in [-20, 20]")
+	}
+	if _, err := buffer.ParseMode(c.BPTT); err != nil {
+		bad("bptt", fmt.Sprintf("%q", c.BPTT), `"chunked", "maximum" or "overlap50"`)
+	}
+	if c.MaxSeqLen < 1 {
+		bad("max_seq_len", c.MaxSeqLen, ">= 1")
+	}
+	if err := c.Net.ValidateArchitecture(); err != nil {
+		errs = append(errs, fmt.Errorf("net: %w", err))
+	}
+	return errors.Join(errs...)
+}

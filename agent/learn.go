@@ -1,0 +1,485 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/evolverl/evolve/buffer"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+	G "gorgonia.org/gorgonia"
+)
+
+// Stats summarise one PPO update (means over its minibatches).
+type Stats struct {
+	PolicyLoss, ValueLoss, Entropy, Loss float64
+	// ApproxKL is mean((r − 1) − log r), clip fraction the share of
+	// samples with |r − 1| > clip_coef.
+	ApproxKL, ClipFrac float64
+	// ExplainedVariance is 1 − Var(R − V)/Var(R) over the rollout.
+	ExplainedVariance float64
+	// GradNorm is the global gradient norm before clipping.
+	GradNorm float64
+	// Minibatches counts optimizer steps; EarlyStop is set when the target
+	// KL ended the update.
+	Minibatches int
+	EarlyStop   bool
+	LR          float64
+}
+
+// TrainStats summarise a call to Train.
+type TrainStats struct {
+	Steps    int     // env steps collected
+	Episodes int     // episodes finished
+	Return   float64 // mean return of the finished episodes (NaN if none)
+	Last     Stats   // the last update
+}
+
+// rollout is the collection in progress: the vector env, its current
+// observations and masks, recurrent states and the buffer.
+type rollout struct {
+	vec    *envs.Vector
+	obs    []float32 // raw current observations [N][obs]
+	masks  [][]bool  // current masks, views of copies owned here
+	mbuf   [][]bool
+	state  []float32 // recurrent state per env
+	buf    *buffer.Rollout
+	out    actOut
+	xfinal []float32
+	fout   actOut
+}
+
+// Train collects rollouts of learn_step transitions from vec and updates
+// the agent after each, until at least steps env steps have been collected
+// in this call (whole rollouts). The first call resets vec with a seed drawn
+// from the agent's RNG; later calls continue where the last one stopped, so
+// vec must stay with this agent. ctx is checked between rollouts.
+func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStats, error) {
+	var ts TrainStats
+	if err := a.startRollout(vec); err != nil {
+		return ts, err
+	}
+	retSum := 0.0
+	for ts.Steps < steps {
+		if err := ctx.Err(); err != nil {
+			return ts, err
+		}
+		n, eps, ret, err := a.collect()
+		if err != nil {
+			return ts, err
+		}
+		ts.Steps += n
+		ts.Episodes += eps
+		retSum += ret
+		if ts.Last, err = a.Learn(); err != nil {
+			return ts, err
+		}
+	}
+	ts.Return = math.NaN()
+	if ts.Episodes > 0 {
+		ts.Return = retSum / float64(ts.Episodes)
+	}
+	return ts, nil
+}
+
+// startRollout binds vec to the agent, resetting it the first time.
+func (a *PPO) startRollout(vec *envs.Vector) error {
+	if !sameSpace(vec.ObservationSpace(), a.obsSpace) || !sameSpace(vec.ActionSpace(), a.actSpace) {
+		return fmt.Errorf("train: env spaces %v / %v differ from the agent's %v / %v",
+			vec.ObservationSpace(), vec.ActionSpace(), a.obsSpace, a.actSpace)
+	}
+	n := vec.Len()
+	steps := max(1, a.cfg.LearnStep/n)
+	r := a.roll
+	if r != nil && r.vec == vec && r.buf.Steps == steps && r.buf.HiddenSize == a.stateSize() {
+		return nil
+	}
+	maskSize, _ := envs.MaskSize(a.actSpace)
+	buf, err := buffer.New(buffer.Dims{Steps: steps, Envs: n, ObsSize: a.obsSpace.FlatSize(),
+		ActSize: a.actSpace.FlatSize(), MaskSize: maskSize, HiddenSize: a.stateSize()})
+	if err != nil {
+		return err
+	}
+	r = &rollout{vec: vec, buf: buf, state: make([]float32, n*a.stateSize()),
+		masks: make([][]bool, n), mbuf: make([][]bool, n)}
+	for i := range r.mbuf {
+		r.mbuf[i] = make([]bool, maskSize)
+	}
+	res, err := vec.Reset(int64(a.rng.Uint64() >> 1))
+	if err != nil {
+		return err
+	}
+	r.obs = append([]float32(nil), res.Obs...)
+	r.setMasks(res.Infos)
+	a.roll = r
+	return nil
+}
+
+func (r *rollout) setMasks(infos []envs.Info) {
+	for i, info := range infos {
+		r.masks[i] = nil
+		if info.ActionMask != nil {
+			copy(r.mbuf[i], info.ActionMask)
+			r.masks[i] = r.mbuf[i]
+		}
+	}
+}
+
+// collect fills the buffer with one rollout and computes advantages. It
+// returns the env steps taken and the count and summed return of finished
+// episodes.
+func (a *PPO) collect() (steps, episodes int, returns float64, err error) {
+	r := a.roll
+	buf := r.buf
+	n := buf.Envs
+	size := a.stateSize()
+	buf.Reset()
+	for !buf.Full() {
+		slot, _ := buf.Next()
+		a.preprocess(slot.Obs, r.obs, true)
+		for i, m := range r.masks {
+			if m != nil {
+				copy(slot.Masks[i*len(m):], m)
+			}
+		}
+		copy(slot.Hidden, r.state)
+		if err := a.act(slot.Obs, r.masks, r.state, false, false, &r.out); err != nil {
+			return 0, 0, 0, err
+		}
+		copy(slot.Actions, r.out.actions)
+		copy(slot.LogProbs, r.out.logp)
+		copy(slot.Values, r.out.values)
+		res, err := r.vec.Step(r.out.envActions)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		truncated := false
+		for i := range n {
+			slot.Rewards[i] = float32(res.Rewards[i])
+			slot.Terminated[i], slot.Truncated[i] = res.Terminated[i], res.Truncated[i]
+			if res.Done(i) {
+				episodes++
+				returns += res.EpisodeReturns[i]
+				truncated = truncated || (res.Truncated[i] && !res.Terminated[i])
+			}
+		}
+		if truncated {
+			if err := a.finalValues(res, slot.FinalValues); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		for i := range n {
+			if res.Done(i) {
+				clear(r.state[i*size : (i+1)*size]) // a new episode starts from a zero state
+			}
+		}
+		copy(r.obs, res.Obs)
+		r.setMasks(res.Infos)
+		steps += n
+	}
+	a.Steps += steps
+	// Bootstrap the rollout's last step from the value of the next observation.
+	x := grow(r.xfinal, len(r.obs))
+	a.preprocess(x, r.obs, false)
+	if err := a.act(x, r.masks, r.state, true, true, &r.fout); err != nil {
+		return 0, 0, 0, err
+	}
+	if err := buf.ComputeGAE(a.cfg.Gamma, a.cfg.GAELambda, r.fout.values); err != nil {
+		return 0, 0, 0, err
+	}
+	return steps, episodes, returns, nil
+}
+
+// finalValues writes V(final observation) of every episode truncated on
+// this step, evaluated from the state the env's episode ended in.
+func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
+	r := a.roll
+	x := grow(r.xfinal, len(r.obs))
+	r.xfinal = x
+	width := a.obsSpace.FlatSize()
+	for i := range dst {
+		src := res.Obs[i*width : (i+1)*width]
+		if res.FinalObs[i] != nil {
+			src = res.FinalObs[i]
+		}
+		a.preprocess(x[i*width:(i+1)*width], src, false)
+	}
+	if err := a.act(x, nil, r.state, true, true, &r.fout); err != nil {
+		return err
+	}
+	for i := range dst {
+		if res.Truncated[i] && !res.Terminated[i] {
+			dst[i] = r.fout.values[i]
+		}
+	}
+	return nil
+}
+
+// Learn runs the PPO update on the rollout just collected: update_epochs
+// passes of shuffled minibatches (whole sequences for recurrent agents),
+// each a clipped-surrogate step with global-norm gradient clipping and Adam;
+// with target_kl set it stops after the minibatch whose approximate KL
+// exceeds it.
+func (a *PPO) Learn() (Stats, error) {
+	var st Stats
+	if a.roll == nil || !a.roll.buf.Full() {
+		return st, fmt.Errorf("learn: no collected rollout")
+	}
+	buf := a.roll.buf
+	if a.cfg.AnnealLR && a.TotalSteps > 0 {
+		a.adam.LR = a.cfg.LR * max(0, 1-float64(a.Steps)/float64(a.TotalSteps))
+	} else {
+		a.adam.LR = a.cfg.LR
+	}
+	st.LR = a.adam.LR
+	if a.recurrent() {
+		return st, fmt.Errorf("learn: recurrent training is not implemented yet")
+	}
+	batch := buffer.NewBatch(buf.Dims, min(a.cfg.BatchSize, buf.Steps*buf.Envs))
+epochs:
+	for range a.cfg.UpdateEpochs {
+		batches, err := buf.Minibatches(a.rng, batch.Cap)
+		if err != nil {
+			return st, err
+		}
+		for _, idx := range batches {
+			buf.Gather(idx, batch)
+			mb, err := a.update(flatBatch(batch))
+			if err != nil {
+				return st, err
+			}
+			st.add(mb)
+			if a.cfg.TargetKL > 0 && mb.ApproxKL > a.cfg.TargetKL {
+				st.EarlyStop = true
+				break epochs
+			}
+		}
+	}
+	st.finish(buf)
+	return st, nil
+}
+
+func (st *Stats) add(mb Stats) {
+	st.PolicyLoss += mb.PolicyLoss
+	st.ValueLoss += mb.ValueLoss
+	st.Entropy += mb.Entropy
+	st.Loss += mb.Loss
+	st.ApproxKL += mb.ApproxKL
+	st.ClipFrac += mb.ClipFrac
+	st.GradNorm += mb.GradNorm
+	st.Minibatches++
+}
+
+func (st *Stats) finish(buf *buffer.Rollout) {
+	if k := float64(st.Minibatches); k > 0 {
+		st.PolicyLoss /= k
+		st.ValueLoss /= k
+		st.Entropy /= k
+		st.Loss /= k
+		st.ApproxKL /= k
+		st.ClipFrac /= k
+		st.GradNorm /= k
+	}
+	st.ExplainedVariance = explainedVariance(buf.Values, buf.Returns)
+}
+
+// explainedVariance is 1 − Var(R − V)/Var(R) (NaN when Var(R) = 0).
+func explainedVariance(values, returns []float32) float64 {
+	var mr, md float64
+	n := float64(len(returns))
+	for i := range returns {
+		mr += float64(returns[i])
+		md += float64(returns[i] - values[i])
+	}
+	mr, md = mr/n, md/n
+	var vr, vd float64
+	for i := range returns {
+		r, d := float64(returns[i])-mr, float64(returns[i]-values[i])-md
+		vr += r * r
+		vd += d * d
+	}
+	if vr == 0 {
+		return math.NaN()
+	}
+	return 1 - vd/vr
+}
+
+// minibatch is the training input of one update, flat or in sequences.
+type minibatch struct {
+	rows, steps                 int // graph rows (steps × sequences) and unroll length
+	obs, actions                []float32
+	logp, values, adv, ret, wts []float32
+	masks                       []bool
+	hidden                      []float32 // recurrent: initial state per sequence
+}
+
+func flatBatch(b *buffer.Batch) minibatch {
+	return minibatch{rows: b.Size, steps: 1, obs: b.Obs, actions: b.Actions, logp: b.LogProbs,
+		values: b.Values, adv: b.Advantages, ret: b.Returns, masks: b.Masks}
+}
+
+// trainGraphFor returns the cached training graph for rows and steps.
+func (a *PPO) trainGraphFor(rows, steps int) (*trainGraph, error) {
+	key := [2]int{rows, steps}
+	if tg, ok := a.trainGraphs[key]; ok {
+		return tg, nil
+	}
+	tg, err := a.newTrainGraph(rows, steps)
+	if err != nil {
+		return nil, err
+	}
+	if a.trainGraphs == nil {
+		a.trainGraphs = map[[2]int]*trainGraph{}
+	}
+	a.trainGraphs[key] = tg
+	return tg, nil
+}
+
+// update takes one optimizer step on a minibatch: advantages normalised
+// over the minibatch's real steps with the N−1 standard deviation, the PPO
+// loss and its gradient from the graph, one global gradient-norm clip over
+// every parameter, and Adam.
+func (a *PPO) update(mb minibatch) (Stats, error) {
+	var st Stats
+	tg, err := a.trainGraphFor(mb.rows, mb.steps)
+	if err != nil {
+		return st, err
+	}
+	copy(netconf.Data(tg.obs), mb.obs)
+	a.fillActions(tg.dist, mb)
+	copy(netconf.Data(tg.oldLogp), mb.logp)
+	copy(netconf.Data(tg.ret), mb.ret)
+	copy(netconf.Data(tg.oldValue), mb.values)
+	w := netconf.Data(tg.weight)
+	wsum := 0.0
+	for i := range w {
+		w[i] = 1
+		if mb.wts != nil {
+			w[i] = mb.wts[i]
+		}
+		wsum += float64(w[i])
+	}
+	normalizeAdvantages(netconf.Data(tg.adv), mb.adv, w, wsum)
+	c := a.cfg.ClipCoef
+	setScalar(tg.clipLo, 1-c)
+	setScalar(tg.clipHi, 1+c)
+	setScalar(tg.clipNeg, -c)
+	setScalar(tg.clipPos, c)
+	setScalar(tg.entCoef, a.cfg.EntCoef)
+	setScalar(tg.vfCoef, a.cfg.VFCoef)
+	setScalar(tg.invWeight, 1/wsum)
+	if a.recurrent() {
+		a.loadState(tg.nets, mb.hidden, mb.rows/mb.steps)
+	}
+	if err := tg.vm.RunAll(); err != nil {
+		return st, fmt.Errorf("training pass: %w", err)
+	}
+	defer tg.vm.Reset()
+	st.Loss = scalarOf(tg.loss)
+	st.PolicyLoss = scalarOf(tg.pgLoss)
+	st.ValueLoss = scalarOf(tg.vLoss)
+	st.Entropy = scalarOf(tg.entropy)
+	lr := tg.logRatio.Data().([]float32)
+	var kl, clipped float64
+	for i, x := range lr {
+		if w[i] == 0 {
+			continue
+		}
+		ratio := math.Exp(float64(x))
+		kl += (ratio - 1) - float64(x)
+		if math.Abs(ratio-1) > c {
+			clipped++
+		}
+	}
+	st.ApproxKL, st.ClipFrac = kl/wsum, clipped/wsum
+	grads := make([][]float32, len(tg.nets.learnables))
+	for i, n := range tg.nets.learnables {
+		gv, err := n.Grad()
+		if err != nil {
+			return st, fmt.Errorf("gradient of %s: %w", n.Name(), err)
+		}
+		grads[i] = gv.Data().([]float32)
+	}
+	for _, g := range grads {
+		for _, x := range g {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				zeroGrads(grads)
+				return st, fmt.Errorf("non-finite gradient (loss %v)", st.Loss)
+			}
+		}
+	}
+	st.GradNorm = clipGradNorm(grads, a.cfg.MaxGradNorm)
+	a.adam.Update(a.tensors(), grads)
+	zeroGrads(grads) // gorgonia accumulates gradients across runs
+	a.Updates++
+	return st, nil
+}
+
+func zeroGrads(grads [][]float32) {
+	for _, g := range grads {
+		clear(g)
+	}
+}
+
+// scalarOf reads a scalar output node.
+func scalarOf(n *G.Node) float64 { return float64(n.Value().Data().(float32)) }
+
+// normalizeAdvantages writes (a − mean)/(std + 1e-8) over the entries of
+// weight 1, with the sample (N−1) standard deviation, as the reference
+// implementations do; padded entries get 0.
+func normalizeAdvantages(dst, adv, w []float32, wsum float64) {
+	mean := 0.0
+	for i, x := range adv {
+		mean += float64(w[i]) * float64(x)
+	}
+	mean /= wsum
+	v := 0.0
+	for i, x := range adv {
+		d := float64(x) - mean
+		v += float64(w[i]) * d * d
+	}
+	std := 0.0
+	if wsum > 1 {
+		std = math.Sqrt(v / (wsum - 1))
+	}
+	for i, x := range adv {
+		dst[i] = float32((float64(x) - mean) / (std + 1e-8) * float64(w[i]))
+	}
+}
+
+// fillActions writes the minibatch's actions into the distribution's
+// inputs: one-hot choices and masks, bits, or Gaussian samples.
+func (a *PPO) fillActions(dg *distGraph, mb minibatch) {
+	d := a.dist
+	switch d.kind {
+	case categorical:
+		hot := netconf.Data(dg.onehot)
+		clear(hot)
+		nc := len(d.nvec)
+		for r := range mb.rows {
+			off := 0
+			for c, n := range d.nvec {
+				k := int(mb.actions[r*nc+c]) - d.start
+				if k >= 0 && k < n { // padding rows hold action 0, always in range
+					hot[r*d.size+off+k] = 1
+				}
+				off += n
+			}
+		}
+		add := netconf.Data(dg.maskAdd)
+		for i := range add {
+			add[i] = 0
+			if mb.masks != nil && !mb.masks[i] {
+				add[i] = maskFill
+			}
+		}
+	case bernoulli:
+		copy(netconf.Data(dg.bits), mb.actions)
+	case gaussian:
+		copy(netconf.Data(dg.action), mb.actions)
+	}
+}
+
+// sameSpace reports whether two spaces describe the same set.
+func sameSpace(x, y envs.Space) bool { return x.String() == y.String() }

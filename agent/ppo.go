@@ -1,0 +1,527 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/evolverl/evolve/buffer"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+	G "gorgonia.org/gorgonia"
+)
+
+// PPO is one proximal-policy-optimisation agent: an actor and a critic
+// network (netconf specs and weights), its optimizer state, observation
+// statistics, hyperparameters, RNG and counters. It is not safe for
+// concurrent use; evolution gives every agent its own goroutine.
+type PPO struct {
+	cfg                   Config
+	obsSpace, actSpace    envs.Space
+	dist                  *dist
+	actorSpec, criticSpec netconf.Spec
+	actor, critic         netconf.Params // critic holds only its head when encoders are shared
+	logStd                []float32      // Gaussian policies only
+	adam                  *Adam
+	norm                  *RunningNorm // nil unless cfg.NormalizeObs
+	pcg                   *rand.PCG
+	rng                   *rand.Rand
+
+	// Steps counts env steps collected for training; Updates counts
+	// optimizer steps. TotalSteps is the horizon of LR annealing.
+	Steps, Updates, TotalSteps int
+	// History lists the mutations applied to this agent, oldest first.
+	History []string
+
+	actGraphs   map[int]*actGraph
+	trainGraphs map[[2]int]*trainGraph
+	roll        *rollout  // the training rollout in progress, if any
+	deploy      []float32 // recurrent state per row for Act, grown on demand
+}
+
+// New returns an agent for the given spaces with freshly initialised
+// networks, drawing every random number from a stream seeded by seed.
+func New(obsSpace, actSpace envs.Space, cfg Config, seed uint64) (*PPO, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	a := &PPO{cfg: cfg, obsSpace: obsSpace, actSpace: actSpace}
+	a.pcg = rand.NewPCG(seed, 0x70706f) // "ppo"
+	a.rng = rand.New(a.pcg)
+	if err := a.setSpecs(cfg.Net); err != nil {
+		return nil, err
+	}
+	var err error
+	if a.actor, err = netconf.Init(a.actorSpec, a.rng); err != nil {
+		return nil, fmt.Errorf("init actor: %w", err)
+	}
+	critic, err := netconf.Init(a.criticSpec, a.rng)
+	if err != nil {
+		return nil, fmt.Errorf("init critic: %w", err)
+	}
+	a.critic = a.criticParams(critic)
+	if a.dist.kind == gaussian {
+		a.logStd = make([]float32, a.dist.size)
+		for i := range a.logStd {
+			a.logStd[i] = float32(cfg.ActionStdInit)
+		}
+	}
+	a.adam = NewAdam(cfg.LR, a.tensorSizes())
+	if cfg.NormalizeObs {
+		a.norm = NewRunningNorm(obsSpace.FlatSize())
+	}
+	return a, nil
+}
+
+// setSpecs derives the actor's and critic's full specs from the
+// architecture and the spaces.
+func (a *PPO) setSpecs(net netconf.Spec) error {
+	box, ok := a.obsSpace.(envs.Box)
+	if !ok {
+		return fmt.Errorf("observation space %v: only Box observations are supported so far (Dict is not)", a.obsSpace)
+	}
+	d, err := newDist(a.actSpace)
+	if err != nil {
+		return err
+	}
+	a.dist = d
+	spec := net.Clone()
+	switch spec.Encoder {
+	case netconf.EncoderCNN:
+		if len(box.Dims) != 3 {
+			return fmt.Errorf("cnn encoder needs image observations [C, H, W], got %v", box.Dims)
+		}
+		spec.Input = append([]int(nil), box.Dims...)
+	default:
+		if len(box.Dims) != 1 {
+			return fmt.Errorf("%s encoder needs flat observations, got shape %v (use encoder = \"cnn\" for images)", spec.Encoder, box.Dims)
+		}
+		spec.Input = []int{box.Dims[0]}
+	}
+	actor, critic := spec.Clone(), spec.Clone()
+	actor.Output, actor.OutputGain = d.size, netconf.PolicyGain
+	critic.Output, critic.OutputGain = 1, netconf.ValueGain
+	if err := actor.Validate(); err != nil {
+		return fmt.Errorf("actor network: %w", err)
+	}
+	if err := critic.Validate(); err != nil {
+		return fmt.Errorf("critic network: %w", err)
+	}
+	a.actorSpec, a.criticSpec = actor, critic
+	a.actGraphs, a.trainGraphs = nil, nil
+	return nil
+}
+
+// criticParams keeps what the critic owns: everything, or only its head
+// when it shares the actor's encoder.
+func (a *PPO) criticParams(p netconf.Params) netconf.Params {
+	if a.cfg.ShareEncoders {
+		return p.Filter("head.", "out.")
+	}
+	return p
+}
+
+// tensors returns every trainable tensor's data in one fixed order (actor,
+// critic, log-std): the order of the optimizer's moments and of the graphs'
+// learnable nodes.
+func (a *PPO) tensors() [][]float32 {
+	var out [][]float32
+	for _, t := range a.actor {
+		out = append(out, t.Data)
+	}
+	for _, t := range a.critic {
+		out = append(out, t.Data)
+	}
+	if a.logStd != nil {
+		out = append(out, a.logStd)
+	}
+	return out
+}
+
+func (a *PPO) tensorSizes() []int {
+	var sizes []int
+	for _, t := range a.tensors() {
+		sizes = append(sizes, len(t))
+	}
+	return sizes
+}
+
+// Config returns the agent's hyperparameters.
+func (a *PPO) Config() Config { return a.cfg }
+
+// ObservationSpace and ActionSpace return the spaces the agent was built for.
+func (a *PPO) ObservationSpace() envs.Space { return a.obsSpace }
+
+// ActionSpace returns the space of the agent's actions.
+func (a *PPO) ActionSpace() envs.Space { return a.actSpace }
+
+// recurrent reports whether the networks carry an LSTM state.
+func (a *PPO) recurrent() bool { return a.actorSpec.Encoder == netconf.EncoderLSTM }
+
+// stateSize is the number of floats of recurrent state per env: h and c of
+// every LSTM layer, for the actor and (unless shared) the critic.
+func (a *PPO) stateSize() int {
+	if !a.recurrent() {
+		return 0
+	}
+	n := 2 * a.actorSpec.LSTM.Layers * a.actorSpec.LSTM.Hidden
+	if !a.cfg.ShareEncoders {
+		n *= 2
+	}
+	return n
+}
+
+// preprocess writes the network input for raw observations into dst:
+// normalised with the running statistics (updated first when update is
+// set) if enabled, else scaled to [0, 1] by the bounds for image inputs.
+func (a *PPO) preprocess(dst, raw []float32, update bool) {
+	switch {
+	case a.norm != nil:
+		if update {
+			a.norm.Update(raw)
+		}
+		a.norm.Normalize(dst, raw)
+	case a.actorSpec.Encoder == netconf.EncoderCNN && a.obsSpace.(envs.Box).Bounded():
+		box := a.obsSpace.(envs.Box)
+		n := len(box.Low)
+		for i, x := range raw {
+			lo, hi := box.Low[i%n], box.High[i%n]
+			if hi > lo {
+				dst[i] = (x - lo) / (hi - lo)
+			} else {
+				dst[i] = 0
+			}
+		}
+	default:
+		copy(dst, raw)
+	}
+}
+
+// actOut receives the result of acting on a batch of rows.
+type actOut struct {
+	actions    []float32 // as stored for training: the Gaussian's unclipped sample
+	envActions []float32 // as sent to the env: Box actions clipped to the bounds
+	logp       []float32
+	values     []float32
+}
+
+func (o *actOut) resize(rows, width int) {
+	o.actions = grow(o.actions, rows*width)
+	o.envActions = grow(o.envActions, rows*width)
+	o.logp = grow(o.logp, rows)
+	o.values = grow(o.values, rows)
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// actGraphFor returns the cached acting graph for rows rows.
+func (a *PPO) actGraphFor(rows int) (*actGraph, error) {
+	if ag, ok := a.actGraphs[rows]; ok {
+		return ag, nil
+	}
+	ag, err := a.newActGraph(rows)
+	if err != nil {
+		return nil, fmt.Errorf("build acting graph: %w", err)
+	}
+	if a.actGraphs == nil {
+		a.actGraphs = map[int]*actGraph{}
+	}
+	a.actGraphs[rows] = ag
+	return ag, nil
+}
+
+// act runs the policy on rows preprocessed observations. masks[i] is row
+// i's action mask (nil: all legal). state holds the rows' recurrent state,
+// advanced in place unless keepState. With deterministic, the most likely
+// action is taken and no random number is drawn.
+func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic, keepState bool, out *actOut) error {
+	width := a.actSpace.FlatSize()
+	rows := len(obs) / a.obsSpace.FlatSize()
+	ag, err := a.actGraphFor(rows)
+	if err != nil {
+		return err
+	}
+	copy(netconf.Data(ag.obs), obs)
+	if err := a.fillMasks(ag.dist.maskAdd, masks, rows); err != nil {
+		return err
+	}
+	if ag.dist.noise != nil {
+		noise := netconf.Data(ag.dist.noise)
+		for i := range noise {
+			if deterministic {
+				noise[i] = 0
+			} else {
+				noise[i] = float32(a.rng.NormFloat64())
+			}
+		}
+	}
+	a.loadState(ag.nets, state, rows)
+	if err := ag.vm.RunAll(); err != nil {
+		return fmt.Errorf("acting forward pass: %w", err)
+	}
+	ag.vm.Reset()
+	if !keepState {
+		a.saveState(ag.nets, state, rows)
+	}
+	out.resize(rows, width)
+	copy(out.values, netconf.Data(ag.value))
+	a.sample(ag.dist, rows, deterministic, out)
+	return nil
+}
+
+// fillMasks writes the additive mask input: 0 for legal, maskFill for
+// illegal choices.
+func (a *PPO) fillMasks(maskAdd *G.Node, masks [][]bool, rows int) error {
+	if maskAdd == nil {
+		for i, m := range masks {
+			if m != nil {
+				return fmt.Errorf("row %d has an action mask, but %v actions take none", i, a.actSpace)
+			}
+		}
+		return nil
+	}
+	add := netconf.Data(maskAdd)
+	clear(add)
+	for i, m := range masks {
+		if m == nil {
+			continue
+		}
+		if len(m) != a.dist.size {
+			return fmt.Errorf("row %d: action mask of %d entries, want %d for %v", i, len(m), a.dist.size, a.actSpace)
+		}
+		off := 0
+		for c, n := range a.dist.nvec {
+			legal := false
+			for j := range n {
+				if m[off+j] {
+					legal = true
+				} else {
+					add[i*a.dist.size+off+j] = maskFill
+				}
+			}
+			if !legal {
+				return fmt.Errorf("row %d: action mask leaves component %d no legal choice", i, c)
+			}
+			off += n
+		}
+	}
+	return nil
+}
+
+// sample draws (or picks, when deterministic) each row's action from the
+// acting graph's outputs and records its log-probability.
+func (a *PPO) sample(dg *distGraph, rows int, deterministic bool, out *actOut) {
+	d := a.dist
+	switch d.kind {
+	case categorical:
+		nc := len(d.nvec)
+		for r := range rows {
+			lp := float32(0)
+			for c, n := range d.nvec {
+				all := netconf.Data(dg.logpAll[c])[r*n : (r+1)*n]
+				k := pickCategorical(all, deterministic, a.rng)
+				if c == 0 {
+					lp = all[k]
+				} else {
+					lp += all[k]
+				}
+				out.actions[r*nc+c] = float32(k + d.start)
+			}
+			out.logp[r] = lp
+		}
+	case bernoulli:
+		n := d.size
+		l1, l0 := netconf.Data(dg.logp1), netconf.Data(dg.logp0)
+		for r := range rows {
+			lp := float32(0)
+			for j := range n {
+				i := r*n + j
+				p1 := math.Exp(float64(l1[i]))
+				bit := p1 >= 0.5
+				if !deterministic {
+					bit = a.rng.Float64() < p1
+				}
+				v, term := float32(0), l0[i]
+				if bit {
+					v, term = 1, l1[i]
+				}
+				if j == 0 {
+					lp = term
+				} else {
+					lp += term
+				}
+				out.actions[i] = v
+			}
+			out.logp[r] = lp
+		}
+	case gaussian:
+		copy(out.actions, dg.actionV.Data().([]float32))
+		copy(out.logp, netconf.Data(dg.logp))
+	}
+	copy(out.envActions, out.actions)
+	if d.kind == gaussian {
+		n := d.size
+		for i, v := range out.envActions {
+			out.envActions[i] = min(max(v, d.low[i%n]), d.high[i%n])
+		}
+	}
+}
+
+// pickCategorical returns the arg-max of the log-probabilities, or a draw
+// from them by inverse CDF. Masked choices have probability exactly 0 and
+// are never drawn.
+func pickCategorical(logp []float32, deterministic bool, rng *rand.Rand) int {
+	if deterministic {
+		best := 0
+		for k, v := range logp {
+			if v > logp[best] {
+				best = k
+			}
+		}
+		return best
+	}
+	u := rng.Float64()
+	cum := 0.0
+	last := 0
+	for k, v := range logp {
+		p := math.Exp(float64(v))
+		if p == 0 {
+			continue
+		}
+		last = k
+		cum += p
+		if u < cum {
+			return k
+		}
+	}
+	return last // rounding left the total just under u
+}
+
+// loadState copies the rows' recurrent state into the graph's inputs.
+func (a *PPO) loadState(n *nets, state []float32, rows int) {
+	if !a.recurrent() {
+		return
+	}
+	a.eachState(n, rows, func(dst, src []float32) { copy(dst, src) }, state, true)
+}
+
+// saveState copies the graph's final recurrent state back into state.
+func (a *PPO) saveState(n *nets, state []float32, rows int) {
+	if !a.recurrent() {
+		return
+	}
+	a.eachState(n, rows, func(dst, src []float32) { copy(dst, src) }, state, false)
+}
+
+// eachState pairs every row's slice of state with the matching slice of
+// the graph's LSTM state (inputs when in, outputs otherwise). A row's state
+// is laid out net by net (actor, then critic), layer by layer, h then c.
+func (a *PPO) eachState(n *nets, rows int, f func(dst, src []float32), state []float32, in bool) {
+	recs := []*netconf.Recurrent{n.actor.Recurrent}
+	if n.critic != nil {
+		recs = append(recs, n.critic.Recurrent)
+	}
+	size := a.stateSize()
+	for r := range rows {
+		off := r * size
+		for _, rec := range recs {
+			h := rec.Hidden
+			for l := range rec.Layers {
+				for k, pair := range [2]struct {
+					node *G.Node
+					out  []float32
+				}{{rec.H0[l], rec.H[l]}, {rec.C0[l], rec.C[l]}} {
+					_ = k
+					s := state[off : off+h]
+					if in {
+						f(netconf.Data(pair.node)[r*h:(r+1)*h], s)
+					} else {
+						f(s, pair.out[r*h:(r+1)*h])
+					}
+					off += h
+				}
+			}
+		}
+	}
+}
+
+// Act returns actions for a batch of raw observations (rows of the
+// observation space's flat size), one mask per row or nil, ready for the
+// env (Box actions clipped). With deterministic the most likely action is
+// taken, for evaluation and deployment; otherwise actions are sampled from
+// the agent's own RNG. Recurrent agents keep a state per row between calls;
+// ResetState clears it, as at an episode start.
+func (a *PPO) Act(obs []float32, masks [][]bool, deterministic bool) ([]float32, error) {
+	n := a.obsSpace.FlatSize()
+	if len(obs) == 0 || len(obs)%n != 0 {
+		return nil, fmt.Errorf("act: %d observation values are not whole rows of %d", len(obs), n)
+	}
+	rows := len(obs) / n
+	if masks != nil && len(masks) != rows {
+		return nil, fmt.Errorf("act: %d masks for %d rows", len(masks), rows)
+	}
+	if need := rows * a.stateSize(); len(a.deploy) != need {
+		a.deploy = make([]float32, need)
+	}
+	x := make([]float32, len(obs))
+	a.preprocess(x, obs, false)
+	var out actOut
+	if err := a.act(x, masks, a.deploy, deterministic, false, &out); err != nil {
+		return nil, err
+	}
+	return out.envActions, nil
+}
+
+// ResetState zeroes the recurrent state that Act keeps for row i (all rows
+// when i < 0), as at the start of an episode.
+func (a *PPO) ResetState(i int) {
+	size := a.stateSize()
+	if i < 0 {
+		clear(a.deploy)
+	} else if (i+1)*size <= len(a.deploy) {
+		clear(a.deploy[i*size : (i+1)*size])
+	}
+}
+
+// Evaluate plays episodes on env with deterministic actions, seeding the
+// first reset with seed, and returns the mean undiscounted return.
+func (a *PPO) Evaluate(env envs.Env, episodes int, seed int64) (float64, error) {
+	if episodes < 1 {
+		return 0, errors.New("evaluate: need at least one episode")
+	}
+	total := 0.0
+	for ep := range episodes {
+		s := envs.NoSeed
+		if ep == 0 {
+			s = seed
+		}
+		obs, info := env.Reset(s)
+		a.ResetState(-1)
+		for {
+			act, err := a.Act(obs, [][]bool{info.ActionMask}, true)
+			if err != nil {
+				return 0, fmt.Errorf("evaluate episode %d: %w", ep, err)
+			}
+			var r float64
+			var term, trunc bool
+			obs, r, term, trunc, info = env.Step(act)
+			if math.IsNaN(r) || math.IsInf(r, 0) {
+				return 0, fmt.Errorf("evaluate episode %d: env returned reward %v", ep, r)
+			}
+			total += r
+			if term || trunc {
+				break
+			}
+		}
+	}
+	return total / float64(episodes), nil
+}
+
+// mode returns the BPTT sequence mode.
+func (a *PPO) mode() buffer.Mode { return buffer.Mode(a.cfg.BPTT) }
