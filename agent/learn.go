@@ -234,7 +234,7 @@ func (a *PPO) Learn() (Stats, error) {
 	}
 	st.LR = a.adam.LR
 	if a.recurrent() {
-		return st, fmt.Errorf("learn: recurrent training is not implemented yet")
+		return a.learnSequences(buf, st)
 	}
 	batch := buffer.NewBatch(buf.Dims, min(a.cfg.BatchSize, buf.Steps*buf.Envs))
 epochs:
@@ -251,6 +251,42 @@ epochs:
 			}
 			st.add(mb)
 			if a.cfg.TargetKL > 0 && mb.ApproxKL > a.cfg.TargetKL {
+				st.EarlyStop = true
+				break epochs
+			}
+		}
+	}
+	st.finish(buf)
+	return st, nil
+}
+
+// learnSequences is Learn for recurrent agents: backpropagation through
+// time over sequences cut by the bptt mode (never across an episode end),
+// each started from the LSTM state stored when it was collected. A
+// minibatch holds max(1, batch_size/max_seq_len) sequences, padded to
+// max_seq_len; padding has weight 0 in every mean.
+func (a *PPO) learnSequences(buf *buffer.Rollout, st Stats) (Stats, error) {
+	L := a.cfg.MaxSeqLen
+	seqs, err := buf.Sequences(a.mode(), L)
+	if err != nil {
+		return st, err
+	}
+	per := min(max(1, a.cfg.BatchSize/L), len(seqs))
+	sb := buffer.NewSeqBatch(buf.Dims, L, per)
+epochs:
+	for range a.cfg.UpdateEpochs {
+		buffer.ShuffleSequences(a.rng, seqs)
+		for lo := 0; lo < len(seqs); lo += per {
+			group := seqs[lo:min(lo+per, len(seqs))]
+			buf.GatherSequences(group, sb)
+			mb := minibatch{rows: L * sb.Size, steps: L, obs: sb.Obs, actions: sb.Actions, logp: sb.LogProbs,
+				values: sb.Values, adv: sb.Advantages, ret: sb.Returns, wts: sb.Valid, masks: sb.Masks, hidden: sb.Hidden}
+			res, err := a.update(mb)
+			if err != nil {
+				return st, err
+			}
+			st.add(res)
+			if a.cfg.TargetKL > 0 && res.ApproxKL > a.cfg.TargetKL {
 				st.EarlyStop = true
 				break epochs
 			}
