@@ -108,7 +108,7 @@ func (d *dist) build(g *G.ExprGraph, out *G.Node, rows int, acting bool, logStd 
 				}
 			}
 			off += n
-			lp := must(G.LogSoftMax(part, 1))
+			lp := logSoftmax(part)
 			if acting {
 				dg.logpAll = append(dg.logpAll, lp)
 				continue
@@ -161,6 +161,23 @@ func (d *dist) build(g *G.ExprGraph, out *G.Node, rows int, acting bool, logStd 
 		}
 	}
 	return dg, nil
+}
+
+// logSoftmax is the log-softmax over the columns of x [rows, n], built from
+// elementary ops: x − m − log Σ exp(x − m) with m the row maximum.
+//
+// gorgonia v0.9.18's own LogSoftMax (tensor's softMaxLastDimF32) shifts
+// every row by a maximum seeded with the first element of the whole batch
+// instead of the row's own. With a masked logit of −1e9 there, exp overflows
+// and the log-probabilities of other rows become NaN; otherwise a row's
+// rounding depends on the rest of the batch, so acting (N rows) and
+// training (a minibatch) would disagree in the last bit. It also starts one
+// goroutine per row.
+func logSoftmax(x *G.Node) *G.Node {
+	m := must(G.Max(x, 1))
+	z := must(G.BroadcastSub(x, m, nil, []byte{1}))
+	lse := must(G.Log(must(G.Sum(must(G.Exp(z)), 1))))
+	return must(G.BroadcastSub(z, lse, nil, []byte{1}))
 }
 
 func must(n *G.Node, err error) *G.Node {
