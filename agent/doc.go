@@ -1,3 +1,35 @@
-// Package agent is the PPO agent: acting, learning, evaluation, cloning and
-// saving to a single safetensors file that agent.Load reads back.
+// Package agent is the PPO agent: acting, learning, evaluation, cloning,
+// architecture mutation, and saving to one safetensors file that Load
+// reads back into any Go program.
+//
+// # Data flow
+//
+// A PPO holds an actor and a critic (netconf specs with their Params; the
+// critic may be a second head on the actor's encoder), a Gaussian log-std
+// for Box actions, its own Adam over the same slices, an optional running
+// observation normaliser, an RNG and counters.
+//
+//  1. Train binds an envs.Vector and collects learn_step transitions into a
+//     buffer.Rollout: observations are normalised (or, for images, scaled
+//     by their bounds) and stored as the network saw them; one batched
+//     forward pass per vector step gives the action distribution and the
+//     value; actions are sampled (masked choices never), Box actions are
+//     stored unclipped and sent clipped; recurrent agents carry an LSTM
+//     state per env, zeroed at episode ends and stored with every step.
+//     Truncated episodes are bootstrapped from the value of their final
+//     observation, then GAE fills advantages and returns.
+//  2. Learn runs update_epochs passes over shuffled minibatches (or, for
+//     LSTM agents, over sequences cut at episode ends and started from
+//     their stored state): advantages normalised per minibatch, clipped
+//     surrogate, clipped value loss, entropy bonus, one global gradient
+//     norm clip over all parameters, Adam with ε = 1e-5 and bias correction.
+//     The update replays PyTorch references number for number.
+//  3. Act (deterministic or sampled) and Evaluate serve evaluation and
+//     deployment; Clone and MutateArchitecture serve evolution; Save and
+//     Load round-trip everything needed to act and to continue training
+//     bit for bit.
+//
+// Acting and training compute log-probabilities with the same operations,
+// so the first ratio of every update is exactly 1. Nothing here reads a
+// global RNG or the clock.
 package agent
