@@ -104,7 +104,7 @@ func (c Config) Validate() error {
 	if !(c.VFCoef >= 0) || !finite(c.VFCoef) {
 		bad("vf_coef", c.VFCoef, ">= 0")
 	}
-	if !(c.MaxGradNorm > 0) {
+	if !(c.MaxGradNorm > 0) || !finite(c.MaxGradNorm) {
 		bad("max_grad_norm", c.MaxGradNorm, "> 0")
 	}
 	if c.UpdateEpochs < 1 {
