@@ -31,7 +31,9 @@ type CheckOptions struct {
 //     (the checker only takes legal actions);
 //   - the same seed gives the same episodes (observations, rewards and
 //     flags);
-//   - nothing panics.
+//   - nothing panics, not even an action the mask forbids: a careless
+//     caller's illegal move must get a well-formed step back (Check plays
+//     one after its runs and reports a panic or malformed output).
 func Check(env Env, opts CheckOptions) (err error) {
 	if opts.Steps <= 0 {
 		opts.Steps = 1000
@@ -53,6 +55,7 @@ func Check(env Env, opts CheckOptions) (err error) {
 	first := c.run(opts.Seed, opts.Steps, "run 1")
 	second := c.run(opts.Seed, opts.Steps, "run 2")
 	c.compareRuns(first, second)
+	c.illegalAction(opts.Seed)
 	return c.err()
 }
 
@@ -206,5 +209,40 @@ func (c *checker) compareRuns(a, b trace) {
 	}
 	if !slices.Equal(a.rewards, b.rewards) || !slices.Equal(a.flags, b.flags) || len(a.obs) != len(b.obs) {
 		c.problem("not deterministic: rewards or episode ends differ between two runs with the same seed")
+	}
+}
+
+// illegalAction plays, from a fresh episode, the first action that the
+// current mask forbids, if the env ever forbids one within a few steps.
+// The step must come back well formed; what the env makes of the move
+// (ending the episode, a penalty) is its own rule.
+func (c *checker) illegalAction(seed int64) {
+	if !c.maskable {
+		return
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x111e9a1))
+	action := make([]float32, c.actSpace.FlatSize())
+	_, info := c.env.Reset(seed)
+	for range 100 {
+		if info.ActionMask != nil && len(info.ActionMask) == c.maskSize {
+			for k := 0; k < 1000; k++ {
+				c.actSpace.Sample(rng, action)
+				if !MaskAllows(c.actSpace, info.ActionMask, action) {
+					c.where = fmt.Sprintf("illegal action %v", action)
+					obs, r, _, _, _ := c.env.Step(action)
+					c.observation(obs, c.where)
+					if math.IsNaN(r) || math.IsInf(r, 0) {
+						c.problem("%s: reward %v is not finite", c.where, r)
+					}
+					return
+				}
+			}
+		}
+		c.sample(rng, info.ActionMask, action)
+		var term, trunc bool
+		_, _, term, trunc, info = c.env.Step(action)
+		if term || trunc {
+			_, info = c.env.Reset(NoSeed)
+		}
 	}
 }

@@ -90,3 +90,21 @@ func TestCheckFindsProblems(t *testing.T) {
 		})
 	}
 }
+
+// panicOnIllegal is a masked env that panics when given a masked action.
+type panicOnIllegal struct{ ConnectFour }
+
+func (p *panicOnIllegal) Step(a []float32) ([]float32, float64, bool, bool, Info) {
+	if p.board[0][int(a[0])] != 0 {
+		panic("illegal move")
+	}
+	return p.ConnectFour.Step(a)
+}
+
+func TestCheckFlagsEnvsThatPanicOnIllegalActions(t *testing.T) {
+	c, _ := NewConnectFour(OpponentRandom, false)
+	err := Check(&panicOnIllegal{*c}, CheckOptions{Steps: 200})
+	if err == nil || !strings.Contains(err.Error(), "illegal action") {
+		t.Fatalf("Check: %v, want a problem naming the illegal action", err)
+	}
+}
