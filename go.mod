@@ -1,6 +1,6 @@
 module github.com/evolverl/evolve
 
-go 1.26
+go 1.26.0
 
 require (
 	gorgonia.org/gorgonia v0.9.18
@@ -8,6 +8,8 @@ require (
 )
 
 require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/ByteArena/box2d v1.0.2
 	github.com/apache/arrow/go/arrow v0.0.0-20211112161151-bc219186db40 // indirect
 	github.com/awalterschulze/gographviz v2.0.3+incompatible // indirect
 	github.com/chewxy/hm v1.0.0 // indirect
@@ -20,6 +22,7 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/xtgo/set v1.0.0 // indirect
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
+	golang.org/x/sync v0.24.0
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect

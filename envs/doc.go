@@ -33,7 +33,9 @@
 // Make builds registered environments by id with their registered time limit:
 // Gymnasium 0.29.1's classic control (CartPole-v1, Acrobot-v1, MountainCar-v0,
 // MountainCarContinuous-v0, Pendulum-v1) reproduced to float64 precision, the
-// partially observable CartPoleNoVel-v1 and PendulumNoVel-v1, and the probe
-// environments Probe1-v0 … Probe7-v0 for debugging agents. Register adds a
-// user's own environment under a new id.
+// partially observable CartPoleNoVel-v1 and PendulumNoVel-v1, the probe
+// environments Probe1-v0 … Probe7-v0 for debugging agents, LunarLander-v3
+// and LunarLanderContinuous-v3 (Box2D), bsuite's Catch-v0 (image
+// observations) and ConnectFour-v0 (action masks). Register adds a user's
+// own environment under a new id.
 package envs

@@ -1,0 +1,6 @@
+//go:build race
+
+package envs
+
+// raceBuild reports whether the race detector is on; see box2dStepMu.
+const raceBuild = true
