@@ -9,12 +9,25 @@ import (
 	"github.com/evolverl/evolve/envs"
 )
 
+// backends are the two implementations an MLP agent can run on: the
+// plain-Go backend it uses by default, and the gorgonia graphs (forced).
+var backends = []struct {
+	name   string
+	noFast bool
+}{{"go", false}, {"graphs", true}}
+
 // BenchmarkPPOCartPole trains one agent with the default config on 8
 // CartPole-v1 envs until a deterministic evaluation over 10 episodes
 // reaches 475, and reports the env steps and wall time that took and the
-// training throughput. It is a benchmark of the whole agent, not a test:
-// run it with -benchtime 1x.
+// training throughput, on each backend. It is a benchmark of the whole
+// agent, not a test: run it with -benchtime 1x.
 func BenchmarkPPOCartPole(b *testing.B) {
+	for _, be := range backends {
+		b.Run("backend="+be.name, func(b *testing.B) { benchCartPole(b, be.noFast) })
+	}
+}
+
+func benchCartPole(b *testing.B, noFast bool) {
 	for range b.N {
 		vec, err := envs.MakeVector("CartPole-v1", 8, nil)
 		if err != nil {
@@ -24,6 +37,7 @@ func BenchmarkPPOCartPole(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		a.noFast = noFast
 		eval, _ := envs.Make("CartPole-v1", nil)
 		start := time.Now()
 		var train time.Duration
@@ -53,8 +67,8 @@ func BenchmarkPPOCartPole(b *testing.B) {
 }
 
 // benchAgent returns a default-config CartPole agent with one collected
-// rollout.
-func benchAgent(b *testing.B) *PPO {
+// rollout, on the graphs when noFast.
+func benchAgent(b *testing.B, noFast bool) *PPO {
 	vec, err := envs.MakeVector("CartPole-v1", 8, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -63,6 +77,7 @@ func benchAgent(b *testing.B) *PPO {
 	if err != nil {
 		b.Fatal(err)
 	}
+	a.noFast = noFast
 	if err := a.startRollout(vec); err != nil {
 		b.Fatal(err)
 	}
@@ -73,39 +88,47 @@ func benchAgent(b *testing.B) *PPO {
 }
 
 // BenchmarkUpdate is one PPO minibatch step (batch 64, default network):
-// forward, backward, clipping and Adam.
+// forward, backward, clipping and Adam, on each backend.
 func BenchmarkUpdate(b *testing.B) {
-	a := benchAgent(b)
-	buf := a.roll.buf
-	idx, _ := buf.Minibatches(a.rng, 64)
-	batch := buffer.NewBatch(buf.Dims, 64)
-	buf.Gather(idx[0], batch)
-	mb := flatBatch(batch)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := a.update(mb); err != nil {
-			b.Fatal(err)
-		}
+	for _, be := range backends {
+		b.Run("backend="+be.name, func(b *testing.B) {
+			a := benchAgent(b, be.noFast)
+			buf := a.roll.buf
+			idx, _ := buf.Minibatches(a.rng, 64)
+			batch := buffer.NewBatch(buf.Dims, 64)
+			buf.Gather(idx[0], batch)
+			mb := flatBatch(batch)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.update(mb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
 // BenchmarkCollectStep is one vectorised acting step over 8 CartPoles:
 // preprocessing, the policy and value forward pass, sampling and the env
-// step.
+// step, on each backend.
 func BenchmarkCollectStep(b *testing.B) {
-	a := benchAgent(b)
-	r := a.roll
-	b.ReportAllocs()
-	for b.Loop() {
-		x := r.buf.Obs[:len(r.obs)]
-		a.preprocess(x, r.obs, true)
-		if err := a.act(x, r.masks, r.state, false, false, &r.out); err != nil {
-			b.Fatal(err)
-		}
-		res, err := r.vec.Step(r.out.envActions)
-		if err != nil {
-			b.Fatal(err)
-		}
-		copy(r.obs, res.Obs)
+	for _, be := range backends {
+		b.Run("backend="+be.name, func(b *testing.B) {
+			a := benchAgent(b, be.noFast)
+			r := a.roll
+			b.ReportAllocs()
+			for b.Loop() {
+				x := r.buf.Obs[:len(r.obs)]
+				a.preprocess(x, r.obs, true)
+				if err := a.act(x, r.masks, r.state, false, false, &r.out); err != nil {
+					b.Fatal(err)
+				}
+				res, err := r.vec.Step(r.out.envActions)
+				if err != nil {
+					b.Fatal(err)
+				}
+				copy(r.obs, res.Obs)
+			}
+		})
 	}
 }

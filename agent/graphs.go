@@ -68,6 +68,7 @@ type actGraph struct {
 	nets  *nets
 	dist  *distGraph
 	value *G.Node
+	src   actDist // views of the outputs, for sample
 }
 
 func (a *PPO) newActGraph(rows int) (*actGraph, error) {

@@ -374,10 +374,16 @@ func (a *PPO) trainGraphFor(rows, steps int) (*trainGraph, error) {
 
 // update takes one optimizer step on a minibatch: advantages normalised
 // over the minibatch's real steps with the N−1 standard deviation, the PPO
-// loss and its gradient from the graph, one global gradient-norm clip over
-// every parameter, and Adam.
+// loss and its gradient (from the plain-Go backend for MLP agents, else
+// from the graph), one global gradient-norm clip over every parameter, and
+// Adam.
 func (a *PPO) update(mb minibatch) (Stats, error) {
 	var st Stats
+	if f, err := a.fastNets(); err != nil {
+		return st, err
+	} else if f != nil {
+		return a.updateFast(f, mb)
+	}
 	tg, err := a.trainGraphFor(mb.rows, mb.steps)
 	if err != nil {
 		return st, err

@@ -36,8 +36,13 @@ type PPO struct {
 
 	actGraphs   map[int]*actGraph
 	trainGraphs map[[2]int]*trainGraph
-	roll        *rollout  // the training rollout in progress, if any
-	deploy      []float32 // recurrent state per row for Act, grown on demand
+	// fast is the plain-Go backend used instead of the graphs when the
+	// encoder is an MLP (built on first use, dropped with the graphs);
+	// noFast forces the graphs, for tests that compare the two.
+	fast   *fastNets
+	noFast bool
+	roll   *rollout  // the training rollout in progress, if any
+	deploy []float32 // recurrent state per row for Act, grown on demand
 }
 
 // New returns an agent for the given spaces with freshly initialised
@@ -109,7 +114,7 @@ func (a *PPO) setSpecs(net netconf.Spec) error {
 		return fmt.Errorf("critic network: %w", err)
 	}
 	a.actorSpec, a.criticSpec = actor, critic
-	a.actGraphs, a.trainGraphs = nil, nil
+	a.actGraphs, a.trainGraphs, a.fast = nil, nil, nil
 	return nil
 }
 
@@ -204,6 +209,18 @@ type actOut struct {
 	envActions []float32 // as sent to the env: Box actions clipped to the bounds
 	logp       []float32
 	values     []float32
+	// choiceLogp holds, for categorical policies, the log-probabilities of
+	// every choice per component ([rows·n_c] each): views of the backend's
+	// buffers, valid until the next act.
+	choiceLogp [][]float32
+}
+
+// actDist is what sampling reads, as plain slices filled by either
+// backend.
+type actDist struct {
+	logpAll      [][]float32 // categorical: per component [rows·n_c] log-probabilities of every choice
+	logp1, logp0 []float32   // bernoulli: [rows·size] log σ(z) and log σ(−z)
+	action, logp []float32   // gaussian: [rows·size] sampled actions and [rows] their log-probabilities
 }
 
 func (o *actOut) resize(rows, width int) {
@@ -239,8 +256,14 @@ func (a *PPO) actGraphFor(rows int) (*actGraph, error) {
 // act runs the policy on rows preprocessed observations. masks[i] is row
 // i's action mask (nil: all legal). state holds the rows' recurrent state,
 // advanced in place unless keepState. With deterministic, the most likely
-// action is taken and no random number is drawn.
+// action is taken and no random number is drawn. MLP agents run on the
+// plain-Go backend, the others on gorgonia graphs.
 func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic, keepState bool, out *actOut) error {
+	if f, err := a.fastNets(); err != nil {
+		return err
+	} else if f != nil {
+		return a.actFast(f, obs, masks, deterministic, out)
+	}
 	width := a.actSpace.FlatSize()
 	rows := len(obs) / a.obsSpace.FlatSize()
 	ag, err := a.actGraphFor(rows)
@@ -248,7 +271,11 @@ func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic,
 		return err
 	}
 	copy(netconf.Data(ag.obs), obs)
-	if err := a.fillMasks(ag.dist.maskAdd, masks, rows); err != nil {
+	var add []float32
+	if ag.dist.maskAdd != nil {
+		add = netconf.Data(ag.dist.maskAdd)
+	}
+	if err := a.fillMasks(add, masks, rows); err != nil {
 		return err
 	}
 	if ag.dist.noise != nil {
@@ -271,14 +298,26 @@ func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic,
 	}
 	out.resize(rows, width)
 	copy(out.values, netconf.Data(ag.value))
-	a.sample(ag.dist, rows, deterministic, out)
+	src := &ag.src
+	src.logpAll = src.logpAll[:0]
+	for _, n := range ag.dist.logpAll {
+		src.logpAll = append(src.logpAll, netconf.Data(n))
+	}
+	switch a.dist.kind {
+	case bernoulli:
+		src.logp1, src.logp0 = netconf.Data(ag.dist.logp1), netconf.Data(ag.dist.logp0)
+	case gaussian:
+		src.action, src.logp = ag.dist.actionV.Data().([]float32), netconf.Data(ag.dist.logp)
+	}
+	a.sample(src, rows, deterministic, out)
 	return nil
 }
 
-// fillMasks writes the additive mask input: 0 for legal, maskFill for
-// illegal choices.
-func (a *PPO) fillMasks(maskAdd *G.Node, masks [][]bool, rows int) error {
-	if maskAdd == nil {
+// fillMasks validates the rows' masks and writes the additive mask, 0 for
+// legal and maskFill for illegal choices, into add ([rows·size]); add is
+// nil for distributions that take no mask.
+func (a *PPO) fillMasks(add []float32, masks [][]bool, rows int) error {
+	if add == nil {
 		for i, m := range masks {
 			if m != nil {
 				return fmt.Errorf("row %d has an action mask, but %v actions take none", i, a.actSpace)
@@ -286,7 +325,6 @@ func (a *PPO) fillMasks(maskAdd *G.Node, masks [][]bool, rows int) error {
 		}
 		return nil
 	}
-	add := netconf.Data(maskAdd)
 	clear(add)
 	for i, m := range masks {
 		if m == nil {
@@ -315,16 +353,17 @@ func (a *PPO) fillMasks(maskAdd *G.Node, masks [][]bool, rows int) error {
 }
 
 // sample draws (or picks, when deterministic) each row's action from the
-// acting graph's outputs and records its log-probability.
-func (a *PPO) sample(dg *distGraph, rows int, deterministic bool, out *actOut) {
+// distribution's values and records its log-probability.
+func (a *PPO) sample(src *actDist, rows int, deterministic bool, out *actOut) {
 	d := a.dist
+	out.choiceLogp = src.logpAll
 	switch d.kind {
 	case categorical:
 		nc := len(d.nvec)
 		for r := range rows {
 			lp := float32(0)
 			for c, n := range d.nvec {
-				all := netconf.Data(dg.logpAll[c])[r*n : (r+1)*n]
+				all := src.logpAll[c][r*n : (r+1)*n]
 				k := pickCategorical(all, deterministic, a.rng)
 				if c == 0 {
 					lp = all[k]
@@ -337,7 +376,7 @@ func (a *PPO) sample(dg *distGraph, rows int, deterministic bool, out *actOut) {
 		}
 	case bernoulli:
 		n := d.size
-		l1, l0 := netconf.Data(dg.logp1), netconf.Data(dg.logp0)
+		l1, l0 := src.logp1, src.logp0
 		for r := range rows {
 			lp := float32(0)
 			for j := range n {
@@ -361,8 +400,8 @@ func (a *PPO) sample(dg *distGraph, rows int, deterministic bool, out *actOut) {
 			out.logp[r] = lp
 		}
 	case gaussian:
-		copy(out.actions, dg.actionV.Data().([]float32))
-		copy(out.logp, netconf.Data(dg.logp))
+		copy(out.actions, src.action)
+		copy(out.logp, src.logp)
 	}
 	copy(out.envActions, out.actions)
 	if d.kind == gaussian {

@@ -58,8 +58,7 @@ func probe(t *testing.T, a *PPO, obs []float32) (value float64, probs []float64)
 	if err := a.act(x, nil, state, true, true, &out); err != nil {
 		t.Fatal(err)
 	}
-	ag := a.actGraphs[1]
-	for _, v := range netconf.Data(ag.dist.logpAll[0]) {
+	for _, v := range out.choiceLogp[0] {
 		probs = append(probs, math.Exp(float64(v)))
 	}
 	return float64(out.values[0]), probs

@@ -1,0 +1,311 @@
+package agent
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/evolverl/evolve/buffer"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// fastCase is an MLP agent configuration on a vector env.
+type fastCase struct {
+	name string
+	vec  func(t *testing.T) *envs.Vector
+	cfg  func() Config
+}
+
+func fastCases() []fastCase {
+	probe := func() Config { return probeConfig(netconf.EncoderMLP) }
+	shared := func() Config { c := probeConfig(netconf.EncoderMLP); c.ShareEncoders = true; return c }
+	fancy := func() Config {
+		c := probeConfig(netconf.EncoderMLP)
+		c.Net.MLP.Activation, c.Net.MLP.LayerNorm = netconf.GELU, true
+		c.Net.Head.Activation, c.Net.Head.LayerNorm = netconf.ELU, true
+		c.Net.MLP.Hidden = []int{32, 24}
+		c.ShareEncoders = true
+		return c
+	}
+	noHead := func() Config {
+		c := probeConfig(netconf.EncoderMLP)
+		c.Net.Head.Hidden, c.Net.Head.MinLayers = nil, 0
+		c.Net.MLP.Activation, c.Net.Head.Activation = netconf.Tanh, netconf.Tanh
+		return c
+	}
+	cart := func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("CartPole-v1", 4, nil); return v }
+	match := func(kind string) func(t *testing.T) *envs.Vector {
+		return func(t *testing.T) *envs.Vector { v, _ := matchVector(t, kind, 4); return v }
+	}
+	return []fastCase{
+		{"discrete", cart, DefaultConfig},
+		{"discrete-shared", cart, shared},
+		{"discrete-ln-gelu-elu-shared", cart, fancy},
+		{"discrete-no-head-tanh", cart, noHead},
+		{"discrete-masked", match("discrete-masked"), probe},
+		{"multidiscrete", match("multidiscrete"), probe},
+		{"multibinary", match("multibinary"), probe},
+		{"gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Pendulum-v1", 4, nil); return v }, probe},
+		{"gaussian-shared", match("continuous"), shared},
+	}
+}
+
+// collected returns a fresh agent for c with one collected rollout and the
+// first minibatch of it, built with seed.
+func collected(t *testing.T, c fastCase, seed uint64, noFast bool) (*PPO, minibatch) {
+	t.Helper()
+	vec := c.vec(t)
+	cfg := c.cfg()
+	cfg.LearnStep, cfg.BatchSize = 128, 32
+	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.noFast = noFast
+	if err := a.startRollout(vec); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := a.collect(); err != nil {
+		t.Fatal(err)
+	}
+	buf := a.roll.buf
+	idx, _ := buf.Minibatches(a.rng, cfg.BatchSize)
+	b := buffer.NewBatch(buf.Dims, cfg.BatchSize)
+	buf.Gather(idx[0], b)
+	return a, flatBatch(b)
+}
+
+// lastLogRatios returns log π − log π_old per row of the last update on a
+// minibatch like mb, from whichever backend ran it.
+func (a *PPO) lastLogRatios(mb minibatch) []float32 {
+	if a.fast != nil {
+		return a.fast.ratio[:mb.rows]
+	}
+	return a.trainGraphs[[2]int{mb.rows, mb.steps}].logRatio.Data().([]float32)
+}
+
+// relErr32 is max|got − want| / max(max|want|, floor).
+func relErr32(got, want []float32, floor float64) float64 {
+	scale, e := floor, 0.0
+	for i := range want {
+		scale = max(scale, math.Abs(float64(want[i])))
+		e = max(e, math.Abs(float64(got[i])-float64(want[i])))
+	}
+	return e / scale
+}
+
+// TestFastPathMatchesGraphs runs one update of an MLP agent on the same
+// minibatch through the plain-Go backend and through the gorgonia graphs:
+// losses, statistics, gradients (Adam's first moments after one step) and
+// parameter updates agree to ~1e-5, and so do the acting outputs.
+func TestFastPathMatchesGraphs(t *testing.T) {
+	for _, c := range fastCases() {
+		t.Run(c.name, func(t *testing.T) {
+			fast, mb := collected(t, c, 11, false)
+			if fast.fast == nil {
+				t.Fatal("the MLP agent did not use the plain-Go backend")
+			}
+			// A second agent from the same seed has the same weights; it
+			// reruns the same minibatch on the graphs.
+			slow, _ := collected(t, c, 11, true)
+			if slow.fast != nil {
+				t.Fatal("noFast agent used the plain-Go backend")
+			}
+			copyWeights(slow, fast)
+
+			// Acting: the same values and log-probabilities for the same
+			// observations (deterministic, so no draw differs).
+			rows := 4
+			obs := mb.obs[:rows*fast.obsSpace.FlatSize()]
+			var fo, so actOut
+			if err := fast.act(obs, nil, nil, true, true, &fo); err != nil {
+				t.Fatal(err)
+			}
+			if err := slow.act(obs, nil, nil, true, true, &so); err != nil {
+				t.Fatal(err)
+			}
+			if e := relErr32(fo.values, so.values, 1e-3); e > 1e-5 {
+				t.Errorf("acting values off by %.3g: %v vs %v", e, fo.values, so.values)
+			}
+			if e := relErr32(fo.logp, so.logp, 1e-3); e > 1e-5 {
+				t.Errorf("acting log-probabilities off by %.3g: %v vs %v", e, fo.logp, so.logp)
+			}
+
+			before := cloneSlices(fast.tensors())
+			fs, err := fast.update(mb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss, err := slow.update(mb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []struct {
+				what      string
+				got, want float64
+			}{
+				{"loss", fs.Loss, ss.Loss}, {"pg_loss", fs.PolicyLoss, ss.PolicyLoss},
+				{"v_loss", fs.ValueLoss, ss.ValueLoss}, {"entropy", fs.Entropy, ss.Entropy},
+				{"approx_kl", fs.ApproxKL, ss.ApproxKL}, {"clipfrac", fs.ClipFrac, ss.ClipFrac},
+				{"grad_norm", fs.GradNorm, ss.GradNorm},
+			} {
+				if d := math.Abs(q.got - q.want); d > 1e-5*math.Abs(q.want)+1e-6 {
+					t.Errorf("%s = %.9g on the fast path, %.9g on the graphs", q.what, q.got, q.want)
+				}
+			}
+			names := fast.tensorNames()
+			ft, st := fast.tensors(), slow.tensors()
+			for i := range ft {
+				if e := relErr32(fast.adam.M[i], slow.adam.M[i], 1e-6); e > 1e-5 {
+					t.Errorf("gradient of %s off by %.3g relative", names[i], e)
+				}
+				df, ds := make([]float32, len(ft[i])), make([]float32, len(st[i]))
+				for j := range df {
+					df[j], ds[j] = ft[i][j]-before[i][j], st[i][j]-before[i][j]
+				}
+				// Adam's first step is ±lr wherever |g| ≫ ε, so a gradient
+				// within rounding of 0 can move its weight by a visible
+				// fraction of lr: the update is compared at 1e-3 of lr.
+				if e := relErr32(df, ds, fast.cfg.LR); e > 1e-3 {
+					t.Errorf("update of %s off by %.3g of the largest step", names[i], e)
+				}
+			}
+		})
+	}
+}
+
+// copyWeights makes dst's weights those of src (they start equal; this
+// guards against any draw that differed while collecting).
+func copyWeights(dst, src *PPO) {
+	d, s := dst.tensors(), src.tensors()
+	for i := range d {
+		copy(d[i], s[i])
+	}
+}
+
+// TestFastMaskedLogitsGetZeroGradient is TestMaskedLogitsGetZeroGradient for
+// the plain-Go backend: after an update on masked rows, every masked
+// logit's gradient is exactly zero and every legal one's is not (unless its
+// component has a single legal choice).
+func TestFastMaskedLogitsGetZeroGradient(t *testing.T) {
+	for _, space := range []envs.Space{envs.Discrete{N: 4}, envs.MultiDiscrete{Nvec: []int{3, 2}}} {
+		cfg := probeConfig(netconf.EncoderMLP)
+		a, err := New(envs.NewBox(-1, 1, 2), space, cfg, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := a.dist
+		masks := [][]bool{{true, false, true, false, true}, {false, true, true, true, false}, {true, true, false, false, true}}
+		if d.size == 4 {
+			masks = [][]bool{{true, false, true, false}, {false, false, true, true}, {false, true, false, false}}
+		}
+		rows := len(masks)
+		rng := rand.New(rand.NewPCG(2, 2))
+		mb := minibatch{rows: rows, steps: 1}
+		for r, m := range masks {
+			mb.obs = append(mb.obs, float32(rng.NormFloat64()), float32(rng.NormFloat64()))
+			mb.masks = append(mb.masks, m...)
+			off := 0
+			for _, n := range d.nvec { // the first legal choice is taken
+				for k := range n {
+					if m[off+k] {
+						mb.actions = append(mb.actions, float32(k))
+						break
+					}
+				}
+				off += n
+			}
+			mb.logp = append(mb.logp, -1)
+			mb.values = append(mb.values, 0)
+			mb.adv = append(mb.adv, float32(r)-1)
+			mb.ret = append(mb.ret, 1)
+		}
+		if _, err := a.update(mb); err != nil {
+			t.Fatal(err)
+		}
+		grad := a.fast.dOut
+		for r, m := range masks {
+			off := 0
+			for _, n := range d.nvec {
+				legalCount := 0
+				for k := range n {
+					if m[off+k] {
+						legalCount++
+					}
+				}
+				for k := off; k < off+n; k++ {
+					gk := grad[r*d.size+k]
+					if !m[k] && gk != 0 {
+						t.Errorf("%v row %d: masked logit %d has gradient %g, want exactly 0", space, r, k, gk)
+					}
+					if m[k] && legalCount > 1 && gk == 0 {
+						t.Errorf("%v row %d: legal logit %d has zero gradient", space, r, k)
+					}
+				}
+				off += n
+			}
+		}
+	}
+}
+
+// TestFastPathDoesNotAllocate checks that a vectorised acting step and a
+// minibatch update allocate nothing once warm.
+func TestFastPathDoesNotAllocate(t *testing.T) {
+	for _, c := range fastCases() {
+		t.Run(c.name, func(t *testing.T) {
+			a, mb := collected(t, c, 5, false)
+			r := a.roll
+			x := make([]float32, len(r.obs))
+			a.preprocess(x, r.obs, false)
+			act := func() {
+				if err := a.act(x, r.masks, r.state, false, false, &r.out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			upd := func() {
+				if _, err := a.update(mb); err != nil {
+					t.Fatal(err)
+				}
+			}
+			act()
+			upd()
+			if n := testing.AllocsPerRun(20, act); n != 0 {
+				t.Errorf("acting: %v allocations per step, want 0", n)
+			}
+			if n := testing.AllocsPerRun(20, upd); n != 0 {
+				t.Errorf("update: %v allocations per minibatch, want 0", n)
+			}
+		})
+	}
+}
+
+// TestFastPathRejectsNonFiniteGradients checks that a NaN weight makes the
+// update fail without touching the weights or the optimizer, and leaves
+// the gradient buffers zeroed for the next update.
+func TestFastPathRejectsNonFiniteGradients(t *testing.T) {
+	a, mb := collected(t, fastCases()[0], 3, false)
+	a.actor.Tensor("head.0.bias").Data[0] = float32(math.NaN())
+	before := cloneSlices(a.tensors())
+	step := a.adam.Step
+	if _, err := a.update(mb); err == nil {
+		t.Fatal("update with a NaN weight: no error")
+	}
+	if a.adam.Step != step {
+		t.Error("the optimizer stepped")
+	}
+	for k, p := range a.tensors() {
+		for i, x := range p {
+			if math.Float32bits(x) != math.Float32bits(before[k][i]) {
+				t.Fatalf("tensor %d changed at %d", k, i)
+			}
+		}
+	}
+	for _, g := range a.fast.grads {
+		for _, x := range g {
+			if x != 0 {
+				t.Fatal("gradients left after a failed update")
+			}
+		}
+	}
+}
