@@ -39,8 +39,14 @@ func NewAdam(lr float64, sizes []int) *Adam {
 // smallestNormal32 is the smallest positive normal float32.
 const smallestNormal32 = 0x1p-126
 
-// Update applies one step to params given their gradients.
-func (a *Adam) Update(params, grads [][]float32) {
+// Update applies one step to params given their gradients. Where the CPU
+// has AVX (adam_amd64.s) four elements go through the vector kernel at a
+// time; it performs the same float64 operations in the same order, so the
+// result is bit for bit the scalar loop's (TestAdamVectorMatchesScalar).
+func (a *Adam) Update(params, grads [][]float32) { a.update(params, grads, hasAVX) }
+
+// update is Update with the vector kernel on or off.
+func (a *Adam) update(params, grads [][]float32, vector bool) {
 	if len(params) != len(a.M) || len(grads) != len(a.M) {
 		panic("agent: Adam.Update: params, grads and moments differ in count")
 	}
@@ -48,19 +54,28 @@ func (a *Adam) Update(params, grads [][]float32) {
 	t := float64(a.Step)
 	bc1 := 1 - math.Pow(a.Beta1, t)
 	bc2 := 1 - math.Pow(a.Beta2, t)
-	stepSize := a.LR / bc1
-	sqrtBC2 := math.Sqrt(bc2)
-	b1, b2 := a.Beta1, a.Beta2
+	c := adamConsts{b1: a.Beta1, c1: 1 - a.Beta1, b2: a.Beta2, c2: 1 - a.Beta2,
+		step: a.LR / bc1, sqrtBC2: math.Sqrt(bc2), eps: a.Eps, tiny: smallestNormal32}
+	for i := range c.abs {
+		c.abs[i] = 1<<63 - 1
+	}
 	for k, p := range params {
 		g, m, v := grads[k], a.M[k], a.V[k]
-		if len(g) != len(p) || len(m) != len(p) {
+		if len(g) != len(p) || len(m) != len(p) || len(v) != len(p) {
 			panic("agent: Adam.Update: a parameter, its gradient and its moments differ in size")
 		}
-		for i := range p {
+		start := 0
+		if vector {
+			start = len(p) &^ 3
+			if start > 0 {
+				adamStep4(&p[0], &g[0], &m[0], &v[0], start, &c)
+			}
+		}
+		for i := start; i < len(p); i++ {
 			gi := float64(g[i])
-			mi := b1*float64(m[i]) + (1-b1)*gi
-			vi := b2*float64(v[i]) + (1-b2)*gi*gi
-			p[i] = float32(float64(p[i]) - stepSize*mi/(math.Sqrt(vi)/sqrtBC2+a.Eps))
+			mi := c.b1*float64(m[i]) + c.c1*gi
+			vi := c.b2*float64(v[i]) + c.c2*gi*gi
+			p[i] = float32(float64(p[i]) - c.step*mi/(math.Sqrt(vi)/c.sqrtBC2+c.eps))
 			m[i], v[i] = flush(mi), flush(vi)
 		}
 	}

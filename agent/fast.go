@@ -470,7 +470,7 @@ func (a *PPO) updateFast(f *fastNets, mb minibatch) (Stats, error) {
 	if a.logStd != nil {
 		f.params = append(f.params, a.logStd)
 	}
-	a.adam.step(f.params, f.grads)
+	a.adam.Update(f.params, f.grads)
 	zeroGrads(f.grads)
 	a.Updates++
 	return st, nil
