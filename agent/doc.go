@@ -29,7 +29,18 @@
 //     Load round-trip everything needed to act and to continue training
 //     bit for bit.
 //
+// # Two backends
+//
+// Agents whose encoder is an MLP (the common case) act and learn on a
+// plain-Go backend (fast.go over netconf.Dense, with AVX2/FMA kernels on
+// amd64): no graph, no allocation per step, about 15× faster updates and
+// 25× faster acting than gorgonia at these sizes. CNN and LSTM agents use
+// gorgonia graphs (graphs.go, dist.go). Tests hold the two backends to the
+// same losses and gradients on MLP agents.
+//
 // Acting and training compute log-probabilities with the same operations,
 // so the first ratio of every update is exactly 1. Nothing here reads a
-// global RNG or the clock.
+// global RNG or the clock; results are bit-identical for the same seed on
+// the same kind of CPU (the vector kernels and the scalar fallback round
+// differently, so a machine without AVX2 follows another trajectory).
 package agent
