@@ -153,7 +153,11 @@ func (a *PPO) tensorSizes() []int {
 }
 
 // Config returns the agent's hyperparameters.
-func (a *PPO) Config() Config { return a.cfg }
+func (a *PPO) Config() Config {
+	c := a.cfg
+	c.Net = c.Net.Clone() // the caller may edit it
+	return c
+}
 
 // ObservationSpace and ActionSpace return the spaces the agent was built for.
 func (a *PPO) ObservationSpace() envs.Space { return a.obsSpace }

@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/evolverl/evolve/netconf"
+)
+
+// The methods below are what evolution needs beyond training: the weights
+// to perturb, the hyperparameters to change, and a health check.
+
+// WeightMatrices returns views of the agent's weight matrices: every dense,
+// convolution and LSTM gate weight of the actor and the critic (not biases,
+// LayerNorm parameters or the Gaussian log-std), named "actor.<name>" and
+// "critic.<name>". The Data slices are the agent's own: writing them changes
+// the agent (its Adam moments are left as they are).
+func (a *PPO) WeightMatrices() []netconf.Tensor {
+	var out []netconf.Tensor
+	add := func(prefix string, p netconf.Params) {
+		for _, t := range p {
+			if isWeightMatrix(t.Name) {
+				out = append(out, netconf.Tensor{Name: prefix + t.Name, Shape: t.Shape, Data: t.Data})
+			}
+		}
+	}
+	add("actor.", a.actor)
+	add("critic.", a.critic)
+	return out
+}
+
+// isWeightMatrix reports whether a netconf tensor name is a weight matrix:
+// "….weight" (but not a LayerNorm's "norm.weight") or an LSTM "w_ih"/"w_hh".
+func isWeightMatrix(name string) bool {
+	if strings.HasSuffix(name, ".norm.weight") {
+		return false
+	}
+	return strings.HasSuffix(name, ".weight") || strings.Contains(name, ".w_ih.") || strings.Contains(name, ".w_hh.")
+}
+
+// SetConfig replaces the agent's hyperparameters (evolution's rl_hp
+// mutation). The architecture cannot change this way: cfg.Net is ignored
+// (use MutateArchitecture), and so is share_encoders. A new learn_step takes
+// effect with the next vector given to Train; a new lr with the next update.
+func (a *PPO) SetConfig(cfg Config) error {
+	cfg.Net = a.cfg.Net
+	cfg.ShareEncoders = a.cfg.ShareEncoders
+	if cfg.NormalizeObs != a.cfg.NormalizeObs {
+		return fmt.Errorf("agent: normalize_obs cannot change after creation")
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("agent: set config: %w", err)
+	}
+	if cfg.LearnStep != a.cfg.LearnStep || cfg.BPTT != a.cfg.BPTT || cfg.MaxSeqLen != a.cfg.MaxSeqLen {
+		a.roll = nil // buffer sizes change: start a new rollout
+	}
+	a.cfg = cfg
+	a.adam.LR = cfg.LR
+	return nil
+}
+
+// CheckFinite returns an error naming the first weight, log-std or
+// optimizer moment that is NaN or infinite, or nil.
+func (a *PPO) CheckFinite() error {
+	check := func(what string, x []float32) error {
+		for i, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("agent: %s[%d] = %v", what, i, v)
+			}
+		}
+		return nil
+	}
+	for _, t := range a.actor {
+		if err := check("actor."+t.Name, t.Data); err != nil {
+			return err
+		}
+	}
+	for _, t := range a.critic {
+		if err := check("critic."+t.Name, t.Data); err != nil {
+			return err
+		}
+	}
+	if err := check("actor.log_std", a.logStd); err != nil {
+		return err
+	}
+	for i := range a.adam.M {
+		if err := check(fmt.Sprintf("adam moment %d", i), a.adam.M[i]); err != nil {
+			return err
+		}
+		if err := check(fmt.Sprintf("adam moment %d", i), a.adam.V[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
