@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/evolverl/evolve/evo"
+)
+
+// display writes everything evolve shows while it runs: on a terminal a
+// progress bar redrawn in place and a table after each generation,
+// otherwise one plain line per generation. Log records go through it too,
+// so that they never tear the bar. It is safe for concurrent use.
+type display struct {
+	w        io.Writer
+	terminal bool
+	quiet    bool
+
+	mu      sync.Mutex
+	tr      *evo.Trainer
+	t0      time.Time
+	steps0  int  // total steps when this session started
+	barShow bool // a bar is drawn on the current line
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// start begins the session's clock and, on a terminal, the bar's redraws.
+func (d *display) start(tr *evo.Trainer) {
+	d.mu.Lock()
+	d.tr, d.t0, d.steps0 = tr, time.Now(), tr.Progress().TotalSteps
+	d.mu.Unlock()
+	if !d.terminal {
+		return
+	}
+	d.done = make(chan struct{})
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-d.done:
+				return
+			case <-tick.C:
+				d.mu.Lock()
+				d.drawBar()
+				d.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// stop ends the redraws and clears the bar.
+func (d *display) stop() {
+	if d.done != nil {
+		close(d.done)
+		d.wg.Wait()
+		d.done = nil
+	}
+	d.mu.Lock()
+	d.clearBar()
+	d.mu.Unlock()
+}
+
+// Write implements io.Writer for log records.
+func (d *display) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clearBar()
+	return d.w.Write(p)
+}
+
+func (d *display) clearBar() {
+	if d.barShow {
+		fmt.Fprint(d.w, "\r\033[K")
+		d.barShow = false
+	}
+}
+
+// rate returns this session's steps per second and the steps done.
+func (d *display) rate() (perSec float64, p evo.Progress) {
+	p = d.tr.Progress()
+	if el := time.Since(d.t0).Seconds(); el > 0 {
+		perSec = float64(p.TotalSteps-d.steps0) / el
+	}
+	return perSec, p
+}
+
+// drawBar redraws the progress bar; d.mu is held.
+func (d *display) drawBar() {
+	if d.tr == nil {
+		return
+	}
+	rate, p := d.rate()
+	frac := math.Min(1, float64(p.TotalSteps)/float64(max(1, p.MaxSteps)))
+	const width = 28
+	n := int(frac * width)
+	left := "?"
+	if rate > 0 {
+		left = fmtDuration(time.Duration(float64(max(0, p.MaxSteps-p.TotalSteps)) / rate * float64(time.Second)))
+	}
+	fmt.Fprintf(d.w, "\r\033[K[%s%s] %3.0f%%  gen %d  %s/%s steps  %s elapsed  %s left  %s steps/s",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, p.Generation,
+		commas(p.TotalSteps), commas(p.MaxSteps), fmtDuration(time.Since(d.t0)), left, commas(int(rate+0.5)))
+	d.barShow = true
+}
+
+// generation prints a finished generation.
+func (d *display) generation(r evo.GenerationReport) {
+	if d.quiet {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clearBar()
+	best := r.Members[r.Best]
+	// The mean of the agents that did not diverge.
+	mean, n := 0.0, 0
+	for _, m := range r.Members {
+		if !m.Diverged {
+			mean += m.Fitness
+			n++
+		}
+	}
+	mean /= float64(n)
+	rate := 0.0
+	if d.tr != nil {
+		rate, _ = d.rate()
+	}
+	elite := ""
+	if r.NewElite {
+		elite = " (new elite, saved)"
+	}
+	if !d.terminal {
+		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, steps %d/%d, %.0f steps/s, %s\n",
+			r.Generation, best.Fitness, best.Index, elite, mean, r.EliteFitness, r.TotalSteps, r.MaxSteps, rate,
+			fmtDuration(r.Wall))
+		return
+	}
+	fmt.Fprintf(d.w, "generation %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, %s/%s steps, %s steps/s\n",
+		r.Generation, best.Fitness, best.Index, elite, mean, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps), commas(int(rate+0.5)))
+	fmt.Fprintf(d.w, "  %-7s %-6s %9s %10s %9s %6s %6s  %-40s %s\n", "agent", "parent", "fitness", "steps", "lr", "batch", "learn", "net", "mutation")
+	for i, m := range r.Members {
+		mark := " "
+		if i == r.Best {
+			mark = "*"
+		}
+		parent := "-"
+		if m.Parent >= 0 {
+			parent = fmt.Sprint(m.Parent)
+		}
+		fit := fmt.Sprintf("%.1f", m.Fitness)
+		if m.Diverged {
+			fit = "diverged"
+		}
+		fmt.Fprintf(d.w, "  %s%-6d %-6s %9s %10s %9.3g %6d %6d  %-40s %s\n", mark, m.Index, parent, fit, commas(m.Steps),
+			m.Config.LR, m.Config.BatchSize, m.Config.LearnStep, clip(m.Config.Net.String(), 40), clip(m.Mutation, 60))
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/evolverl/evolve/evo"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitBadInput = 2
+)
+
+// run is the whole command: it parses args, trains or resumes, and returns
+// the exit status. Output for people goes to stderr, the final summary to
+// stdout. Cancelling ctx stops the run as a signal does (its cause, a
+// signalError, picks the exit status; a plain cancellation counts as
+// SIGINT).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("evolve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]\n"+
+			"       evolve -resume DIR [-workers N] [-quiet]\n\n")
+		fs.PrintDefaults()
+	}
+	configPath := fs.String("config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key)")
+	resume := fs.String("resume", "", "continue the run in `DIR` from its latest checkpoint")
+	out := fs.String("out", "", "write the run to `DIR` (overrides out_dir)")
+	seed := fs.Int64("seed", 0, "replace the config's seed with `N`")
+	workers := fs.Int("workers", 0, "train at most `N` agents at once (0: the config's population.workers)")
+	quiet := fs.Bool("quiet", false, "print only errors and the final summary")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "evolve: "+format+"\n", a...)
+		fs.Usage()
+		return exitBadInput
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usage("unexpected argument %q", fs.Arg(0))
+	case set["config"] == set["resume"]:
+		return usage("give exactly one of -config FILE and -resume DIR")
+	case set["resume"] && (set["seed"] || set["out"]):
+		return usage("-seed and -out do not apply to -resume: a resumed run keeps its seed and directory")
+	case *workers < 0:
+		return usage("-workers %d: want >= 0", *workers)
+	case set["config"] && *configPath == "" || set["resume"] && *resume == "" || set["out"] && *out == "":
+		return usage("-config, -resume and -out need a non-empty value")
+	}
+
+	terminal := isTerminal(stderr)
+	level := slog.LevelWarn
+	if *quiet {
+		level = slog.LevelError
+	}
+	ui := &display{w: stderr, terminal: terminal && !*quiet, quiet: *quiet}
+	opts := evo.Options{Workers: *workers, Log: slog.New(slog.NewTextHandler(ui, &slog.HandlerOptions{Level: level})),
+		OnGeneration: ui.generation}
+
+	var tr *evo.Trainer
+	var err error
+	if set["resume"] {
+		tr, err = evo.Resume(*resume, opts)
+	} else {
+		var cfg evo.Config
+		cfg, err = evo.LoadConfig(*configPath)
+		if err == nil {
+			if set["out"] {
+				cfg.OutDir = *out
+			}
+			if set["seed"] {
+				cfg.Seed = *seed
+			}
+			if set["workers"] {
+				cfg.Population.Workers = *workers
+			}
+			if err = cfg.Validate(); err == nil {
+				tr, err = evo.New(cfg, opts)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		if errors.Is(err, evo.ErrBadInput) {
+			return exitBadInput
+		}
+		return exitFailure
+	}
+	if tr.Finished() {
+		sum, err := tr.Run(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "evolve: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do\n", tr.Dir(), sum.StopReason, sum.Generations)
+		printSummary(stdout, sum)
+		return exitOK
+	}
+
+	cfg := tr.Config()
+	if !*quiet {
+		verb := "training"
+		if set["resume"] {
+			verb = "resuming"
+		}
+		fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%d workers), up to %d env steps, in %s\n",
+			verb, cfg.Population.Size, cfg.Env.ID, tr.Workers(), cfg.Population.MaxSteps, tr.Dir())
+	}
+	ui.start(tr)
+	sum, err := tr.Run(ctx)
+	ui.stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			sig, ok := stopSignal(ctx)
+			code := 130
+			name := "SIGINT"
+			if ok {
+				code, name = exitCode(sig), signalName(sig)
+			}
+			fmt.Fprintf(stderr, "evolve: stopped by %s; the checkpoint of generation %d is in %s\n", name, sum.Generations,
+				filepath.Join(tr.Dir(), "checkpoints"))
+			fmt.Fprintf(stderr, "evolve: continue with: evolve -resume %s\n", shellQuote(tr.Dir()))
+			printSummary(stdout, sum)
+			return code
+		}
+		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		if errors.Is(err, evo.ErrBadInput) {
+			return exitBadInput
+		}
+		return exitFailure
+	}
+	printSummary(stdout, sum)
+	return exitOK
+}
+
+// printSummary prints the end-of-run summary.
+func printSummary(w io.Writer, s evo.Summary) {
+	why := map[string]string{evo.StopTarget: "target reached", evo.StopBudget: "step budget spent",
+		evo.StopInterrupted: "interrupted", evo.StopError: "failed"}[s.StopReason]
+	fmt.Fprintf(w, "generations   %d (%s)\n", s.Generations, why)
+	fmt.Fprintf(w, "total steps   %s in %s (this session: %s steps/s)\n", commas(s.TotalSteps),
+		fmtDuration(time.Duration(s.WallSeconds*float64(time.Second))), commas(int(s.StepsPerSecond+0.5)))
+	if s.EliteFile != "" {
+		fmt.Fprintf(w, "elite         fitness %.6g (agent %d), saved to %s\n", s.EliteFitness, s.EliteIndex, s.EliteFile)
+	} else {
+		fmt.Fprintf(w, "elite         none yet (no agent has been evaluated with a finite fitness)\n")
+	}
+	fmt.Fprintf(w, "metrics       %s\n", filepath.Join(s.Dir, "metrics.csv"))
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// shellQuote quotes a path for the resume hint when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// commas formats n with thousands separators.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtDuration formats d as 1h02m03s, 2m03s or 4.5s.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm%02ds", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}

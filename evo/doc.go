@@ -1,0 +1,53 @@
+// Package evo evolves a population of PPO agents: hyperparameter ranges,
+// mutations, tournament selection, the parallel trainer, population
+// checkpoints and the run's TOML config.
+//
+// # A run
+//
+// LoadConfig reads one TOML file onto DefaultConfig and validates it (all
+// of its errors match ErrBadInput). New builds the initial population (agent
+// i from the stream (seed, i, generation 0, init)); Resume rebuilds one from
+// the newest checkpoint of a run's directory. Run then loops over
+// generations until the target, the step budget or a cancelled context:
+//
+//  1. Train: each member, in its own goroutine (errgroup, at most Workers at
+//     once), trains evo_steps env steps on a fresh envs.Vector of
+//     num_envs envs, one rollout per agent.Train call, so Progress can count
+//     steps as they happen. A fresh vector per generation means no env state
+//     has to survive a checkpoint. A panic in the goroutine (an env's, most
+//     likely) fails the run with an error naming the agent and the env.
+//  2. Evaluate: each member plays eval_episodes deterministic episodes on
+//     its own env, all seeded alike for the generation; the mean return is
+//     its fitness. A non-finite loss, gradient or weight makes it −Inf.
+//  3. Record: the best member is saved to elite.safetensors when it is the
+//     best of the run so far; metrics.csv gets one row per member.
+//  4. Select: tournament keeps the elite (with elitism) and fills the other
+//     places with winners of tournaments drawn with replacement, cloned
+//     with new indices (agent.Clone, seeded from the clone's stream).
+//  5. Mutate: each clone, and the elite if mutate_elite, gets exactly one
+//     mutation kind drawn with the [mutation] weights: none, architecture
+//     (netconf operators via agent.MutateArchitecture), parameters,
+//     activation or rl_hp.
+//  6. Checkpoint: the population goes to checkpoints/gen-NNNNNN (temporary
+//     directory, fsync, rename), then checkpoints/latest is replaced.
+//
+// The last generation is not selected or mutated: its checkpoint holds the
+// population as it was evaluated.
+//
+// # Determinism
+//
+// Every random draw of evolution comes from a stream derived from (seed,
+// agent index, generation, purpose) by SplitMix64 hashing; each agent
+// trains with its own RNG, saved in its file. Nothing depends on the order
+// in which goroutines finish, so Workers changes the speed of a run, never
+// its results, and a run resumed from a checkpoint continues bit for bit as
+// if it had never stopped. No trainer RNG state needs to be checkpointed.
+//
+// # Editing agents through their files
+//
+// Parameter and rl_hp mutations and the NaN check of the weights need the
+// agent's weights and hyperparameters, which package agent does not expose
+// in memory. They go through the documented agent file instead: Save to a
+// private scratch file, edit the safetensors tensors or the JSON
+// description, agent.Load (which validates everything). See agentfile.go.
+package evo

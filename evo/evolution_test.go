@@ -1,0 +1,395 @@
+package evo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+)
+
+func TestDeriveSeedSeparatesStreams(t *testing.T) {
+	seen := map[uint64]string{}
+	for seed := int64(0); seed < 3; seed++ {
+		for a := -1; a < 4; a++ {
+			for g := 0; g < 4; g++ {
+				for p := purposeInit; p <= purposeEval; p++ {
+					s := deriveSeed(seed, a, g, p)
+					key := string(rune(seed)) + "/" + string(rune(a+1)) + "/" + string(rune(g)) + "/" + string(rune(p))
+					if old, dup := seen[s]; dup {
+						t.Fatalf("streams %q and %q share seed %x", old, key, s)
+					}
+					seen[s] = key
+				}
+			}
+		}
+	}
+}
+
+func TestMutationDrawFollowsWeights(t *testing.T) {
+	m := MutationConfig{NoMutation: 0.4, Architecture: 0.3, Parameters: 0.2, Activation: 0, RLHP: 0.1}
+	r := newRNG(1, 0, 0, purposeMutation)
+	counts := map[string]int{}
+	const n = 20000
+	for range n {
+		counts[m.draw(r)]++
+	}
+	for kind, w := range map[string]float64{MutationNone: 0.4, MutationArchitecture: 0.3, MutationParameters: 0.2, MutationActivation: 0, MutationRLHP: 0.1} {
+		got := float64(counts[kind]) / n
+		if math.Abs(got-w) > 0.015 || (w == 0 && counts[kind] > 0) {
+			t.Errorf("%s drawn %.3f of the time, want %.2f", kind, got, w)
+		}
+	}
+}
+
+func TestTournament(t *testing.T) {
+	fitness := []float64{3, 9, 9, math.Inf(-1), 1}
+	r := newRNG(1, -1, 1, purposeTournament)
+	for range 200 {
+		picks := tournament(fitness, 5, 2, true, r)
+		if len(picks) != 5 || picks[0] != 1 {
+			t.Fatalf("picks %v: want 5 with the first best (position 1) first", picks)
+		}
+	}
+	// A tournament as large as the population almost always finds a best.
+	wins := 0
+	for range 200 {
+		for _, p := range tournament(fitness, 5, 5, false, r)[1:] {
+			if fitness[p] == 9 {
+				wins++
+			}
+		}
+	}
+	if wins < 200*4*8/10 {
+		t.Errorf("tournaments of 5 picked a best agent %d times of 800", wins)
+	}
+	// Size 1 picks uniformly, the diverged agent included.
+	counts := make([]int, 5)
+	for range 2000 {
+		for _, p := range tournament(fitness, 5, 1, false, r) {
+			counts[p]++
+		}
+	}
+	for i, c := range counts {
+		if c < 1700 || c > 2300 {
+			t.Errorf("size-1 tournaments picked position %d %d times of 10000, want about 2000", i, c)
+		}
+	}
+}
+
+// newTiny builds the tiny config's population, with edits to its config.
+func newTiny(t *testing.T, edit func(*Config)) *Trainer {
+	t.Helper()
+	cfg := tiny(t)
+	if edit != nil {
+		edit(&cfg)
+	}
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// fileOf saves a and returns the bytes of its file.
+func fileOf(t *testing.T, a *agent.PPO) []byte {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "a.safetensors")
+	if err := a.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func only(kind string) func(*Config) {
+	return func(c *Config) {
+		c.Mutation = MutationConfig{MutationSD: 0.1, NewLayer: 0.5, MutateElite: true}
+		switch kind {
+		case MutationArchitecture:
+			c.Mutation.Architecture = 1
+		case MutationParameters:
+			c.Mutation.Parameters = 1
+		case MutationActivation:
+			c.Mutation.Activation = 1
+		case MutationRLHP:
+			c.Mutation.RLHP = 1
+		default:
+			c.Mutation.NoMutation = 1
+		}
+	}
+}
+
+func TestRLHPMutationStaysInItsRange(t *testing.T) {
+	tr := newTiny(t, only(MutationRLHP))
+	s := scratch{dir: t.TempDir()}
+	a := tr.members[0].Agent
+	changed := map[string]bool{}
+	for g := 1; g <= 60; g++ {
+		before := a.Config()
+		b, desc, err := tr.cfg.mutate(a, 0, g, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(desc, "rl_hp: ") || b.History[len(b.History)-1] != desc {
+			t.Fatalf("description %q, history %v", desc, b.History)
+		}
+		after := b.Config()
+		for name, r := range tr.cfg.HP {
+			v := hpValue(after, name)
+			if v < r.Min || v > r.Max || (isIntHP(name) && v != math.Trunc(v)) {
+				t.Fatalf("%s = %v outside [%v, %v] or not whole", name, v, r.Min, r.Max)
+			}
+			if v != hpValue(before, name) {
+				changed[name] = true
+			}
+		}
+		a = b
+	}
+	if len(changed) != 3 {
+		t.Errorf("only %v changed in 60 mutations", changed)
+	}
+}
+
+func TestParameterMutationTouchesAboutATenthOfSomeMatrices(t *testing.T) {
+	tr := newTiny(t, only(MutationParameters))
+	s := scratch{dir: t.TempDir()}
+	a := tr.members[0].Agent
+	read := func(a *agent.PPO) *agentFile {
+		p := filepath.Join(t.TempDir(), "a.safetensors")
+		if err := a.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		f, err := readAgentFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	b, desc, err := tr.cfg.mutate(a, 0, 1, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(desc, "parameters: ") {
+		t.Fatalf("description %q", desc)
+	}
+	fa, fb := read(a), read(b)
+	matrices := 0
+	for name := range fa.entries {
+		va, vb := fa.values(name), fb.values(name)
+		diff := 0
+		for i := range va {
+			if va[i] != vb[i] {
+				diff++
+			}
+		}
+		isMatrix := len(fa.entries[name].Shape) >= 2 && (strings.HasPrefix(name, "actor.") || strings.HasPrefix(name, "critic."))
+		switch {
+		case !isMatrix && diff > 0:
+			t.Errorf("%s (not a weight matrix) changed in %d entries", name, diff)
+		case isMatrix && diff > 0:
+			matrices++
+			if most := max(1, int(math.Round(0.1*float64(len(va))))); diff > most {
+				t.Errorf("%s: %d of %d entries changed, want at most %d", name, diff, len(va), most)
+			}
+		}
+	}
+	if matrices == 0 {
+		t.Error("no weight matrix changed")
+	}
+}
+
+func TestArchitectureAndActivationMutationsChangeTheNetwork(t *testing.T) {
+	for _, kind := range []string{MutationArchitecture, MutationActivation} {
+		tr := newTiny(t, only(kind))
+		s := scratch{dir: t.TempDir()}
+		applied := 0
+		for g := 1; g <= 6; g++ {
+			a := tr.members[0].Agent
+			before := a.Config().Net.String()
+			b, desc, err := tr.cfg.mutate(a, 0, g, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := b.Config().Net.String(); after != before {
+				applied++
+				if b.History[len(b.History)-1] != desc {
+					t.Errorf("%s: history does not record %q", kind, desc)
+				}
+			}
+			tr.members[0].Agent = b
+		}
+		if applied == 0 {
+			t.Errorf("no %s mutation changed the network in 6 tries", kind)
+		}
+	}
+}
+
+func TestEliteIsKeptIntactWithoutMutateElite(t *testing.T) {
+	tr := newTiny(t, func(c *Config) { only(MutationParameters)(c); c.Mutation.MutateElite = false })
+	for i, m := range tr.members {
+		m.Fitness = []float64{float64(10 * i)}
+	}
+	elite := tr.members[2]
+	before := fileOf(t, elite.Agent)
+	if err := tr.evolve(1, scratch{dir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if tr.members[0] != elite || !bytes.Equal(before, fileOf(t, elite.Agent)) || elite.Mutation != "none (elite)" {
+		t.Fatalf("the elite was replaced or changed (mutation %q)", tr.members[0].Mutation)
+	}
+	for i, m := range tr.members[1:] {
+		if m.Index != 3+i || !strings.HasPrefix(m.Mutation, "parameters") {
+			t.Errorf("clone %d: index %d, mutation %q; want index %d, a parameter mutation", i, m.Index, m.Mutation, 3+i)
+		}
+	}
+}
+
+func TestDivergedAgentGetsMinusInfAndTheRunGoesOn(t *testing.T) {
+	tr := newTiny(t, func(c *Config) { c.Population.MaxSteps = 1 })
+	s := scratch{dir: t.TempDir()}
+	a, err := s.edit(tr.members[1].Agent, 1, func(f *agentFile) error {
+		name := f.names("actor.")[0]
+		v := f.values(name)
+		for i := range v {
+			v[i] = float32(math.NaN())
+		}
+		f.setValues(name, v)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.members[1].Agent = a
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Generations != 1 || sum.EliteIndex == 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	rows := readMetrics(t, tr.cfg.OutDir)
+	if rows[2][1] != "1" || rows[2][3] != "-Inf" || rows[2][4] != "true" {
+		t.Fatalf("metrics row of the diverged agent: %v", rows[2])
+	}
+}
+
+// panicEnv is CartPole that panics at its 40th step.
+type panicEnv struct {
+	envs.Env
+	steps int
+}
+
+func (p *panicEnv) Step(a []float32) ([]float32, float64, bool, bool, envs.Info) {
+	if p.steps++; p.steps == 40 {
+		panic("the simulator exploded")
+	}
+	return p.Env.Step(a)
+}
+
+func registerPanicEnv() error {
+	if _, ok := envs.Lookup("PanicCartPole-v0"); ok {
+		return nil // -count > 1
+	}
+	return envs.Register(envs.Spec{ID: "PanicCartPole-v0", New: func(o envs.Options) (envs.Env, error) {
+		e, err := envs.Make("CartPole-v1", o)
+		return &panicEnv{Env: e}, err
+	}})
+}
+
+func TestEnvPanicFailsTheRunNamingAgentAndEnv(t *testing.T) {
+	if err := registerPanicEnv(); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTiny(t, func(c *Config) { c.Env.ID = "PanicCartPole-v0" })
+	_, err := tr.Run(context.Background())
+	if err == nil || errors.Is(err, ErrBadInput) {
+		t.Fatalf("err = %v, want a failure that is not bad input", err)
+	}
+	for _, w := range []string{"agent 0", "PanicCartPole-v0", "the simulator exploded"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	dir := tr.cfg.OutDir
+	if g, err := os.ReadFile(filepath.Join(dir, "checkpoints", "latest")); err != nil || strings.TrimSpace(string(g)) != "gen-000000" {
+		t.Errorf("latest = %q, %v; want the last good generation, gen-000000", g, err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "summary.json")), &sum); err != nil || sum["stop_reason"] != StopError {
+		t.Errorf("summary.json: %v, %v", sum, err)
+	}
+	if _, err := Resume(dir, Options{}); err != nil {
+		t.Errorf("the checkpoint of the last good generation does not resume: %v", err)
+	}
+}
+
+func TestResumeRefusesAChangedConfigAndNewRefusesARun(t *testing.T) {
+	if raceEnabled {
+		t.Skip("covered without -race")
+	}
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 1
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("New over a run: %v", err)
+	}
+	path := filepath.Join(cfg.OutDir, "config.toml")
+	b := readFile(t, path)
+	if err := os.WriteFile(path, bytes.Replace(b, []byte("lr = 0.0003"), []byte("lr = 0.0004"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(cfg.OutDir, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "config was changed") {
+		t.Errorf("Resume with a changed config: %v", err)
+	}
+}
+
+func TestCheckpointsKeepTheNewest(t *testing.T) {
+	if raceEnabled {
+		t.Skip("covered without -race")
+	}
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 4 * 3 * 256
+	cfg.Checkpoint.Keep = 2
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := filepath.Glob(filepath.Join(cfg.OutDir, "checkpoints", "*"))
+	var names []string
+	for _, p := range got {
+		names = append(names, filepath.Base(p))
+	}
+	if strings.Join(names, " ") != "gen-000003 gen-000004 latest" {
+		t.Errorf("checkpoints: %v", names)
+	}
+}
+
+func TestTargetStopsTheRunAfterMinGenerations(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.Target = 0 // every CartPole return reaches it
+	cfg.Population.MinGenerations = 2
+	sum, err := run(t, cfg, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Generations != 2 || sum.StopReason != StopTarget || !sum.Finished || sum.EliteFitness < 0 {
+		t.Fatalf("summary %+v: want a stop by the target after 2 generations", sum)
+	}
+	var file map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(cfg.OutDir, "summary.json")), &file); err != nil ||
+		file["stop_reason"] != StopTarget || file["generations"] != 2.0 {
+		t.Fatalf("summary.json: %v, %v", file, err)
+	}
+}

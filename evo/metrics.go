@@ -1,0 +1,120 @@
+package evo
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+)
+
+// metricsHPs returns the hyperparameter columns of metrics.csv: lr,
+// batch_size and learn_step, then every other one with an [hp] range, in
+// HPNames order.
+func (c Config) metricsHPs() []string {
+	var names []string
+	for _, n := range HPNames() {
+		if _, ok := c.HP[n]; ok || n == "lr" || n == "batch_size" || n == "learn_step" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// metricsHeader returns the columns of metrics.csv.
+func (c Config) metricsHeader() []string {
+	h := []string{"generation", "agent", "parent", "fitness", "diverged", "steps", "total_steps", "wall_s",
+		"train_return", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac",
+		"explained_variance", "grad_norm"}
+	h = append(h, c.metricsHPs()...)
+	return append(h, "net", "mutation")
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// metricsRows returns one row per member of generation g.
+func (c Config) metricsRows(g, totalSteps int, wall float64, reports []MemberReport) [][]string {
+	rows := make([][]string, 0, len(reports))
+	for _, r := range reports {
+		st := r.Stats
+		row := []string{strconv.Itoa(g), strconv.Itoa(r.Index), strconv.Itoa(r.Parent), fmtFloat(r.Fitness),
+			strconv.FormatBool(r.Diverged), strconv.Itoa(r.Steps), strconv.Itoa(totalSteps),
+			strconv.FormatFloat(wall, 'f', 3, 64), fmtFloat(r.TrainReturn), fmtFloat(st.Loss),
+			fmtFloat(st.PolicyLoss), fmtFloat(st.ValueLoss), fmtFloat(st.Entropy), fmtFloat(st.ApproxKL),
+			fmtFloat(st.ClipFrac), fmtFloat(st.ExplainedVariance), fmtFloat(st.GradNorm)}
+		for _, n := range c.metricsHPs() {
+			row = append(row, fmtFloat(hpValue(r.Config, n)))
+		}
+		rows = append(rows, append(row, r.Config.Net.String(), r.Mutation))
+	}
+	return rows
+}
+
+// appendMetrics appends generation g's rows to metrics.csv and syncs it.
+func (t *Trainer) appendMetrics(g int, wall float64, reports []MemberReport) error {
+	path := filepath.Join(t.dir, "metrics.csv")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	w := csv.NewWriter(f)
+	w.WriteAll(t.cfg.metricsRows(g, t.totalSteps, wall, reports))
+	return errors.Join(w.Error(), f.Sync(), f.Close())
+}
+
+// truncateMetrics rewrites metrics.csv atomically without the rows of
+// generations after the current one (a resumed run repeats them), or
+// creates it with its header.
+func (t *Trainer) truncateMetrics() error {
+	path := filepath.Join(t.dir, "metrics.csv")
+	header := t.cfg.metricsHeader()
+	rows := [][]string{header}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("metrics: %w", err)
+	default:
+		old, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			return badInput(fmt.Errorf("metrics: %s: %w", path, err))
+		}
+		if len(old) == 0 || !slices.Equal(old[0], header) {
+			return badInput(fmt.Errorf("metrics: %s: the header differs from this config's columns", path))
+		}
+		for _, r := range old[1:] {
+			g, err := strconv.Atoi(r[0])
+			if err != nil {
+				return badInput(fmt.Errorf("metrics: %s: generation %q: %w", path, r[0], err))
+			}
+			if g <= t.gen {
+				rows = append(rows, r)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.WriteAll(rows)
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// writeSummary writes summary.json atomically.
+func (t *Trainer) writeSummary(s Summary) error {
+	type file struct {
+		Summary
+		EliteFitness jsonFloat `json:"elite_fitness"`
+	}
+	b, err := json.MarshalIndent(file{s, jsonFloat(s.EliteFitness)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(t.dir, "summary.json"), append(b, '\n'))
+}

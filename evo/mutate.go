@@ -1,0 +1,239 @@
+package evo
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// The mutation kinds, one of which each agent gets per generation.
+const (
+	MutationNone         = "none"
+	MutationArchitecture = "architecture"
+	MutationParameters   = "parameters"
+	MutationActivation   = "activation"
+	MutationRLHP         = "rl_hp"
+)
+
+// Parameter mutation constants (AgileRL's classic parameter mutation):
+// the share of a chosen matrix's entries that get noise, the chances per
+// entry of a super-mutation (10× the noise) and of a reset to N(0, 1), and
+// the bound on the magnitude of any mutated weight.
+const (
+	paramFraction     = 0.1
+	superMutationProb = 0.05
+	superMutationSD   = 10
+	resetProb         = 0.05
+	weightBound       = 1e6
+)
+
+// draw picks one mutation kind with the configured weights.
+func (m MutationConfig) draw(r *rand.Rand) string {
+	kinds := []struct {
+		name string
+		w    float64
+	}{{MutationNone, m.NoMutation}, {MutationArchitecture, m.Architecture}, {MutationParameters, m.Parameters},
+		{MutationActivation, m.Activation}, {MutationRLHP, m.RLHP}}
+	sum := 0.0
+	for _, k := range kinds {
+		sum += k.w
+	}
+	u := r.Float64() * sum
+	for _, k := range kinds {
+		if u < k.w {
+			return k.name
+		}
+		u -= k.w
+	}
+	// Rounding can leave u just above the last weight: take the last
+	// kind with a positive weight.
+	for i := len(kinds) - 1; i >= 0; i-- {
+		if kinds[i].w > 0 {
+			return kinds[i].name
+		}
+	}
+	return MutationNone
+}
+
+// mutate gives agent a (member index, in generation gen) one mutation drawn
+// with the configured weights, from the stream (seed, index, gen,
+// mutation). It returns the mutated agent (a itself, or a new one for the
+// mutations that go through the agent's file) and a one-line description,
+// which the agent's History also records for every kind but none.
+func (c Config) mutate(a *agent.PPO, index, gen int, s scratch) (*agent.PPO, string, error) {
+	r := newRNG(c.Seed, index, gen, purposeMutation)
+	switch kind := c.Mutation.draw(r); kind {
+	case MutationArchitecture:
+		k := netconf.KindNode
+		if r.Float64() < c.Mutation.NewLayer {
+			k = netconf.KindLayer
+		}
+		var ops []netconf.Mutation
+		for _, m := range netconf.MutationsFor(a.Config().Net) {
+			if m.Kind == k {
+				ops = append(ops, m)
+			}
+		}
+		if len(ops) == 0 {
+			return a, fmt.Sprintf("architecture: no %s mutation for a %s encoder", k, a.Config().Net.Encoder), nil
+		}
+		return applyArchitecture(a, ops[r.IntN(len(ops))])
+	case MutationActivation:
+		var ops []netconf.Mutation
+		for _, m := range netconf.MutationsFor(a.Config().Net) {
+			if m.Kind == netconf.KindActivation {
+				ops = append(ops, m)
+			}
+		}
+		if len(ops) == 0 {
+			return a, "activation: no activation mutation", nil
+		}
+		return applyArchitecture(a, ops[r.IntN(len(ops))])
+	case MutationParameters:
+		var desc string
+		b, err := s.edit(a, index, func(f *agentFile) error {
+			desc = mutateParameters(f, c.Mutation.MutationSD, r)
+			return f.appendHistory(desc)
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("parameter mutation of agent %d: %w", index, err)
+		}
+		return b, desc, nil
+	case MutationRLHP:
+		names := c.mutableHPs()
+		if len(names) == 0 {
+			return a, "rl_hp: no mutable hyperparameter", nil
+		}
+		name := names[r.IntN(len(names))]
+		rng := c.HP[name]
+		cfg := a.Config()
+		old := hpValue(cfg, name)
+		f := rng.Grow
+		if r.IntN(2) == 1 {
+			f = rng.Shrink
+		}
+		v := min(rng.Max, max(rng.Min, old*f))
+		if isIntHP(name) {
+			v = math.Round(v)
+		}
+		setHP(&cfg, name, v)
+		desc := fmt.Sprintf("rl_hp: %s %s -> %s", name, fmtHP(old), fmtHP(hpValue(cfg, name)))
+		b, err := s.edit(a, index, func(f *agentFile) error {
+			if err := f.setField("config", cfg); err != nil {
+				return err
+			}
+			if name == "lr" { // Learn sets Adam's rate from lr; keep the file consistent meanwhile
+				var adam map[string]json.RawMessage
+				if err := f.field("adam", &adam); err != nil {
+					return err
+				}
+				adam["lr"] = json.RawMessage(strconv.FormatFloat(cfg.LR, 'g', -1, 64))
+				if err := f.setField("adam", adam); err != nil {
+					return err
+				}
+			}
+			return f.appendHistory(desc)
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("rl_hp mutation of agent %d: %w", index, err)
+		}
+		return b, desc, nil
+	default:
+		return a, MutationNone, nil
+	}
+}
+
+// applyArchitecture applies one netconf operator; an operator that does
+// not apply leaves the agent as it was, and the description says why.
+func applyArchitecture(a *agent.PPO, m netconf.Mutation) (*agent.PPO, string, error) {
+	desc, changed, err := a.MutateArchitecture(m)
+	if err != nil {
+		return nil, "", err
+	}
+	if !changed {
+		return a, desc + " (not applied)", nil
+	}
+	return a, desc, nil
+}
+
+// mutateParameters adds Gaussian noise to the weights of a random subset
+// of the weight matrices (tensors of rank >= 2 of actor and critic; biases,
+// norms and the log-std are left alone): in each chosen matrix about 10 %
+// of the entries, drawn with replacement, get w += N(0, (sd·|w|)²); with
+// probability 5 % an entry gets 10× that noise instead, and with 5 % it is
+// reset to N(0, 1). Results are clipped to ±1e6.
+func mutateParameters(f *agentFile, sd float64, r *rand.Rand) string {
+	var mats []string
+	for _, prefix := range []string{"actor.", "critic."} {
+		for _, name := range f.names(prefix) {
+			if len(f.entries[name].Shape) >= 2 {
+				mats = append(mats, name)
+			}
+		}
+	}
+	if len(mats) == 0 {
+		return "parameters: no weight matrix"
+	}
+	k := 1 + r.IntN(len(mats))
+	perm := r.Perm(len(mats))[:k]
+	entries, supers, resets := 0, 0, 0
+	for _, p := range perm {
+		name := mats[p]
+		w := f.values(name)
+		n := max(1, int(math.Round(paramFraction*float64(len(w)))))
+		for range n {
+			i := r.IntN(len(w))
+			x := float64(w[i])
+			switch u := r.Float64(); {
+			case u < superMutationProb:
+				x += r.NormFloat64() * superMutationSD * sd * math.Abs(x)
+				supers++
+			case u < superMutationProb+resetProb:
+				x = r.NormFloat64()
+				resets++
+			default:
+				x += r.NormFloat64() * sd * math.Abs(x)
+			}
+			w[i] = float32(min(weightBound, max(-weightBound, x)))
+		}
+		entries += n
+		f.setValues(name, w)
+	}
+	return fmt.Sprintf("parameters: %d of %d weight matrices, %d entries (%d super-mutated, %d reset)", k, len(mats), entries, supers, resets)
+}
+
+// fmtHP formats a hyperparameter value compactly.
+func fmtHP(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// tournament selects the next population from this generation's fitness
+// (one value per position): with elitism the best position first (the
+// first of equals), then winners of tournaments of size positions drawn
+// with replacement (the first drawn of equal fitness wins), until n are
+// chosen. It returns positions into fitness.
+func tournament(fitness []float64, n, size int, elitism bool, r *rand.Rand) []int {
+	picks := make([]int, 0, n)
+	if elitism {
+		best := 0
+		for i, f := range fitness {
+			if f > fitness[best] {
+				best = i
+			}
+		}
+		picks = append(picks, best)
+	}
+	for len(picks) < n {
+		win := r.IntN(len(fitness))
+		for range size - 1 {
+			if c := r.IntN(len(fitness)); fitness[c] > fitness[win] {
+				win = c
+			}
+		}
+		picks = append(picks, win)
+	}
+	return picks
+}

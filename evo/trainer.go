@@ -1,0 +1,487 @@
+package evo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"golang.org/x/sync/errgroup"
+)
+
+// Why a run stopped (Summary.StopReason).
+const (
+	StopTarget      = "target"      // a generation's best fitness reached population.target
+	StopBudget      = "budget"      // the population's env steps reached population.max_steps
+	StopInterrupted = "interrupted" // the context was cancelled (a signal)
+	StopError       = "error"       // an agent or env failed
+)
+
+// Member is one agent of the population with what evolution knows of it.
+type Member struct {
+	// Index identifies the agent for the whole run; clones get new ones.
+	Index int
+	// Parent is the index of the agent this one was cloned from (-1 for the
+	// initial population). An elite kept as it is keeps its own Parent.
+	Parent int
+	// Mutation describes the mutation it received before its current
+	// generation ("initial" for the initial population).
+	Mutation string
+	// Fitness lists its fitness in every generation it was evaluated,
+	// inherited from its ancestors, oldest first.
+	Fitness []float64
+	Agent   *agent.PPO
+}
+
+// Options are run-time settings that never change a run's results.
+type Options struct {
+	// Workers overrides population.workers when > 0.
+	Workers int
+	// Log receives warnings (a diverged agent) and notes (new elite,
+	// checkpoints); nil discards them.
+	Log *slog.Logger
+	// OnGeneration, when set, is called after each generation from the
+	// goroutine that runs Run.
+	OnGeneration func(GenerationReport)
+}
+
+// GenerationReport describes one finished generation.
+type GenerationReport struct {
+	Generation int
+	// TotalSteps is the population's env steps so far, MaxSteps the budget.
+	TotalSteps, MaxSteps int
+	// Members are the agents as they were trained and evaluated, in
+	// population order.
+	Members []MemberReport
+	// Best is the position in Members of the generation's best agent;
+	// NewElite is set when it is the best of the run so far and was saved
+	// to elite.safetensors.
+	Best     int
+	NewElite bool
+	// EliteFitness is the best fitness of the run so far.
+	EliteFitness float64
+	Wall         time.Duration // since the start of this session
+}
+
+// MemberReport is one agent's row of a generation.
+type MemberReport struct {
+	Index, Parent int
+	Fitness       float64
+	// Diverged is set when its loss or weights were not finite; its
+	// fitness is then −Inf.
+	Diverged bool
+	// Steps is the agent's own env steps in all (inherited ones included),
+	// GenSteps those of this generation.
+	Steps, GenSteps int
+	// TrainReturn is the mean return of the training episodes finished in
+	// this generation (NaN if none).
+	TrainReturn float64
+	Stats       agent.Stats // the last PPO update
+	Config      agent.Config
+	Mutation    string
+}
+
+// Summary describes a run at its end or stop; summary.json holds it.
+type Summary struct {
+	Dir         string  `json:"dir"`
+	Generations int     `json:"generations"`
+	TotalSteps  int     `json:"total_steps"`
+	WallSeconds float64 `json:"wall_s"` // over all sessions of the run
+	// StepsPerSecond is the population's env steps per second of this
+	// session (resumed runs count only their own steps and time).
+	StepsPerSecond float64 `json:"steps_per_s"`
+	// EliteFitness is the best fitness of the run (−Inf before any);
+	// summary.json writes it as elite_fitness, infinities as strings.
+	EliteFitness float64 `json:"-"`
+	EliteIndex   int     `json:"elite_index"`
+	// EliteFile is the path of elite.safetensors ("" if no agent ever had
+	// a finite fitness).
+	EliteFile  string `json:"elite_file"`
+	StopReason string `json:"stop_reason"`
+	Finished   bool   `json:"finished"`
+}
+
+// Progress is a snapshot of a running run, safe to take from any goroutine.
+type Progress struct {
+	Generation int // the generation being trained (the last one when done)
+	// TotalSteps counts the population's env steps, including those taken
+	// so far in the running generation.
+	TotalSteps, MaxSteps int
+}
+
+// Trainer runs the generations of one run. Build it with New or Resume,
+// then call Run once.
+type Trainer struct {
+	cfg    Config
+	dir    string
+	opts   Options
+	log    *slog.Logger
+	digest string
+
+	members    []*Member
+	gen        int // generations completed
+	totalSteps int
+	nextIndex  int
+	best       float64 // best fitness of the run so far
+	bestIndex  int
+	finished   bool
+	stopReason string
+	wallBefore float64 // seconds spent by earlier sessions
+	resumed    bool
+
+	progSteps atomic.Int64
+	progGen   atomic.Int64
+}
+
+// New prepares a fresh run of cfg (as LoadConfig returns it) in cfg.OutDir.
+// It refuses an out_dir that already holds a run (resume it, or choose
+// another), so that nothing written is ever overwritten. Run writes the
+// files.
+func New(cfg Config, opts Options) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints")); err == nil {
+		return nil, badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", cfg.OutDir, cfg.OutDir))
+	}
+	t, err := newTrainer(cfg, cfg.OutDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	env, err := envs.Make(cfg.Env.ID, cfg.Env.Options)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("env %s: %w", cfg.Env.ID, err))
+	}
+	for i := range cfg.Population.Size {
+		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, deriveSeed(cfg.Seed, i, 0, purposeInit))
+		if err != nil {
+			return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
+		}
+		a.TotalSteps = (cfg.Population.MaxSteps + cfg.Population.Size - 1) / cfg.Population.Size
+		t.members = append(t.members, &Member{Index: i, Parent: -1, Mutation: "initial", Agent: a})
+	}
+	t.nextIndex = cfg.Population.Size
+	return t, nil
+}
+
+func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
+	digest, err := cfg.Digest()
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: digest,
+		best: math.Inf(-1), bestIndex: -1}, nil
+}
+
+// Config returns the run's config.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Dir returns the run's directory.
+func (t *Trainer) Dir() string { return t.dir }
+
+// Finished reports whether the run has ended by its target or its budget
+// (a resumed finished run has nothing left to do).
+func (t *Trainer) Finished() bool { return t.finished }
+
+// Members returns the current population (after the last completed
+// generation's selection and mutation). It must not be called while Run
+// runs.
+func (t *Trainer) Members() []*Member { return t.members }
+
+// Progress returns a snapshot of the run's progress.
+func (t *Trainer) Progress() Progress {
+	return Progress{Generation: int(t.progGen.Load()), TotalSteps: int(t.progSteps.Load()),
+		MaxSteps: t.cfg.Population.MaxSteps}
+}
+
+// Workers returns the number of agents trained at once.
+func (t *Trainer) Workers() int {
+	switch {
+	case t.opts.Workers > 0:
+		return t.opts.Workers
+	case t.cfg.Population.Workers > 0:
+		return t.cfg.Population.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Run trains generations until the target or the budget is reached or ctx
+// is cancelled. Each generation: every agent trains evo_steps on a fresh
+// vector env of its own and is evaluated (at most Workers at once), the
+// elite is saved when it is the best so far, metrics rows are appended, a
+// tournament picks the next population, clones are mutated, and a
+// checkpoint is written. On cancellation the running generation is
+// abandoned (the newest checkpoint stays the resume point) and the error
+// wraps ctx.Err(). An env panic fails the run with an error naming the agent
+// and the env. summary.json is written at the end and whenever a generation
+// is abandoned.
+func (t *Trainer) Run(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	sessionStart := t.totalSteps
+	t.progSteps.Store(int64(t.totalSteps))
+	t.progGen.Store(int64(t.gen))
+	if t.finished {
+		return t.summary(start, sessionStart), nil
+	}
+	sc, err := os.MkdirTemp("", "evolve-scratch-")
+	if err != nil {
+		return Summary{}, err
+	}
+	defer os.RemoveAll(sc)
+	s := scratch{dir: sc}
+	if err := t.prepare(t.wallBefore); err != nil {
+		return Summary{}, err
+	}
+	wall := func() float64 { return t.wallBefore + time.Since(start).Seconds() }
+	for !t.finished {
+		g := t.gen + 1
+		t.progGen.Store(int64(g))
+		reports, err := t.trainGeneration(ctx, g, s)
+		if err != nil {
+			t.stopReason = StopError
+			if ctx.Err() != nil {
+				t.stopReason = StopInterrupted
+				err = fmt.Errorf("generation %d abandoned: %w", g, ctx.Err())
+				if cause := context.Cause(ctx); cause != ctx.Err() {
+					err = fmt.Errorf("%w (%w)", err, cause)
+				}
+			}
+			sum := t.summary(start, sessionStart)
+			return sum, errors.Join(err, t.writeSummary(sum))
+		}
+		best := 0
+		for i, r := range reports {
+			t.totalSteps += r.GenSteps
+			t.members[i].Fitness = append(t.members[i].Fitness, r.Fitness)
+			if r.Fitness > reports[best].Fitness {
+				best = i
+			}
+		}
+		t.progSteps.Store(int64(t.totalSteps))
+		rep := GenerationReport{Generation: g, TotalSteps: t.totalSteps, MaxSteps: t.cfg.Population.MaxSteps,
+			Members: reports, Best: best}
+		if f := reports[best].Fitness; f > t.best {
+			path := filepath.Join(t.dir, "elite.safetensors")
+			if err := t.members[best].Agent.Save(path); err != nil {
+				return Summary{}, fmt.Errorf("save elite: %w", err)
+			}
+			t.best, t.bestIndex, rep.NewElite = f, reports[best].Index, true
+			t.log.Info("new elite", "generation", g, "agent", t.bestIndex, "fitness", f, "file", path)
+		}
+		rep.EliteFitness = t.best
+		if err := t.appendMetrics(g, wall(), reports); err != nil {
+			return Summary{}, err
+		}
+		switch {
+		case g >= t.cfg.Population.MinGenerations && reports[best].Fitness >= t.cfg.Population.Target:
+			t.finished, t.stopReason = true, StopTarget
+		case t.totalSteps >= t.cfg.Population.MaxSteps:
+			t.finished, t.stopReason = true, StopBudget
+		}
+		if !t.finished {
+			// The last generation's population is kept as it was evaluated.
+			if err := t.evolve(g, s); err != nil {
+				return Summary{}, err
+			}
+		}
+		t.gen = g
+		if t.finished || g%t.cfg.Checkpoint.Every == 0 {
+			if err := t.writeCheckpoint(wall()); err != nil {
+				return Summary{}, err
+			}
+		}
+		rep.Wall = time.Since(start)
+		if t.opts.OnGeneration != nil {
+			t.opts.OnGeneration(rep)
+		}
+	}
+	sum := t.summary(start, sessionStart)
+	return sum, t.writeSummary(sum)
+}
+
+// summary describes the run now; start and sessionSteps are the time and
+// the total steps at which this session began.
+func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
+	el := time.Since(start).Seconds()
+	s := Summary{Dir: t.dir, Generations: t.gen, TotalSteps: t.totalSteps, WallSeconds: t.wallBefore + el,
+		EliteFitness: t.best, EliteIndex: t.bestIndex, StopReason: t.stopReason, Finished: t.finished}
+	if el > 0 {
+		s.StepsPerSecond = float64(t.totalSteps-sessionSteps) / el
+	}
+	if t.bestIndex >= 0 {
+		s.EliteFile = filepath.Join(t.dir, "elite.safetensors")
+	}
+	return s
+}
+
+// trainGeneration trains and evaluates every member, at most Workers at
+// once, and returns one report per member in population order.
+func (t *Trainer) trainGeneration(ctx context.Context, g int, s scratch) ([]MemberReport, error) {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(t.Workers())
+	// Every agent of a generation plays the same evaluation episodes, so
+	// that the tournament compares like with like.
+	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
+	reports := make([]MemberReport, len(t.members))
+	for i, m := range t.members {
+		eg.Go(func() error {
+			r, err := t.trainOne(ctx, m, evalSeed, s)
+			reports[i] = r
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	return reports, nil
+}
+
+// trainOne trains one member for evo_steps on a fresh vector env and
+// evaluates it. A loss or weights that are not finite make its fitness
+// −Inf (logged); a panic (an env's, most likely) becomes an error naming
+// the agent and the env.
+func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64, s scratch) (r MemberReport, err error) {
+	id := t.cfg.Env.ID
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("agent %d on env %s: panic: %v", m.Index, id, p)
+		}
+	}()
+	a := m.Agent
+	r = MemberReport{Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, Config: a.Config(), TrainReturn: math.NaN()}
+	vec, err := envs.MakeVector(id, t.cfg.Env.NumEnvs, t.cfg.Env.Options)
+	if err != nil {
+		return r, fmt.Errorf("agent %d: %w", m.Index, err)
+	}
+	defer vec.Close()
+	retSum, episodes := 0.0, 0
+	diverged := ""
+	// One rollout per call, so that progress is visible while it trains;
+	// the agent continues on the same vector, exactly as one long call.
+	for r.GenSteps < t.cfg.Population.EvoSteps {
+		ts, err := a.Train(ctx, vec, 1)
+		r.GenSteps += ts.Steps
+		t.progSteps.Add(int64(ts.Steps))
+		if ts.Episodes > 0 {
+			retSum += ts.Return * float64(ts.Episodes)
+			episodes += ts.Episodes
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return r, err
+			}
+			if d, ok := t.divergence(a, m.Index, err, s); ok {
+				diverged = d
+				break
+			}
+			return r, fmt.Errorf("agent %d on env %s: train: %w", m.Index, id, err)
+		}
+		r.Stats = ts.Last
+	}
+	if episodes > 0 {
+		r.TrainReturn = retSum / float64(episodes)
+	}
+	r.Steps = a.Steps
+	if diverged == "" {
+		if !finiteStats(r.Stats) {
+			diverged = fmt.Sprintf("loss %v", r.Stats.Loss)
+		} else if name, err := s.finiteWeights(a, m.Index); err != nil {
+			return r, fmt.Errorf("agent %d: check weights: %w", m.Index, err)
+		} else if name != "" {
+			diverged = "weights of " + name + " are not finite"
+		}
+	}
+	if diverged == "" {
+		env, err := envs.Make(id, t.cfg.Env.Options)
+		if err != nil {
+			return r, fmt.Errorf("agent %d: %w", m.Index, err)
+		}
+		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, evalSeed)
+		if err != nil {
+			return r, fmt.Errorf("agent %d on env %s: evaluate: %w", m.Index, id, err)
+		}
+		if math.IsNaN(r.Fitness) {
+			diverged = "fitness NaN"
+		}
+	}
+	if diverged != "" {
+		r.Fitness, r.Diverged = math.Inf(-1), true
+		t.log.Warn("agent diverged: fitness -Inf for this generation", "agent", m.Index, "why", diverged)
+	}
+	return r, nil
+}
+
+// divergence reports whether a training error means the agent diverged
+// (non-finite loss, gradient or weights) rather than a failure of the env
+// or the code.
+func (t *Trainer) divergence(a *agent.PPO, index int, err error, s scratch) (string, bool) {
+	if strings.Contains(err.Error(), "non-finite") {
+		return err.Error(), true
+	}
+	if name, werr := s.finiteWeights(a, index); werr == nil && name != "" {
+		return "weights of " + name + " are not finite (" + err.Error() + ")", true
+	}
+	return "", false
+}
+
+func finiteStats(st agent.Stats) bool {
+	for _, v := range []float64{st.Loss, st.PolicyLoss, st.ValueLoss, st.Entropy} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// evolve replaces the population by the tournament's picks: the elite as
+// it is (mutated only with mutate_elite), the others cloned with new
+// indices; then each gets its mutation.
+func (t *Trainer) evolve(g int, s scratch) error {
+	fitness := make([]float64, len(t.members))
+	for i, m := range t.members {
+		fitness[i] = m.Fitness[len(m.Fitness)-1]
+	}
+	picks := tournament(fitness, len(t.members), t.cfg.Tournament.Size, t.cfg.Tournament.Elitism,
+		newRNG(t.cfg.Seed, -1, g, purposeTournament))
+	next := make([]*Member, len(picks))
+	for i, p := range picks {
+		src := t.members[p]
+		if i == 0 && t.cfg.Tournament.Elitism {
+			next[i] = src
+			continue
+		}
+		idx := t.nextIndex
+		t.nextIndex++
+		next[i] = &Member{Index: idx, Parent: src.Index, Fitness: append([]float64(nil), src.Fitness...),
+			Agent: src.Agent.Clone(deriveSeed(t.cfg.Seed, idx, g, purposeClone))}
+	}
+	// Mutate only once every clone is taken, so that no clone copies a
+	// mutated elite.
+	for i, m := range next {
+		if i == 0 && t.cfg.Tournament.Elitism && !t.cfg.Mutation.MutateElite {
+			m.Mutation = "none (elite)"
+			continue
+		}
+		a, desc, err := t.cfg.mutate(m.Agent, m.Index, g, s)
+		if err != nil {
+			return err
+		}
+		m.Agent, m.Mutation = a, desc
+	}
+	t.members = next
+	return nil
+}
