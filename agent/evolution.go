@@ -1,12 +1,18 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/evolverl/evolve/netconf"
 )
+
+// ErrNonFinite is wrapped by the errors of Learn and Train when a loss or
+// gradient is NaN or infinite: the agent has diverged (evolution gives it
+// fitness −Inf) and its weights were left as they were before that update.
+var ErrNonFinite = errors.New("agent: non-finite loss or gradient")
 
 // The methods below are what evolution needs beyond training: the weights
 // to perturb, the hyperparameters to change, and a health check.

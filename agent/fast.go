@@ -458,7 +458,7 @@ func (a *PPO) updateFast(f *fastNets, mb minibatch) (Stats, error) {
 	st.GradNorm = clipGradNorm(f.grads, a.cfg.MaxGradNorm)
 	if math.IsNaN(st.GradNorm) || math.IsInf(st.GradNorm, 0) {
 		zeroGrads(f.grads)
-		return st, fmt.Errorf("non-finite gradient (loss %v)", st.Loss)
+		return st, fmt.Errorf("%w (loss %v)", ErrNonFinite, st.Loss)
 	}
 	f.params = f.params[:0]
 	for _, t := range a.actor {

@@ -44,13 +44,13 @@ func paramNode(g *G.ExprGraph, name string, data []float32) *G.Node {
 
 // maxNodes returns max(a, b) = b + relu(a − b).
 func maxNodes(a, b *G.Node) *G.Node {
-	return must(G.Add(b, must(G.Rectify(must(G.Sub(a, b))))))
+	return must(G.Add(b, must(netconf.Rectify(must(G.Sub(a, b))))))
 }
 
 // clipNodes returns clip(x, lo, hi) = x − relu(x − hi) + relu(lo − x) for
 // scalar nodes lo and hi.
 func clipNodes(x, lo, hi *G.Node) *G.Node {
-	above := must(G.Rectify(must(G.Sub(x, hi))))
-	below := must(G.Rectify(must(G.Sub(lo, x))))
+	above := must(netconf.Rectify(must(G.Sub(x, hi))))
+	below := must(netconf.Rectify(must(G.Sub(lo, x))))
 	return must(G.Add(must(G.Sub(x, above)), below))
 }

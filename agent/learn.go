@@ -447,7 +447,7 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 		for _, x := range g {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 				zeroGrads(grads)
-				return st, fmt.Errorf("non-finite gradient (loss %v)", st.Loss)
+				return st, fmt.Errorf("%w (loss %v)", ErrNonFinite, st.Loss)
 			}
 		}
 	}

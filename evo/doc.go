@@ -43,11 +43,9 @@
 // its results, and a run resumed from a checkpoint continues bit for bit as
 // if it had never stopped. No trainer RNG state needs to be checkpointed.
 //
-// # Editing agents through their files
+// # Editing agents
 //
-// Parameter and rl_hp mutations and the NaN check of the weights need the
-// agent's weights and hyperparameters, which package agent does not expose
-// in memory. They go through the documented agent file instead: Save to a
-// private scratch file, edit the safetensors tensors or the JSON
-// description, agent.Load (which validates everything). See agentfile.go.
+// Parameter mutations perturb the views agent.WeightMatrices returns in
+// place; rl_hp mutations go through agent.SetConfig; divergence is
+// agent.ErrNonFinite from training or agent.CheckFinite on the weights.
 package evo

@@ -1,7 +1,6 @@
 package evo
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -62,10 +61,10 @@ func (m MutationConfig) draw(r *rand.Rand) string {
 
 // mutate gives agent a (member index, in generation gen) one mutation drawn
 // with the configured weights, from the stream (seed, index, gen,
-// mutation). It returns the mutated agent (a itself, or a new one for the
-// mutations that go through the agent's file) and a one-line description,
-// which the agent's History also records for every kind but none.
-func (c Config) mutate(a *agent.PPO, index, gen int, s scratch) (*agent.PPO, string, error) {
+// mutation). It returns the mutated agent (a itself, changed in place) and
+// a one-line description, which the agent's History also records for every
+// kind but none.
+func (c Config) mutate(a *agent.PPO, index, gen int) (*agent.PPO, string, error) {
 	r := newRNG(c.Seed, index, gen, purposeMutation)
 	switch kind := c.Mutation.draw(r); kind {
 	case MutationArchitecture:
@@ -95,15 +94,9 @@ func (c Config) mutate(a *agent.PPO, index, gen int, s scratch) (*agent.PPO, str
 		}
 		return applyArchitecture(a, ops[r.IntN(len(ops))])
 	case MutationParameters:
-		var desc string
-		b, err := s.edit(a, index, func(f *agentFile) error {
-			desc = mutateParameters(f, c.Mutation.MutationSD, r)
-			return f.appendHistory(desc)
-		})
-		if err != nil {
-			return nil, "", fmt.Errorf("parameter mutation of agent %d: %w", index, err)
-		}
-		return b, desc, nil
+		desc := mutateParameters(a.WeightMatrices(), c.Mutation.MutationSD, r)
+		a.History = append(a.History, desc)
+		return a, desc, nil
 	case MutationRLHP:
 		names := c.mutableHPs()
 		if len(names) == 0 {
@@ -123,26 +116,11 @@ func (c Config) mutate(a *agent.PPO, index, gen int, s scratch) (*agent.PPO, str
 		}
 		setHP(&cfg, name, v)
 		desc := fmt.Sprintf("rl_hp: %s %s -> %s", name, fmtHP(old), fmtHP(hpValue(cfg, name)))
-		b, err := s.edit(a, index, func(f *agentFile) error {
-			if err := f.setField("config", cfg); err != nil {
-				return err
-			}
-			if name == "lr" { // Learn sets Adam's rate from lr; keep the file consistent meanwhile
-				var adam map[string]json.RawMessage
-				if err := f.field("adam", &adam); err != nil {
-					return err
-				}
-				adam["lr"] = json.RawMessage(strconv.FormatFloat(cfg.LR, 'g', -1, 64))
-				if err := f.setField("adam", adam); err != nil {
-					return err
-				}
-			}
-			return f.appendHistory(desc)
-		})
-		if err != nil {
+		if err := a.SetConfig(cfg); err != nil {
 			return nil, "", fmt.Errorf("rl_hp mutation of agent %d: %w", index, err)
 		}
-		return b, desc, nil
+		a.History = append(a.History, desc)
+		return a, desc, nil
 	default:
 		return a, MutationNone, nil
 	}
@@ -162,20 +140,12 @@ func applyArchitecture(a *agent.PPO, m netconf.Mutation) (*agent.PPO, string, er
 }
 
 // mutateParameters adds Gaussian noise to the weights of a random subset
-// of the weight matrices (tensors of rank >= 2 of actor and critic; biases,
-// norms and the log-std are left alone): in each chosen matrix about 10 %
+// of the weight matrices (agent.WeightMatrices: biases, norms and the
+// log-std are left alone): in each chosen matrix about 10 %
 // of the entries, drawn with replacement, get w += N(0, (sd·|w|)²); with
 // probability 5 % an entry gets 10× that noise instead, and with 5 % it is
 // reset to N(0, 1). Results are clipped to ±1e6.
-func mutateParameters(f *agentFile, sd float64, r *rand.Rand) string {
-	var mats []string
-	for _, prefix := range []string{"actor.", "critic."} {
-		for _, name := range f.names(prefix) {
-			if len(f.entries[name].Shape) >= 2 {
-				mats = append(mats, name)
-			}
-		}
-	}
+func mutateParameters(mats []netconf.Tensor, sd float64, r *rand.Rand) string {
 	if len(mats) == 0 {
 		return "parameters: no weight matrix"
 	}
@@ -183,8 +153,7 @@ func mutateParameters(f *agentFile, sd float64, r *rand.Rand) string {
 	perm := r.Perm(len(mats))[:k]
 	entries, supers, resets := 0, 0, 0
 	for _, p := range perm {
-		name := mats[p]
-		w := f.values(name)
+		w := mats[p].Data // the agent's own weights
 		n := max(1, int(math.Round(paramFraction*float64(len(w)))))
 		for range n {
 			i := r.IntN(len(w))
@@ -202,7 +171,6 @@ func mutateParameters(f *agentFile, sd float64, r *rand.Rand) string {
 			w[i] = float32(min(weightBound, max(-weightBound, x)))
 		}
 		entries += n
-		f.setValues(name, w)
 	}
 	return fmt.Sprintf("parameters: %d of %d weight matrices, %d entries (%d super-mutated, %d reset)", k, len(mats), entries, supers, resets)
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -237,12 +236,6 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	if t.finished {
 		return t.summary(start, sessionStart), nil
 	}
-	sc, err := os.MkdirTemp("", "evolve-scratch-")
-	if err != nil {
-		return Summary{}, err
-	}
-	defer os.RemoveAll(sc)
-	s := scratch{dir: sc}
 	if err := t.prepare(t.wallBefore); err != nil {
 		return Summary{}, err
 	}
@@ -250,7 +243,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	for !t.finished {
 		g := t.gen + 1
 		t.progGen.Store(int64(g))
-		reports, err := t.trainGeneration(ctx, g, s)
+		reports, err := t.trainGeneration(ctx, g)
 		if err != nil {
 			t.stopReason = StopError
 			if ctx.Err() != nil {
@@ -294,7 +287,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		}
 		if !t.finished {
 			// The last generation's population is kept as it was evaluated.
-			if err := t.evolve(g, s); err != nil {
+			if err := t.evolve(g); err != nil {
 				return Summary{}, err
 			}
 		}
@@ -330,7 +323,7 @@ func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
 
 // trainGeneration trains and evaluates every member, at most Workers at
 // once, and returns one report per member in population order.
-func (t *Trainer) trainGeneration(ctx context.Context, g int, s scratch) ([]MemberReport, error) {
+func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, error) {
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(t.Workers())
 	// Every agent of a generation plays the same evaluation episodes, so
@@ -339,7 +332,7 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int, s scratch) ([]Memb
 	reports := make([]MemberReport, len(t.members))
 	for i, m := range t.members {
 		eg.Go(func() error {
-			r, err := t.trainOne(ctx, m, evalSeed, s)
+			r, err := t.trainOne(ctx, m, evalSeed)
 			reports[i] = r
 			return err
 		})
@@ -354,7 +347,7 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int, s scratch) ([]Memb
 // evaluates it. A loss or weights that are not finite make its fitness
 // −Inf (logged); a panic (an env's, most likely) becomes an error naming
 // the agent and the env.
-func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64, s scratch) (r MemberReport, err error) {
+func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r MemberReport, err error) {
 	id := t.cfg.Env.ID
 	defer func() {
 		if p := recover(); p != nil {
@@ -384,7 +377,7 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64, s scr
 			if ctx.Err() != nil {
 				return r, err
 			}
-			if d, ok := t.divergence(a, m.Index, err, s); ok {
+			if d, ok := divergence(a, err); ok {
 				diverged = d
 				break
 			}
@@ -399,10 +392,8 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64, s scr
 	if diverged == "" {
 		if !finiteStats(r.Stats) {
 			diverged = fmt.Sprintf("loss %v", r.Stats.Loss)
-		} else if name, err := s.finiteWeights(a, m.Index); err != nil {
-			return r, fmt.Errorf("agent %d: check weights: %w", m.Index, err)
-		} else if name != "" {
-			diverged = "weights of " + name + " are not finite"
+		} else if err := a.CheckFinite(); err != nil {
+			diverged = err.Error()
 		}
 	}
 	if diverged == "" {
@@ -428,12 +419,12 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64, s scr
 // divergence reports whether a training error means the agent diverged
 // (non-finite loss, gradient or weights) rather than a failure of the env
 // or the code.
-func (t *Trainer) divergence(a *agent.PPO, index int, err error, s scratch) (string, bool) {
-	if strings.Contains(err.Error(), "non-finite") {
+func divergence(a *agent.PPO, err error) (string, bool) {
+	if errors.Is(err, agent.ErrNonFinite) {
 		return err.Error(), true
 	}
-	if name, werr := s.finiteWeights(a, index); werr == nil && name != "" {
-		return "weights of " + name + " are not finite (" + err.Error() + ")", true
+	if werr := a.CheckFinite(); werr != nil {
+		return werr.Error() + " (" + err.Error() + ")", true
 	}
 	return "", false
 }
@@ -450,7 +441,7 @@ func finiteStats(st agent.Stats) bool {
 // evolve replaces the population by the tournament's picks: the elite as
 // it is (mutated only with mutate_elite), the others cloned with new
 // indices; then each gets its mutation.
-func (t *Trainer) evolve(g int, s scratch) error {
+func (t *Trainer) evolve(g int) error {
 	fitness := make([]float64, len(t.members))
 	for i, m := range t.members {
 		fitness[i] = m.Fitness[len(m.Fitness)-1]
@@ -476,7 +467,7 @@ func (t *Trainer) evolve(g int, s scratch) error {
 			m.Mutation = "none (elite)"
 			continue
 		}
-		a, desc, err := t.cfg.mutate(m.Agent, m.Index, g, s)
+		a, desc, err := t.cfg.mutate(m.Agent, m.Index, g)
 		if err != nil {
 			return err
 		}

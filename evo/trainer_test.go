@@ -99,12 +99,8 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 // TestWorkersDoNotChangeRecurrentResults repeats the check for LSTM agents
 // (gorgonia graphs, BPTT) on Probe7.
 func TestWorkersDoNotChangeRecurrentResults(t *testing.T) {
-	if raceEnabled {
-		// gorgonia's G.Rectify increments an unsynchronised global counter
-		// (internal/encoding.groupIndex) whenever a graph is built, so
-		// concurrent LSTM agents race inside gorgonia (not in evo).
-		t.Skip("gorgonia's graph building is not race-free")
-	}
+	// With -race this also checks concurrent gorgonia graph building (see
+	// netconf.Rectify).
 	var dirs []string
 	for _, w := range []int{1, 2} {
 		cfg, err := ParseConfig([]byte(`

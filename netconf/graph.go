@@ -329,7 +329,7 @@ func (b *builder) dense(x *G.Node, prefix string) (*G.Node, error) {
 func (b *builder) act(x *G.Node, a Activation) (*G.Node, error) {
 	switch a {
 	case ReLU:
-		return G.Rectify(x)
+		return Rectify(x)
 	case Tanh:
 		return G.Tanh(x)
 	case Sigmoid:
@@ -342,7 +342,7 @@ func (b *builder) act(x *G.Node, a Activation) (*G.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if neg, err = G.Rectify(neg); err != nil {
+		if neg, err = Rectify(neg); err != nil {
 			return nil, err
 		}
 		if neg, err = G.Neg(neg); err != nil {
@@ -351,7 +351,7 @@ func (b *builder) act(x *G.Node, a Activation) (*G.Node, error) {
 		if neg, err = G.Expm1(neg); err != nil {
 			return nil, err
 		}
-		pos, err := G.Rectify(x)
+		pos, err := Rectify(x)
 		if err != nil {
 			return nil, err
 		}
