@@ -6,12 +6,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 )
 
@@ -188,39 +186,6 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory: write, fsync, rename, fsync the directory. Readers see the old
-// file or the new one, never a part.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		err = errors.Join(d.Sync(), d.Close())
-	}
-	return err
 }
 
 func shapeSize(shape []int) int {

@@ -3,9 +3,6 @@ package agent
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,28 +79,6 @@ func TestSafetensorsRejectsCorruptFiles(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tt.name, err, tt.want)
 		}
-	}
-}
-
-func TestWriteFileAtomicKeepsOldFileOnFailure(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agent.safetensors")
-	if err := writeFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("old")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	err := writeFileAtomic(path, func(w io.Writer) error {
-		w.Write([]byte("partial"))
-		return os.ErrClosed
-	})
-	if err == nil {
-		t.Fatal("failed write reported success")
-	}
-	got, _ := os.ReadFile(path)
-	if string(got) != "old" {
-		t.Fatalf("file after a failed write: %q, want the old content", got)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Fatalf("temporary files left behind: %v", entries)
 	}
 }
 

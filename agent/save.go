@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/atomicfile"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -246,7 +247,7 @@ func (a *PPO) encodeFile() ([]namedTensor, map[string]string, error) {
 func (a *PPO) Save(path string) error {
 	tensors, meta, err := a.encodeFile()
 	if err == nil {
-		err = writeFileAtomic(path, func(w io.Writer) error { return encodeSafetensors(w, tensors, meta) })
+		err = atomicfile.Write(path, func(w io.Writer) error { return encodeSafetensors(w, tensors, meta) })
 	}
 	if err != nil {
 		return fmt.Errorf("agent: save %s: %w", path, err)

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/evolverl/evolve/agent"
+
+	"github.com/evolverl/evolve/internal/atomicfile"
 )
 
 // A checkpoint is the directory checkpoints/gen-NNNNNN/ holding
@@ -121,7 +123,7 @@ func (t *Trainer) prepare(wall float64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(t.dir, "config.toml"), b); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(t.dir, "config.toml"), b); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	if err := t.truncateMetrics(); err != nil {
@@ -165,7 +167,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	if err != nil {
 		return fail(err)
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, populationFile), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, populationFile), append(b, '\n')); err != nil {
 		return fail(err)
 	}
 	final := filepath.Join(root, name)
@@ -177,10 +179,10 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	if err := os.Rename(tmp, final); err != nil {
 		return fail(err)
 	}
-	if err := syncDir(root); err != nil {
+	if err := atomicfile.SyncDir(root); err != nil {
 		return fail(err)
 	}
-	if err := writeFileAtomic(filepath.Join(root, latestFile), []byte(name+"\n")); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(root, latestFile), []byte(name+"\n")); err != nil {
 		return fail(err)
 	}
 	return t.pruneCheckpoints(root, name)
@@ -303,41 +305,4 @@ func checkPopulation(p population, cfg Config, digest string) error {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory (write, fsync, rename, fsync the directory).
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/evolverl/evolve/internal/atomicfile"
 )
 
 // metricsHPs returns the hyperparameter columns of metrics.csv: lr,
@@ -103,7 +105,7 @@ func (t *Trainer) truncateMetrics() error {
 	if err := w.Error(); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
 // writeSummary writes summary.json atomically.
@@ -116,5 +118,5 @@ func (t *Trainer) writeSummary(s Summary) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(t.dir, "summary.json"), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(t.dir, "summary.json"), append(b, '\n'))
 }

@@ -1,0 +1,36 @@
+package atomicfile
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteKeepsOldFileOnFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.safetensors")
+	if err := WriteBytes(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(path, func(w io.Writer) error {
+		w.Write([]byte("partial"))
+		return os.ErrClosed
+	})
+	if err == nil {
+		t.Fatal("failed write reported success")
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "old" {
+		t.Fatalf("file after a failed write: %q, want the old content", got)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+	if err := WriteBytes(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new" {
+		t.Fatalf("after a successful write: %q", got)
+	}
+}
