@@ -35,8 +35,9 @@
 // plain-Go backend (fast.go over netconf.Dense, with AVX2/FMA kernels on
 // amd64): no graph, no allocation per step, about 15× faster updates and
 // 25× faster acting than gorgonia at these sizes. CNN and LSTM agents use
-// gorgonia graphs (graphs.go, dist.go). Tests hold the two backends to the
-// same losses and gradients on MLP agents.
+// gorgonia graphs (graphs.go, dist.go), and so do agents for Dict
+// observations, whose networks have one encoder per key. Tests hold the two
+// backends to the same losses and gradients on MLP agents.
 //
 // Acting and training compute log-probabilities with the same operations,
 // so the first ratio of every update is exactly 1. Nothing here reads a

@@ -37,10 +37,14 @@ func (a *PPO) WeightMatrices() []netconf.Tensor {
 }
 
 // isWeightMatrix reports whether a netconf tensor name is a weight matrix:
-// "….weight" (but not a LayerNorm's "norm.weight") or an LSTM "w_ih"/"w_hh".
+// "….weight" (but not a LayerNorm's "<layer>.norm.weight", whose layer is a
+// number, unlike the latent "latent.norm.weight" of a Dict key "norm") or
+// an LSTM "w_ih"/"w_hh".
 func isWeightMatrix(name string) bool {
-	if strings.HasSuffix(name, ".norm.weight") {
-		return false
+	if layer, ok := strings.CutSuffix(name, ".norm.weight"); ok {
+		if i := strings.LastIndexByte(layer, '.'); i >= 0 && isDigits(layer[i+1:]) {
+			return false
+		}
 	}
 	return strings.HasSuffix(name, ".weight") || strings.Contains(name, ".w_ih.") || strings.Contains(name, ".w_hh.")
 }
@@ -99,4 +103,13 @@ func (a *PPO) CheckFinite() error {
 		}
 	}
 	return nil
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

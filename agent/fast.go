@@ -45,12 +45,13 @@ type fastNets struct {
 }
 
 // fastNets returns the agent's plain-Go backend, building it on first use,
-// or nil when the graphs are to be used (non-MLP encoders, or forced).
+// or nil when the graphs are to be used (non-MLP encoders, Dict networks,
+// or forced).
 func (a *PPO) fastNets() (*fastNets, error) {
 	if a.fast != nil {
 		return a.fast, nil
 	}
-	if a.noFast || a.actorSpec.Encoder != netconf.EncoderMLP {
+	if a.noFast || a.actorSpec.Encoder != netconf.EncoderMLP || a.actorSpec.Dict() {
 		return nil, nil
 	}
 	f := &fastNets{shared: a.cfg.ShareEncoders}

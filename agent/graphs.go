@@ -49,10 +49,11 @@ func (a *PPO) buildNets(g *G.ExprGraph, x *G.Node, steps int) (*nets, error) {
 	return n, nil
 }
 
-// obsShape is the input shape for rows observations: [rows, features] or
-// NCHW [rows, C, H, W] for images.
+// obsShape is the input shape for rows observations: [rows, features],
+// NCHW [rows, C, H, W] for images, and the flat [rows, total] for Dict
+// observations, whose networks split it by key.
 func (a *PPO) obsShape(rows int) []int {
-	if a.actorSpec.Encoder == netconf.EncoderCNN {
+	if a.actorSpec.Encoder == netconf.EncoderCNN && !a.actorSpec.Dict() {
 		return append([]int{rows}, a.actorSpec.Input...)
 	}
 	return []int{rows, a.actorSpec.Input[0]}

@@ -25,6 +25,7 @@ type PPO struct {
 	logStd                []float32      // Gaussian policies only
 	adam                  *Adam
 	norm                  *RunningNorm // nil unless cfg.NormalizeObs
+	scale                 []imageScale // bounded images in an observation, scaled unless norm is set
 	pcg                   *rand.PCG
 	rng                   *rand.Rand
 
@@ -80,29 +81,44 @@ func New(obsSpace, actSpace envs.Space, cfg Config, seed uint64) (*PPO, error) {
 }
 
 // setSpecs derives the actor's and critic's full specs from the
-// architecture and the spaces.
+// architecture and the spaces. For a Dict observation space it also
+// records the per-key encoders in a.cfg.Net.Inputs, where architecture
+// mutations (and evolution, which picks them from Config().Net) find them.
 func (a *PPO) setSpecs(net netconf.Spec) error {
-	box, ok := a.obsSpace.(envs.Box)
-	if !ok {
-		return fmt.Errorf("observation space %v: only Box observations are supported so far (Dict is not)", a.obsSpace)
-	}
 	d, err := newDist(a.actSpace)
 	if err != nil {
 		return err
 	}
 	a.dist = d
 	spec := net.Clone()
-	switch spec.Encoder {
-	case netconf.EncoderCNN:
-		if len(box.Dims) != 3 {
-			return fmt.Errorf("cnn encoder needs image observations [C, H, W], got %v", box.Dims)
+	var scale []imageScale
+	switch obs := a.obsSpace.(type) {
+	case envs.Box:
+		if spec.Dict() {
+			return fmt.Errorf("net.inputs lists %d dict keys, but the observation space %v is not a Dict", len(spec.Inputs), obs)
 		}
-		spec.Input = append([]int(nil), box.Dims...)
+		switch spec.Encoder {
+		case netconf.EncoderCNN:
+			if len(obs.Dims) != 3 {
+				return fmt.Errorf("cnn encoder needs image observations [C, H, W], got %v", obs.Dims)
+			}
+			spec.Input = append([]int(nil), obs.Dims...)
+			if obs.Bounded() {
+				scale = []imageScale{{off: 0, low: obs.Low, high: obs.High}}
+			}
+		default:
+			if len(obs.Dims) != 1 {
+				return fmt.Errorf("%s encoder needs flat observations, got shape %v (use encoder = \"cnn\" for images)", spec.Encoder, obs.Dims)
+			}
+			spec.Input = []int{obs.Dims[0]}
+		}
+	case envs.Dict:
+		if spec.Inputs, scale, err = dictInputs(obs, net); err != nil {
+			return fmt.Errorf("observation space %v: %w", obs, err)
+		}
+		spec.Input = []int{obs.FlatSize()}
 	default:
-		if len(box.Dims) != 1 {
-			return fmt.Errorf("%s encoder needs flat observations, got shape %v (use encoder = \"cnn\" for images)", spec.Encoder, box.Dims)
-		}
-		spec.Input = []int{box.Dims[0]}
+		return fmt.Errorf("observation space %v: want a Box or a Dict of Boxes", a.obsSpace)
 	}
 	actor, critic := spec.Clone(), spec.Clone()
 	actor.Output, actor.OutputGain = d.size, netconf.PolicyGain
@@ -113,9 +129,78 @@ func (a *PPO) setSpecs(net netconf.Spec) error {
 	if err := critic.Validate(); err != nil {
 		return fmt.Errorf("critic network: %w", err)
 	}
-	a.actorSpec, a.criticSpec = actor, critic
+	a.actorSpec, a.criticSpec, a.scale = actor, critic, scale
+	if spec.Dict() {
+		a.cfg.Net.Inputs = spec.Clone().Inputs
+	}
 	a.actGraphs, a.trainGraphs, a.fast = nil, nil, nil
 	return nil
+}
+
+// imageScale is a part of the flat observation that preprocess scales to
+// [0, 1] by its bounds: an image, whose values start at off.
+type imageScale struct {
+	off       int
+	low, high []float32
+}
+
+// dictInputs returns one encoder per key of obs: the configured MLP (or
+// netconf's default MLP when the configured encoder is not an MLP) for a
+// 1-D Box, the configured CNN (or the default CNN) for a [C, H, W] Box. When
+// net already lists them (a mutated or loaded agent), they are checked
+// against obs and kept. It also returns the bounded image keys to scale.
+func dictInputs(obs envs.Dict, net netconf.Spec) ([]netconf.KeyInput, []imageScale, error) {
+	if net.Encoder == netconf.EncoderLSTM {
+		return nil, nil, errors.New(`encoder "lstm" does not take dict observations (use "mlp" or "cnn": every key gets its own encoder)`)
+	}
+	if net.Dict() && len(net.Inputs) != len(obs.Keys) {
+		return nil, nil, fmt.Errorf("net.inputs lists %d keys, the observation space has %d", len(net.Inputs), len(obs.Keys))
+	}
+	inputs := make([]netconf.KeyInput, len(obs.Keys))
+	var scale []imageScale
+	off := 0
+	for i, key := range obs.Keys {
+		box, ok := obs.Spaces[i].(envs.Box)
+		if !ok {
+			return nil, nil, fmt.Errorf("dict key %q: %v: only Box subspaces are supported (1-D through an MLP, [C, H, W] images through a CNN)", key, obs.Spaces[i])
+		}
+		var want netconf.EncoderKind
+		switch len(box.Dims) {
+		case 1:
+			want = netconf.EncoderMLP
+		case 3:
+			want = netconf.EncoderCNN
+			if box.Bounded() {
+				scale = append(scale, imageScale{off: off, low: box.Low, high: box.High})
+			}
+		default:
+			return nil, nil, fmt.Errorf("dict key %q: Box of shape %v: want a 1-D Box (MLP) or a [C, H, W] image (CNN)", key, box.Dims)
+		}
+		off += box.FlatSize()
+		k := netconf.KeyInput{Key: key, Encoder: want, Input: append([]int(nil), box.Dims...)}
+		switch {
+		case net.Dict():
+			got := net.Inputs[i]
+			if got.Key != key || got.Encoder != want {
+				return nil, nil, fmt.Errorf("net.inputs[%d] is key %q with a %q encoder, the observation space wants key %q with a %q encoder",
+					i, got.Key, got.Encoder, key, want)
+			}
+			k.MLP, k.CNN = got.MLP, got.CNN
+		case want == netconf.EncoderMLP && net.Encoder == netconf.EncoderMLP && net.MLP != nil:
+			k.MLP = net.MLP
+		case want == netconf.EncoderMLP:
+			m := netconf.DefaultMLP()
+			k.MLP = &m
+		case net.Encoder == netconf.EncoderCNN && net.CNN != nil:
+			k.CNN = net.CNN
+		default:
+			c := netconf.DefaultCNN()
+			k.CNN = &c
+		}
+		inputs[i] = k
+	}
+	// Clone, so that no key shares its MLP or CNN with net or another key.
+	return netconf.Spec{Inputs: inputs}.Clone().Inputs, scale, nil
 }
 
 // criticParams keeps what the critic owns: everything, or only its head
@@ -166,7 +251,9 @@ func (a *PPO) ObservationSpace() envs.Space { return a.obsSpace }
 func (a *PPO) ActionSpace() envs.Space { return a.actSpace }
 
 // recurrent reports whether the networks carry an LSTM state.
-func (a *PPO) recurrent() bool { return a.actorSpec.Encoder == netconf.EncoderLSTM }
+func (a *PPO) recurrent() bool {
+	return a.actorSpec.Encoder == netconf.EncoderLSTM && !a.actorSpec.Dict()
+}
 
 // stateSize is the number of floats of recurrent state per env: h and c of
 // every LSTM layer, for the actor and (unless shared) the critic.
@@ -183,27 +270,34 @@ func (a *PPO) stateSize() int {
 
 // preprocess writes the network input for raw observations into dst:
 // normalised with the running statistics (updated first when update is
-// set) if enabled, else scaled to [0, 1] by the bounds for image inputs.
+// set) if enabled, else with every bounded image (a CNN's Box input, or an
+// image key of a Dict) scaled to [0, 1] by its bounds.
 func (a *PPO) preprocess(dst, raw []float32, update bool) {
-	switch {
-	case a.norm != nil:
+	if a.norm != nil {
 		if update {
 			a.norm.Update(raw)
 		}
 		a.norm.Normalize(dst, raw)
-	case a.actorSpec.Encoder == netconf.EncoderCNN && a.obsSpace.(envs.Box).Bounded():
-		box := a.obsSpace.(envs.Box)
-		n := len(box.Low)
-		for i, x := range raw {
-			lo, hi := box.Low[i%n], box.High[i%n]
-			if hi > lo {
-				dst[i] = (x - lo) / (hi - lo)
-			} else {
-				dst[i] = 0
+		return
+	}
+	copy(dst, raw)
+	if len(a.scale) == 0 {
+		return
+	}
+	width := a.obsSpace.FlatSize()
+	for r := 0; r+width <= len(raw); r += width {
+		for _, sc := range a.scale {
+			n := len(sc.low)
+			x, y := raw[r+sc.off:r+sc.off+n], dst[r+sc.off:r+sc.off+n]
+			for i, v := range x {
+				lo, hi := sc.low[i], sc.high[i]
+				if hi > lo {
+					y[i] = (v - lo) / (hi - lo)
+				} else {
+					y[i] = 0
+				}
 			}
 		}
-	default:
-		copy(dst, raw)
 	}
 }
 

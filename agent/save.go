@@ -541,23 +541,37 @@ func paramCount(s netconf.Spec) int64 {
 		}
 		return n, in
 	}
-	var n, out int64
-	switch s.Encoder {
-	case netconf.EncoderMLP:
-		n, out = mlp(int64(s.Input[0]), *s.MLP)
-	case netconf.EncoderCNN:
-		in := int64(s.Input[0])
-		for i, ch := range s.CNN.Channels {
-			k := int64(s.CNN.Kernels[i])
+	cnn := func(input []int, c netconf.CNN) (n, out int64) {
+		in := int64(input[0])
+		for i, ch := range c.Channels {
+			k := int64(c.Kernels[i])
 			n = add(n, add(mul(mul(int64(ch), in), mul(k, k)), int64(ch)))
 			in = int64(ch)
 		}
-		o, err := s.CNN.OutputShape(s.Input)
+		o, err := c.OutputShape(input)
 		if err != nil {
-			return limit
+			return limit, 1
 		}
-		out = mul(mul(int64(o[0]), int64(o[1])), int64(o[2]))
-	case netconf.EncoderLSTM:
+		return n, mul(mul(int64(o[0]), int64(o[1])), int64(o[2]))
+	}
+	lat := int64(s.Latent.Size)
+	var n, out int64
+	switch {
+	case s.Dict():
+		for _, k := range s.Inputs {
+			var kn, kout int64
+			if k.Encoder == netconf.EncoderCNN {
+				kn, kout = cnn(k.Input, *k.CNN)
+			} else {
+				kn, kout = mlp(int64(k.Input[0]), *k.MLP)
+			}
+			n = add(n, add(kn, add(mul(kout, lat), lat)))
+		}
+	case s.Encoder == netconf.EncoderMLP:
+		n, out = mlp(int64(s.Input[0]), *s.MLP)
+	case s.Encoder == netconf.EncoderCNN:
+		n, out = cnn(s.Input, *s.CNN)
+	case s.Encoder == netconf.EncoderLSTM:
 		in, h := int64(s.Input[0]), int64(s.LSTM.Hidden)
 		for l := 0; l < s.LSTM.Layers && n < limit; l++ { // layers is a number in the file: stop at the limit
 			n = add(n, mul(4, add(add(mul(in, h), mul(h, h)), mul(2, h))))
@@ -565,9 +579,14 @@ func paramCount(s netconf.Spec) int64 {
 		}
 		out = h
 	}
-	lat := int64(s.Latent.Size)
-	n = add(n, add(mul(out, lat), lat))
-	hn, last := mlp(lat, s.Head)
+	if !s.Dict() {
+		n = add(n, add(mul(out, lat), lat))
+	}
+	width := lat // what the head reads
+	if s.Dict() {
+		width = mul(lat, int64(len(s.Inputs)))
+	}
+	hn, last := mlp(width, s.Head)
 	n = add(n, hn)
 	o := int64(s.Output)
 	return add(n, add(mul(last, o), o))

@@ -71,6 +71,10 @@ func testAgents(t testing.TB, net func(netconf.EncoderKind) netconf.Spec) []test
 	cpObs, cpAct := envSpaces(t, "CartPole-v1")
 	pObs, pAct := envSpaces(t, "Pendulum-v1")
 	obs5 := envs.NewBox(-1, 1, 5)
+	dict, err := envs.NewDict([]string{"pos", "img"}, []envs.Space{envs.NewBox(-1, 1, 3), envs.NewBox(0, 255, 1, 7, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []testAgent{
 		{"discrete", cpObs, cpAct, func(c *Config) { c.Net = net(netconf.EncoderMLP) }},
 		{"gaussian shared norm", pObs, pAct, func(c *Config) {
@@ -82,6 +86,10 @@ func testAgents(t testing.TB, net func(netconf.EncoderKind) netconf.Spec) []test
 		{"multi-binary layer norm", obs5, envs.MultiBinary{N: 3}, func(c *Config) {
 			c.Net = net(netconf.EncoderMLP)
 			c.Net.Head.LayerNorm = true
+		}},
+		// The image key gets netconf's default CNN (its 7×7 fits it) and is scaled by its bounds.
+		{"dict shared", dict, envs.Discrete{N: 3}, func(c *Config) {
+			c.Net, c.ShareEncoders = net(netconf.EncoderMLP), true
 		}},
 	}
 }

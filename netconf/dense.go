@@ -80,8 +80,8 @@ func NewDense(s Spec) (*Dense, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if s.Encoder != EncoderMLP {
-		return nil, fmt.Errorf("dense evaluator: encoder %q, want %q", s.Encoder, EncoderMLP)
+	if s.Encoder != EncoderMLP || s.Dict() {
+		return nil, fmt.Errorf("dense evaluator: %s: want a network with an %q encoder (not a dict network)", s, EncoderMLP)
 	}
 	d := &Dense{spec: s.Clone()}
 	in := s.Input[0]

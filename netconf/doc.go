@@ -7,6 +7,10 @@
 //	       └─ LSTM: stacked, PyTorch gates i f g o, resets per step    ─┘        │
 //	                                                                   head (MLP) → out: Linear
 //
+// A network for Dict observations (Spec.Inputs) has one MLP or CNN encoder and one latent
+// layer per key, each reading its key's columns of the flat observation; the latents are
+// concatenated (key order) and fed to the head.
+//
 // Data flows through the package in four steps:
 //
 //  1. Spec (spec.go) is plain data with TOML and JSON tags, validated with errors that name

@@ -33,6 +33,18 @@ func smallSpec(kind EncoderKind, act Activation, norm bool) Spec {
 	case EncoderLSTM:
 		s.LSTM = &LSTM{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{3}
+	case EncoderDict: // the image key between two flat keys, one of a single feature
+		s.Encoder = EncoderMLP
+		s.MLP = &MLP{Hidden: []int{5, 4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8}
+		m1, m2 := s.MLP.clone(), s.MLP.clone()
+		m2.Hidden = []int{2}
+		s.Inputs = []KeyInput{
+			{Key: "pos", Encoder: EncoderMLP, MLP: &m1, Input: []int{3}},
+			{Key: "img", Encoder: EncoderCNN, CNN: &CNN{Channels: []int{2}, Kernels: []int{3}, Strides: []int{2}, Activation: act,
+				MinLayers: 1, MaxLayers: 3, MinChannels: 1, MaxChannels: 8}, Input: []int{2, 5, 5}},
+			{Key: "flag", Encoder: EncoderMLP, MLP: &m2, Input: []int{1}},
+		}
+		s.Input = []int{3 + 50 + 1}
 	}
 	return s
 }
@@ -56,6 +68,8 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		fdCase{name: "mlp/ReLU", spec: smallSpec(EncoderMLP, ReLU, false), rows: 1},
 		fdCase{name: "cnn/ReLU", spec: smallSpec(EncoderCNN, ReLU, false), rows: 2},
 		fdCase{name: "cnn/ELU", spec: smallSpec(EncoderCNN, ELU, false), rows: 1},
+		fdCase{name: "dict/Tanh", spec: smallSpec(EncoderDict, Tanh, false), rows: 3},
+		fdCase{name: "dict/ELU/layernorm/batch-of-one", spec: smallSpec(EncoderDict, ELU, true), rows: 1},
 		fdCase{name: "lstm/resets", spec: smallSpec(EncoderLSTM, Tanh, false), rows: 4 * 2, steps: 4,
 			setup: func(n *Net) {
 				// sequence 0 starts a new episode at step 2, sequence 1 at step 0 and 3

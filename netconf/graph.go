@@ -35,7 +35,7 @@ type Options struct {
 type Net struct {
 	Spec   Spec
 	Input  *G.Node     // the caller's input node
-	Latent *G.Node     // [rows, latent size], after the latent layer's activation
+	Latent *G.Node     // [rows, s.LatentWidth()], after the latent layers' activation
 	Out    *G.Node     // [rows, output size], no activation; nil after BuildEncoder
 	Params []ParamNode // in layout order; pass Learnables to G.Grad
 	// Recurrent is set for LSTM encoders: the state fed in and read out.
@@ -88,7 +88,9 @@ func NewInput(g *G.ExprGraph, name string, shape ...int) *G.Node {
 
 // Build adds the whole network s — encoder, latent, head, output layer — on top of the input
 // node x to g, reading its weights from p. x is [rows, features] for MLP and LSTM encoders
-// ([Steps·Batch, features] for an LSTM) and NCHW [rows, C, H, W] for a CNN.
+// ([Steps·Batch, features] for an LSTM), NCHW [rows, C, H, W] for a CNN, and the flat
+// observation [rows, total] for a Dict network, whose encoders read their keys' columns
+// (an image key's columns in (C, H, W) order).
 func Build(g *G.ExprGraph, s Spec, p Params, x *G.Node, opts Options) (*Net, error) {
 	return newBuilder(g, tensor.Float32, p, opts).network(s, x, true)
 }
@@ -99,7 +101,7 @@ func BuildEncoder(g *G.ExprGraph, s Spec, p Params, x *G.Node, opts Options) (*N
 	return newBuilder(g, tensor.Float32, p, opts).network(s, x, false)
 }
 
-// BuildHead adds s's head and output layer on top of latent, [rows, s.Latent.Size], and
+// BuildHead adds s's head and output layer on top of latent, [rows, s.LatentWidth()], and
 // returns the output node and the parameter nodes it made. p needs only the "head." and
 // "out." tensors.
 func BuildHead(g *G.ExprGraph, s Spec, p Params, latent *G.Node, opts Options) (*G.Node, []ParamNode, error) {
@@ -166,6 +168,12 @@ func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
 		return nil, fmt.Errorf("input %v: dtype %v, want %v", x.Name(), x.Dtype(), b.dt)
 	}
 	n := &Net{Spec: s, Input: x}
+	if s.Dict() {
+		if n.Latent, err = b.dictEncoders(s, x); err != nil {
+			return nil, fmt.Errorf("build %s encoders: %w", s, err)
+		}
+		return b.finish(n, s, withHead)
+	}
 	var enc *G.Node
 	switch s.Encoder {
 	case EncoderMLP:
@@ -199,6 +207,12 @@ func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s latent: %w", s, err)
 	}
+	return b.finish(n, s, withHead)
+}
+
+// finish adds the head (when withHead) on n.Latent and records the parameter nodes.
+func (b *builder) finish(n *Net, s Spec, withHead bool) (*Net, error) {
+	var err error
 	if withHead {
 		if n.Out, err = b.head(s, n.Latent); err != nil {
 			return nil, fmt.Errorf("build %s head: %w", s, err)
@@ -209,7 +223,7 @@ func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
 }
 
 func (b *builder) head(s Spec, latent *G.Node) (*G.Node, error) {
-	if err := wantShape(latent, -1, s.Latent.Size); err != nil {
+	if err := wantShape(latent, -1, s.LatentWidth()); err != nil {
 		return nil, err
 	}
 	h, err := b.mlp(latent, "head", s.Head)

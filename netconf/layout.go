@@ -34,6 +34,9 @@ type slot struct {
 	// prev is the weight of the previous layer of the same MLP or CNN stack; a layer whose
 	// weight is new while prev existed was appended and starts as a pass-through.
 	prev string
+	// segs is set on the weight that reads a Dict network's concatenated latents: the latent
+	// bias of each key, whose lengths give the key's block of input rows (see copySegments).
+	segs []string
 }
 
 const sqrt2 = math.Sqrt2
@@ -45,6 +48,9 @@ func lstmGates() [4]string { return [4]string{"i", "f", "g", "o"} }
 func layout(s Spec) ([]slot, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.Dict() {
+		return finishLayout(headSlots(dictSlots(nil, s), s, s.Inputs[0].latentName()+".weight", s.latentSegments())), nil
 	}
 	var l []slot
 	switch s.Encoder {
@@ -65,12 +71,25 @@ func layout(s Spec) ([]slot, error) {
 		lw.outAxis = 3
 	}
 	l = append(l, lw, slot{name: "latent.bias", shape: []int{s.Latent.Size}, role: roleBias})
-	// A head layer appended to a head without layers follows the latent layer.
-	l = mlpSlots(l, "head", s.Latent.Size, s.Head, "latent.weight")
-	last := s.Head.outSize(s.Latent.Size)
+	return finishLayout(headSlots(l, s, "latent.weight", nil)), nil
+}
+
+// headSlots appends the head's and the output layer's tensors; prevLatent is the latent
+// weight a head layer appended to a head without layers follows, and segs (for a Dict
+// network) marks the first weight that reads the latents.
+func headSlots(l []slot, s Spec, prevLatent string, segs []string) []slot {
+	first := len(l)
+	l = mlpSlots(l, "head", s.LatentWidth(), s.Head, prevLatent)
+	last := s.Head.outSize(s.LatentWidth())
 	l = append(l,
 		slot{name: "out.weight", shape: []int{last, s.Output}, role: roleWeight, gain: s.OutputGain, outAxis: 1},
 		slot{name: "out.bias", shape: []int{s.Output}, role: roleBias})
+	l[first].segs = segs // head.0.weight, or out.weight when the head has no layer
+	return l
+}
+
+// finishLayout sets every slot's rows.
+func finishLayout(l []slot) []slot {
 	for i := range l {
 		switch {
 		case l[i].outAxis == 0:
@@ -79,7 +98,7 @@ func layout(s Spec) ([]slot, error) {
 			l[i].rows = shapeSize(l[i].shape) / l[i].shape[len(l[i].shape)-1]
 		}
 	}
-	return l, nil
+	return l
 }
 
 // mlpSlots appends the tensors of m's layers; prev0 is the weight of whatever precedes

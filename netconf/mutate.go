@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // MutationKind groups mutations the way evolution draws them: a share of architecture
@@ -28,7 +29,7 @@ const (
 type Mutation struct {
 	Name    string       // e.g. "mlp.add_layer"
 	Kind    MutationKind //
-	Encoder EncoderKind  // the encoder it mutates; "" when it applies to any network
+	Encoder EncoderKind  // the encoder it mutates (EncoderDict: one key's); "" when it applies to any network
 	Apply   func(s Spec, rng *rand.Rand) (Spec, string, bool)
 }
 
@@ -54,6 +55,15 @@ func Mutations() []Mutation {
 		{"lstm.remove_layer", KindLayer, EncoderLSTM, encoderLSTM(lstmRemoveLayer, "lstm.remove_layer")},
 		{"lstm.add_node", KindNode, EncoderLSTM, encoderLSTM(lstmAddNode, "lstm.add_node")},
 		{"lstm.remove_node", KindNode, EncoderLSTM, encoderLSTM(lstmRemoveNode, "lstm.remove_node")},
+		{"dict.mlp.add_layer", KindLayer, EncoderDict, perKey(EncoderMLP, "dict.mlp.add_layer")},
+		{"dict.mlp.remove_layer", KindLayer, EncoderDict, perKey(EncoderMLP, "dict.mlp.remove_layer")},
+		{"dict.mlp.add_node", KindNode, EncoderDict, perKey(EncoderMLP, "dict.mlp.add_node")},
+		{"dict.mlp.remove_node", KindNode, EncoderDict, perKey(EncoderMLP, "dict.mlp.remove_node")},
+		{"dict.cnn.add_layer", KindLayer, EncoderDict, perKey(EncoderCNN, "dict.cnn.add_layer")},
+		{"dict.cnn.remove_layer", KindLayer, EncoderDict, perKey(EncoderCNN, "dict.cnn.remove_layer")},
+		{"dict.cnn.add_channel", KindNode, EncoderDict, perKey(EncoderCNN, "dict.cnn.add_channel")},
+		{"dict.cnn.remove_channel", KindNode, EncoderDict, perKey(EncoderCNN, "dict.cnn.remove_channel")},
+		{"dict.cnn.change_kernel", KindNode, EncoderDict, perKey(EncoderCNN, "dict.cnn.change_kernel")},
 		{"latent.add_node", KindNode, "", latentResize(+1, "latent.add_node")},
 		{"latent.remove_node", KindNode, "", latentResize(-1, "latent.remove_node")},
 		{"head.add_layer", KindLayer, "", head(mlpAddLayer, "head.add_layer")},
@@ -64,12 +74,21 @@ func Mutations() []Mutation {
 	}
 }
 
+// EncoderDict is the Encoder of the mutations that change one key's encoder of a Dict
+// network (Spec.Dict); it is not an encoder a Spec can name.
+const EncoderDict EncoderKind = "dict"
+
 // MutationsFor returns the mutations that apply to s's encoder kind (and those for any
-// network).
+// network); for a Dict network, the per-key encoder mutations ("dict.…") instead of the
+// encoder's.
 func MutationsFor(s Spec) []Mutation {
+	kind := s.Encoder
+	if s.Dict() {
+		kind = EncoderDict
+	}
 	var ms []Mutation
 	for _, m := range Mutations() {
-		if m.Encoder == "" || m.Encoder == s.Encoder {
+		if m.Encoder == "" || m.Encoder == kind {
 			ms = append(ms, m)
 		}
 	}
@@ -105,7 +124,7 @@ type mlpOp func(m *MLP, rng *rand.Rand) (string, bool)
 
 func encoderMLP(op mlpOp, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
 	return func(s Spec, rng *rand.Rand) (Spec, string, bool) {
-		if s.Encoder != EncoderMLP || s.MLP == nil {
+		if s.Encoder != EncoderMLP || s.MLP == nil || s.Dict() {
 			return s.Clone(), name + ": no MLP encoder", false
 		}
 		c := s.Clone()
@@ -187,7 +206,7 @@ type cnnOp func(c *CNN, rng *rand.Rand) (string, bool)
 
 func encoderCNN(op cnnOp, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
 	return func(s Spec, rng *rand.Rand) (Spec, string, bool) {
-		if s.Encoder != EncoderCNN || s.CNN == nil {
+		if s.Encoder != EncoderCNN || s.CNN == nil || s.Dict() {
 			return s.Clone(), name + ": no CNN encoder", false
 		}
 		c := s.Clone()
@@ -234,7 +253,7 @@ func cnnRemoveChannel(c *CNN, rng *rand.Rand) (string, bool) {
 // (layer, size) pairs that keep the spec valid — with an input, the output stays at least 1×1.
 func cnnChangeKernel(s Spec, rng *rand.Rand) (Spec, string, bool) {
 	const name = "cnn.change_kernel"
-	if s.Encoder != EncoderCNN || s.CNN == nil {
+	if s.Encoder != EncoderCNN || s.CNN == nil || s.Dict() {
 		return s.Clone(), name + ": no CNN encoder", false
 	}
 	type choice struct{ layer, k int }
@@ -265,7 +284,7 @@ type lstmOp func(l *LSTM, rng *rand.Rand) (string, bool)
 
 func encoderLSTM(op lstmOp, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
 	return func(s Spec, rng *rand.Rand) (Spec, string, bool) {
-		if s.Encoder != EncoderLSTM || s.LSTM == nil {
+		if s.Encoder != EncoderLSTM || s.LSTM == nil || s.Dict() {
 			return s.Clone(), name + ": no LSTM encoder", false
 		}
 		c := s.Clone()
@@ -326,7 +345,8 @@ func latentResize(dir int, name string) func(Spec, *rand.Rand) (Spec, string, bo
 }
 
 // changeActivation sets one new activation, drawn uniformly among the others, for the whole
-// network: the encoder's (MLP or CNN), the latent's and the head's.
+// network: the encoder's (MLP or CNN; every key's of a Dict network), the latent's and the
+// head's.
 func changeActivation(s Spec, rng *rand.Rand) (Spec, string, bool) {
 	const name = "change_activation"
 	cur := s.Head.Activation
@@ -345,5 +365,53 @@ func changeActivation(s Spec, rng *rand.Rand) (Spec, string, bool) {
 	if c.CNN != nil {
 		c.CNN.Activation = a
 	}
+	for _, k := range c.Inputs {
+		if k.MLP != nil {
+			k.MLP.Activation = a
+		}
+		if k.CNN != nil {
+			k.CNN.Activation = a
+		}
+	}
 	return checked(s, c, fmt.Sprintf("%s: %s -> %s", name, cur, a))
+}
+
+// perKey returns the mutation "dict.<kind>.<op>" of a Dict network: the encoder mutation
+// "<kind>.<op>" applied to one key's encoder. Keys with a kind encoder are tried in an order
+// drawn from rng, and the first key the mutation changes (validly) is the one changed, so
+// it only fails to apply when it applies to no key.
+func perKey(kind EncoderKind, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
+	return func(s Spec, rng *rand.Rand) (Spec, string, bool) {
+		inner, _ := LookupMutation(strings.TrimPrefix(name, "dict.")) // looked up here: Mutations builds this
+		var keys []int
+		for i, k := range s.Inputs {
+			if k.Encoder == kind {
+				keys = append(keys, i)
+			}
+		}
+		if len(keys) == 0 {
+			return s.Clone(), fmt.Sprintf("%s: no dict key with a %s encoder", name, kind), false
+		}
+		var why []string
+		for _, j := range rng.Perm(len(keys)) {
+			k := s.Inputs[keys[j]]
+			// The key's encoder seen as a one-encoder network, so the encoder mutation
+			// checks what it checks there (a CNN's output must stay at least 1x1).
+			view := Spec{Encoder: k.Encoder, MLP: k.MLP, CNN: k.CNN, Latent: s.Latent, Head: s.Head,
+				Output: 1, OutputGain: 1}
+			if len(s.Input) > 0 {
+				view.Input = k.Input
+			}
+			v, desc, ok := inner.Apply(view.Clone(), rng)
+			desc = strings.TrimPrefix(desc, inner.Name+": ")
+			if !ok {
+				why = append(why, k.Key+": "+desc)
+				continue
+			}
+			c := s.Clone()
+			c.Inputs[keys[j]].MLP, c.Inputs[keys[j]].CNN = v.MLP, v.CNN
+			return checked(s, c, fmt.Sprintf("%s: key %s: %s", name, k.Key, desc))
+		}
+		return s.Clone(), name + ": " + strings.Join(why, "; "), false
+	}
 }

@@ -60,6 +60,23 @@ func TestMutationsApplyOrSayWhyNot(t *testing.T) {
 				t.Errorf("layers %d, want 2", s.LSTM.Layers)
 			}
 		}, "layers 3 -> 2"},
+		{"dict.mlp.add_layer", transferSpec(EncoderDict, ReLU), true, func(t *testing.T, s Spec) {
+			if !reflect.DeepEqual(s.Inputs[0].MLP.Hidden, []int{16, 12, 12}) || !reflect.DeepEqual(s.MLP.Hidden, []int{16, 12}) {
+				t.Errorf("key pos hidden %v, template %v: want the key's mlp grown, the template kept", s.Inputs[0].MLP.Hidden, s.MLP.Hidden)
+			}
+		}, "key pos: hidden [16 12] -> [16 12 12]"},
+		{"dict.cnn.change_kernel", transferSpec(EncoderDict, ReLU), true, func(t *testing.T, s Spec) {
+			if err := s.Validate(); err != nil {
+				t.Error(err)
+			}
+		}, "key img: layer"},
+		{"mlp.add_layer", transferSpec(EncoderDict, ReLU), false, nil, "no MLP encoder"},
+		{"dict.mlp.add_node", transferSpec(EncoderMLP, ReLU), false, nil, "no dict key with a mlp encoder"},
+		{"change_activation", transferSpec(EncoderDict, ReLU), true, func(t *testing.T, s Spec) {
+			if a := s.Head.Activation; a == ReLU || s.Inputs[0].MLP.Activation != a || s.Inputs[1].CNN.Activation != a {
+				t.Errorf("activations %s: want one new activation everywhere", s)
+			}
+		}, "change_activation: ReLU -> "},
 		{"change_activation", transferSpec(EncoderCNN, ReLU), true, func(t *testing.T, s Spec) {
 			if s.CNN.Activation == ReLU || s.CNN.Activation != s.Head.Activation {
 				t.Errorf("activations cnn %s head %s, want one new activation everywhere", s.CNN.Activation, s.Head.Activation)
@@ -94,7 +111,9 @@ func TestMutationRegistry(t *testing.T) {
 	want := []string{"mlp.add_layer", "mlp.remove_layer", "mlp.add_node", "mlp.remove_node",
 		"cnn.add_layer", "cnn.remove_layer", "cnn.add_channel", "cnn.remove_channel", "cnn.change_kernel",
 		"lstm.add_layer", "lstm.remove_layer", "lstm.add_node", "lstm.remove_node",
-		"latent.add_node", "latent.remove_node", "head.add_layer", "head.remove_layer", "head.add_node",
+		"dict.mlp.add_layer", "dict.mlp.remove_layer", "dict.mlp.add_node", "dict.mlp.remove_node",
+		"dict.cnn.add_layer", "dict.cnn.remove_layer", "dict.cnn.add_channel", "dict.cnn.remove_channel",
+		"dict.cnn.change_kernel", "latent.add_node", "latent.remove_node", "head.add_layer", "head.remove_layer", "head.add_node",
 		"head.remove_node", "change_activation"}
 	var got []string
 	for _, m := range Mutations() {
@@ -104,8 +123,13 @@ func TestMutationRegistry(t *testing.T) {
 		t.Fatalf("mutations %v", got)
 	}
 	for _, m := range MutationsFor(transferSpec(EncoderLSTM, ReLU)) {
-		if strings.HasPrefix(m.Name, "mlp.") || strings.HasPrefix(m.Name, "cnn.") {
+		if strings.HasPrefix(m.Name, "mlp.") || strings.HasPrefix(m.Name, "cnn.") || strings.HasPrefix(m.Name, "dict.") {
 			t.Fatalf("MutationsFor(lstm) offers %s", m.Name)
+		}
+	}
+	for _, m := range MutationsFor(transferSpec(EncoderDict, ReLU)) {
+		if strings.HasPrefix(m.Name, "mlp.") || strings.HasPrefix(m.Name, "cnn.") || strings.HasPrefix(m.Name, "lstm.") {
+			t.Fatalf("MutationsFor(dict) offers %s", m.Name)
 		}
 	}
 }
@@ -117,7 +141,7 @@ func TestRandomMutationSequencesStayValidAndRun(t *testing.T) {
 	if testing.Short() {
 		steps = 200
 	}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderDict} {
 		t.Run(string(kind), func(t *testing.T) {
 			// Small bounds keep thousands of builds fast; the operators only see the bounds.
 			s := transferSpec(kind, ReLU)
@@ -129,6 +153,9 @@ func TestRandomMutationSequencesStayValidAndRun(t *testing.T) {
 				s.CNN.MaxChannels, s.CNN.MaxLayers = 16, 5
 			case EncoderLSTM:
 				s.LSTM.MaxHidden = 24
+			case EncoderDict:
+				s.Inputs[0].MLP.MaxNodes, s.Inputs[0].MLP.LayerNorm = 40, true
+				s.Inputs[1].CNN.MaxChannels, s.Inputs[1].CNN.MaxLayers = 16, 5
 			}
 			rng := rand.New(rand.NewPCG(uint64(len(kind)), 99))
 			p, err := Init(s, rng)

@@ -128,6 +128,10 @@ type Spec struct {
 	Input      []int       `toml:"input,omitempty" json:"input,omitempty"`
 	Output     int         `toml:"output,omitempty" json:"output,omitempty"`
 	OutputGain float64     `toml:"output_gain,omitempty" json:"output_gain,omitempty"`
+	// Inputs, when not empty, makes this a network for Dict observations: one encoder per
+	// key, in the Dict's key order (see Dict). The agent derives it from the observation
+	// space; architecture mutations then change it.
+	Inputs []KeyInput `toml:"inputs,omitempty" json:"inputs,omitempty"`
 }
 
 // DefaultMLP returns the default MLP encoder: [64, 64], ReLU, no layer norm, 1–3 layers,
@@ -270,6 +274,12 @@ func (s Spec) Clone() Spec {
 	}
 	c.Head = s.Head.clone()
 	c.Input = slices.Clone(s.Input)
+	if s.Inputs != nil {
+		c.Inputs = make([]KeyInput, len(s.Inputs))
+		for i, k := range s.Inputs {
+			c.Inputs[i] = k.clone()
+		}
+	}
 	return c
 }
 
@@ -418,6 +428,9 @@ func (s Spec) ValidateArchitecture() error {
 	if err := wrapField("latent", s.Latent.Validate()); err != nil {
 		return err
 	}
+	if err := s.validateInputsArchitecture(); err != nil {
+		return err
+	}
 	return wrapField("head", s.Head.Validate())
 }
 
@@ -427,8 +440,12 @@ func (s Spec) Validate() error {
 	if err := s.ValidateArchitecture(); err != nil {
 		return err
 	}
-	switch s.Encoder {
-	case EncoderCNN:
+	switch {
+	case s.Dict():
+		if err := s.validateInputs(); err != nil {
+			return err
+		}
+	case s.Encoder == EncoderCNN:
 		if _, err := s.CNN.OutputShape(s.Input); err != nil {
 			return err
 		}
@@ -453,22 +470,26 @@ func wrapField(field string, err error) error {
 	return fmt.Errorf("%s: %w", field, err)
 }
 
-// String returns a compact one-line description, e.g. "mlp[64 64] latent 32 head[64] relu".
+// String returns a compact one-line description, e.g. "mlp[64 64] relu latent 32 head[64]
+// ReLU", or for a Dict network "dict{pos: mlp[64 64] ReLU, img: cnn[32 32] k[3 3] s[2 2]
+// ReLU} latent 32 head[64] ReLU".
 func (s Spec) String() string {
 	var b strings.Builder
-	switch s.Encoder {
-	case EncoderMLP:
+	switch {
+	case s.Dict():
+		b.WriteString(s.inputsString())
+	case s.Encoder == EncoderMLP:
 		if s.MLP != nil {
 			fmt.Fprintf(&b, "mlp%v %s", s.MLP.Hidden, s.MLP.Activation)
 			if s.MLP.LayerNorm {
 				b.WriteString(" ln")
 			}
 		}
-	case EncoderCNN:
+	case s.Encoder == EncoderCNN:
 		if s.CNN != nil {
 			fmt.Fprintf(&b, "cnn%v k%v s%v %s", s.CNN.Channels, s.CNN.Kernels, s.CNN.Strides, s.CNN.Activation)
 		}
-	case EncoderLSTM:
+	case s.Encoder == EncoderLSTM:
 		if s.LSTM != nil {
 			fmt.Fprintf(&b, "lstm %dx%d", s.LSTM.Layers, s.LSTM.Hidden)
 		}

@@ -25,6 +25,9 @@ import (
 //     its input. A new conv layer from cnn.add_layer has kernel 1 and stride 1, so the feature
 //     map keeps its shape. An appended LSTM layer cannot pass its input through and gets a
 //     fresh init.
+//   - In a Dict network the layer that reads the concatenated latents keeps each key's block
+//     of rows with its key when the latent size changes, so growing the latent also keeps
+//     the function.
 //   - Any other tensor that old lacks gets a fresh init.
 //
 // rng is drawn from only for fresh parts, in layout order, so the result is reproducible.
@@ -65,7 +68,9 @@ func transfer(old Params, newSpec Spec, rng *rand.Rand, initNew bool) (Params, e
 			if initNew && o.Shape[sl.outAxis] < sl.shape[sl.outAxis] {
 				freshUnits(d, sl, o.Shape[sl.outAxis], rng)
 			}
-			copyKept(d, sl, o)
+			if len(sl.segs) == 0 || !copySegments(d, sl, o, old) {
+				copyKept(d, sl, o)
+			}
 		}
 		p[i] = Tensor{Name: sl.name, Shape: append([]int(nil), sl.shape...), Data: d}
 	}

@@ -24,6 +24,17 @@ func transferSpec(kind EncoderKind, act Activation) Spec {
 	case EncoderLSTM:
 		s.LSTM = &LSTM{Hidden: 8, Layers: 2, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{5}
+	case EncoderDict: // a flat key and an image key; MLP is the configured template
+		s.Encoder = EncoderMLP
+		mlp := MLP{Hidden: []int{16, 12}, Activation: act, MinLayers: 1, MaxLayers: 3, MinNodes: 4, MaxNodes: 64}
+		s.MLP = &mlp
+		m := mlp.clone()
+		s.Inputs = []KeyInput{
+			{Key: "pos", Encoder: EncoderMLP, MLP: &m, Input: []int{6}},
+			{Key: "img", Encoder: EncoderCNN, CNN: &CNN{Channels: []int{4, 6}, Kernels: []int{3, 3}, Strides: []int{2, 1},
+				Activation: act, MinLayers: 1, MaxLayers: 4, MinChannels: 2, MaxChannels: 32}, Input: []int{2, 11, 10}},
+		}
+		s.Input = []int{6 + 2*11*10}
 	}
 	return s
 }
@@ -61,6 +72,14 @@ func TestTransferAfterGrowthComputesTheSameFunction(t *testing.T) {
 		{"lstm.add_node", EncoderLSTM, Tanh, mutation("lstm.add_node")},
 		{"latent.add_node", EncoderCNN, ReLU, mutation("latent.add_node")},
 		{"cnn.add_channel", EncoderCNN, ELU, mutation("cnn.add_channel")},
+		{"dict: one key's mlp gains nodes", EncoderDict, Tanh, func(s *Spec, _ *rand.Rand) { s.Inputs[0].MLP.Hidden[1] += 8 }},
+		{"dict: one key's cnn gains channels", EncoderDict, ELU, func(s *Spec, _ *rand.Rand) { s.Inputs[1].CNN.Channels[1] += 8 }},
+		{"dict: latent gains nodes", EncoderDict, Sigmoid, func(s *Spec, _ *rand.Rand) { s.Latent.Size += 8 }},
+		{"dict: latent.add_node", EncoderDict, ReLU, mutation("latent.add_node")},
+		{"dict.mlp.add_layer behind ReLU", EncoderDict, ReLU, mutation("dict.mlp.add_layer")},
+		{"dict.cnn.add_layer behind ReLU", EncoderDict, ReLU, mutation("dict.cnn.add_layer")},
+		{"dict.cnn.add_channel", EncoderDict, GELU, mutation("dict.cnn.add_channel")},
+		{"dict: head.add_layer onto an empty head", EncoderDict, ReLU, mutation("head.add_layer")},
 		{"head.add_layer onto an empty head", EncoderMLP, ReLU, func(s *Spec, rng *rand.Rand) {
 			// s was built with no head layer (see below); the new layer follows the latent.
 			mutation("head.add_layer")(s, rng)
