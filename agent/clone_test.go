@@ -314,11 +314,7 @@ func TestMutateArchitectureProperty(t *testing.T) {
 			train := c.canTrain
 			if train && a.recurrent() {
 				if _, err := a.Train(context.Background(), vec, 8); err != nil {
-					if !strings.Contains(err.Error(), "not implemented") {
-						t.Fatal(err)
-					}
-					t.Log("recurrent training is not implemented yet: acting only")
-					train = false
+					t.Fatal(err)
 				}
 			}
 			rng := rand.New(rand.NewPCG(10, 11))

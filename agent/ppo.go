@@ -542,24 +542,23 @@ func pickCategorical(logp []float32, deterministic bool, rng *rand.Rand) int {
 
 // loadState copies the rows' recurrent state into the graph's inputs.
 func (a *PPO) loadState(n *nets, state []float32, rows int) {
-	if !a.recurrent() {
-		return
+	if a.recurrent() {
+		a.copyState(n, rows, state, true)
 	}
-	a.eachState(n, rows, func(dst, src []float32) { copy(dst, src) }, state, true)
 }
 
 // saveState copies the graph's final recurrent state back into state.
 func (a *PPO) saveState(n *nets, state []float32, rows int) {
-	if !a.recurrent() {
-		return
+	if a.recurrent() {
+		a.copyState(n, rows, state, false)
 	}
-	a.eachState(n, rows, func(dst, src []float32) { copy(dst, src) }, state, false)
 }
 
-// eachState pairs every row's slice of state with the matching slice of
-// the graph's LSTM state (inputs when in, outputs otherwise). A row's state
-// is laid out net by net (actor, then critic), layer by layer, h then c.
-func (a *PPO) eachState(n *nets, rows int, f func(dst, src []float32), state []float32, in bool) {
+// copyState copies between every row's slice of state and the graph's LSTM
+// state: into the initial-state inputs when in, out of the final state
+// otherwise. A row's state is laid out net by net (actor, then critic),
+// layer by layer, h then c.
+func (a *PPO) copyState(n *nets, rows int, state []float32, in bool) {
 	recs := []*netconf.Recurrent{n.actor.Recurrent}
 	if n.critic != nil {
 		recs = append(recs, n.critic.Recurrent)
@@ -570,16 +569,15 @@ func (a *PPO) eachState(n *nets, rows int, f func(dst, src []float32), state []f
 		for _, rec := range recs {
 			h := rec.Hidden
 			for l := range rec.Layers {
-				for k, pair := range [2]struct {
+				for _, pair := range [2]struct {
 					node *G.Node
 					out  []float32
 				}{{rec.H0[l], rec.H[l]}, {rec.C0[l], rec.C[l]}} {
-					_ = k
 					s := state[off : off+h]
 					if in {
-						f(netconf.Data(pair.node)[r*h:(r+1)*h], s)
+						copy(netconf.Data(pair.node)[r*h:(r+1)*h], s)
 					} else {
-						f(s, pair.out[r*h:(r+1)*h])
+						copy(s, pair.out[r*h:(r+1)*h])
 					}
 					off += h
 				}
