@@ -271,13 +271,18 @@ func (a *PPO) learnSequences(buf *buffer.Rollout, st Stats) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	per := min(max(1, a.cfg.BatchSize/L), len(seqs))
+	per := max(1, a.cfg.BatchSize/L)
 	sb := buffer.NewSeqBatch(buf.Dims, L, per)
+	// The last minibatch of an epoch is padded with empty sequences (weight
+	// 0 everywhere) to the full size: one graph shape per agent, instead of
+	// a new cached LSTM graph for every tail size a rollout happens to give.
+	group := make([]buffer.Sequence, per)
 epochs:
 	for range a.cfg.UpdateEpochs {
 		buffer.ShuffleSequences(a.rng, seqs)
 		for lo := 0; lo < len(seqs); lo += per {
-			group := seqs[lo:min(lo+per, len(seqs))]
+			n := copy(group, seqs[lo:min(lo+per, len(seqs))])
+			clear(group[n:])
 			buf.GatherSequences(group, sb)
 			mb := minibatch{rows: L * sb.Size, steps: L, obs: sb.Obs, actions: sb.Actions, logp: sb.LogProbs,
 				values: sb.Values, adv: sb.Advantages, ret: sb.Returns, wts: sb.Valid, masks: sb.Masks, hidden: sb.Hidden}
