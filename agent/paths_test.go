@@ -283,29 +283,7 @@ func TestMaskedLogitsGetZeroGradient(t *testing.T) {
 		}
 		gv, _ := logits.Grad()
 		grad := gv.Data().([]float32)
-		for r, m := range masks {
-			off := 0
-			for _, n := range d.nvec {
-				legalCount := 0
-				for k := range n {
-					if m[off+k] {
-						legalCount++
-					}
-				}
-				for k := off; k < off+n; k++ {
-					gk := grad[r*d.size+k]
-					if !m[k] && gk != 0 {
-						t.Errorf("%v row %d: masked logit %d has gradient %g, want exactly 0", space, r, k, gk)
-					}
-					// A component with one legal choice is certain: its
-					// log-probability and entropy are constant, gradient 0.
-					if m[k] && legalCount > 1 && gk == 0 {
-						t.Errorf("%v row %d: legal logit %d has zero gradient", space, r, k)
-					}
-				}
-				off += n
-			}
-		}
+		checkMaskedGradient(t, d, space, masks, grad)
 		vm.Close()
 	}
 }
@@ -346,5 +324,34 @@ func TestSmallTasksLearn(t *testing.T) {
 				t.Errorf("mean reward %.3f after training, want >= %v (best %v, before %.3f)", after, c.floor, c.best, before)
 			}
 		})
+	}
+}
+
+// checkMaskedGradient asserts that every masked logit has gradient exactly
+// 0 and every legal one of a component with a real choice does not. A
+// component with one legal choice is certain: its log-probability and
+// entropy are constant, so its gradient is 0 too.
+func checkMaskedGradient(t *testing.T, d *dist, space envs.Space, masks [][]bool, grad []float32) {
+	t.Helper()
+	for r, m := range masks {
+		off := 0
+		for _, n := range d.nvec {
+			legal := 0
+			for k := range n {
+				if m[off+k] {
+					legal++
+				}
+			}
+			for k := off; k < off+n; k++ {
+				gk := grad[r*d.size+k]
+				if !m[k] && gk != 0 {
+					t.Errorf("%v row %d: masked logit %d has gradient %g, want exactly 0", space, r, k, gk)
+				}
+				if m[k] && legal > 1 && gk == 0 {
+					t.Errorf("%v row %d: legal logit %d has zero gradient", space, r, k)
+				}
+			}
+			off += n
+		}
 	}
 }

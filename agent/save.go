@@ -9,10 +9,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"strconv"
 
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/atomicfile"
+	"github.com/evolverl/evolve/internal/jsonfloat"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -92,44 +92,17 @@ type normJSON struct {
 }
 
 // exactFloat is a float64 that survives JSON bit for bit (NaN payloads
-// aside): finite values are written in the shortest form that parses back
-// to the same float64, ±Inf and NaN as the strings "inf", "-inf" and "nan"
-// (as envs writes float32 bounds).
+// aside), ±Inf and NaN included (see internal/jsonfloat).
 type exactFloat float64
 
 // MarshalJSON implements json.Marshaler.
-func (f exactFloat) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	switch {
-	case math.IsInf(v, 1):
-		return []byte(`"inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-inf"`), nil
-	case math.IsNaN(v):
-		return []byte(`"nan"`), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
-}
+func (f exactFloat) MarshalJSON() ([]byte, error) { return jsonfloat.Marshal(float64(f), 64), nil }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (f *exactFloat) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"inf"`:
-		*f = exactFloat(math.Inf(1))
-		return nil
-	case `"-inf"`:
-		*f = exactFloat(math.Inf(-1))
-		return nil
-	case `"nan"`:
-		*f = exactFloat(math.NaN())
-		return nil
-	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
-		return fmt.Errorf("%.40q is not a float64 number, \"inf\", \"-inf\" or \"nan\"", b)
-	}
+	v, err := jsonfloat.Parse(b, 64)
 	*f = exactFloat(v)
-	return nil
+	return err
 }
 
 func toExact(x []float64) []exactFloat {

@@ -25,34 +25,67 @@ func (r *Rollout) Minibatches(rng *rand.Rand, batchSize int) ([][]int, error) {
 	return r.batches, nil
 }
 
+// Steps holds gathered rollout steps, one per row; Batch and SeqBatch
+// embed it. Per-row fields are [rows], observations [rows][ObsSize],
+// actions [rows][ActSize] and masks [rows][MaskSize] (nil without masks).
+type Steps struct {
+	Obs        []float32
+	Actions    []float32
+	LogProbs   []float32
+	Values     []float32
+	Advantages []float32
+	Returns    []float32
+	Masks      []bool
+}
+
+func newSteps(d Dims, rows int) Steps {
+	s := Steps{
+		Obs:        make([]float32, rows*d.ObsSize),
+		Actions:    make([]float32, rows*d.ActSize),
+		LogProbs:   make([]float32, rows),
+		Values:     make([]float32, rows),
+		Advantages: make([]float32, rows),
+		Returns:    make([]float32, rows),
+	}
+	if d.MaskSize > 0 {
+		s.Masks = make([]bool, rows*d.MaskSize)
+	}
+	return s
+}
+
+// resize reslices every field to rows rows (within the allocated capacity).
+func (s *Steps) resize(d Dims, rows int) {
+	s.Obs, s.Actions = s.Obs[:rows*d.ObsSize], s.Actions[:rows*d.ActSize]
+	s.LogProbs, s.Values = s.LogProbs[:rows], s.Values[:rows]
+	s.Advantages, s.Returns = s.Advantages[:rows], s.Returns[:rows]
+	if s.Masks != nil {
+		s.Masks = s.Masks[:rows*d.MaskSize]
+	}
+}
+
+// copyStep copies the rollout's flat step i into row.
+func (s *Steps) copyStep(r *Rollout, i, row int) {
+	copy(s.Obs[row*r.ObsSize:(row+1)*r.ObsSize], r.Obs[i*r.ObsSize:])
+	copy(s.Actions[row*r.ActSize:(row+1)*r.ActSize], r.Actions[i*r.ActSize:])
+	s.LogProbs[row] = r.LogProbs[i]
+	s.Values[row] = r.Values[i]
+	s.Advantages[row] = r.Advantages[i]
+	s.Returns[row] = r.Returns[i]
+	if s.Masks != nil {
+		copy(s.Masks[row*r.MaskSize:(row+1)*r.MaskSize], r.Masks[i*r.MaskSize:])
+	}
+}
+
 // Batch is a gathered minibatch of flat steps. Its arrays have room for
 // Cap steps; Size says how many the last Gather filled.
 type Batch struct {
-	Cap, Size  int
-	Obs        []float32 // [Size][ObsSize]
-	Actions    []float32 // [Size][ActSize]
-	LogProbs   []float32 // [Size]
-	Values     []float32 // [Size]
-	Advantages []float32 // [Size]
-	Returns    []float32 // [Size]
-	Masks      []bool    // [Size][MaskSize], or nil
+	Cap, Size int
+	Steps
 }
 
 // NewBatch allocates a Batch for up to size steps of a rollout with dims d.
 func NewBatch(d Dims, size int) *Batch {
-	b := &Batch{
-		Cap:        size,
-		Obs:        make([]float32, size*d.ObsSize),
-		Actions:    make([]float32, size*d.ActSize),
-		LogProbs:   make([]float32, size),
-		Values:     make([]float32, size),
-		Advantages: make([]float32, size),
-		Returns:    make([]float32, size),
-	}
-	if d.MaskSize > 0 {
-		b.Masks = make([]bool, size*d.MaskSize)
-	}
-	return b
+	return &Batch{Cap: size, Steps: newSteps(d, size)}
 }
 
 // Gather copies the steps at the flat indices idx into b (which must have
@@ -62,24 +95,9 @@ func (r *Rollout) Gather(idx []int, b *Batch) {
 	if len(idx) > b.Cap {
 		panic(fmt.Sprintf("buffer: gather of %d steps into a batch of capacity %d", len(idx), b.Cap))
 	}
-	k := len(idx)
-	b.Size = k
-	b.Obs = b.Obs[:k*r.ObsSize]
-	b.Actions = b.Actions[:k*r.ActSize]
-	b.LogProbs, b.Values = b.LogProbs[:k], b.Values[:k]
-	b.Advantages, b.Returns = b.Advantages[:k], b.Returns[:k]
-	if b.Masks != nil {
-		b.Masks = b.Masks[:k*r.MaskSize]
-	}
+	b.Size = len(idx)
+	b.resize(r.Dims, len(idx))
 	for j, i := range idx {
-		copy(b.Obs[j*r.ObsSize:(j+1)*r.ObsSize], r.Obs[i*r.ObsSize:])
-		copy(b.Actions[j*r.ActSize:(j+1)*r.ActSize], r.Actions[i*r.ActSize:])
-		b.LogProbs[j] = r.LogProbs[i]
-		b.Values[j] = r.Values[i]
-		b.Advantages[j] = r.Advantages[i]
-		b.Returns[j] = r.Returns[i]
-		if b.Masks != nil {
-			copy(b.Masks[j*r.MaskSize:(j+1)*r.MaskSize], r.Masks[i*r.MaskSize:])
-		}
+		b.copyStep(r, i, j)
 	}
 }

@@ -97,41 +97,21 @@ func ShuffleSequences(rng *rand.Rand, seqs []Sequence) {
 }
 
 // SeqBatch is a gathered minibatch of sequences, time-major: step k of
-// sequence b is at row k*Size + b. Steps past a sequence's length are
-// padding: zero data and Valid = 0.
+// sequence b is at row k*Size + b, so its Steps are [L][B][...]. Steps past
+// a sequence's length are padding: zero data, all-legal masks, Valid = 0.
 type SeqBatch struct {
-	MaxLen     int       // L, the padded length
-	Cap, Size  int       // capacity and filled number of sequences (B)
-	Obs        []float32 // [L][B][ObsSize]
-	Actions    []float32 // [L][B][ActSize]
-	LogProbs   []float32 // [L][B]
-	Values     []float32 // [L][B]
-	Advantages []float32 // [L][B]
-	Returns    []float32 // [L][B]
-	Masks      []bool    // [L][B][MaskSize], or nil; padding rows all legal
-	Valid      []float32 // [L][B]: 1 for a real step, 0 for padding
-	Hidden     []float32 // [B][HiddenSize]: state fed to the network at each sequence's first step
+	MaxLen    int // L, the padded length
+	Cap, Size int // capacity and filled number of sequences (B)
+	Steps
+	Valid  []float32 // [L][B]: 1 for a real step, 0 for padding
+	Hidden []float32 // [B][HiddenSize]: state fed to the network at each sequence's first step
 }
 
 // NewSeqBatch allocates a SeqBatch for up to size sequences of maxLen steps.
 func NewSeqBatch(d Dims, maxLen, size int) *SeqBatch {
 	rows := maxLen * size
-	b := &SeqBatch{
-		MaxLen:     maxLen,
-		Cap:        size,
-		Obs:        make([]float32, rows*d.ObsSize),
-		Actions:    make([]float32, rows*d.ActSize),
-		LogProbs:   make([]float32, rows),
-		Values:     make([]float32, rows),
-		Advantages: make([]float32, rows),
-		Returns:    make([]float32, rows),
-		Valid:      make([]float32, rows),
-		Hidden:     make([]float32, size*d.HiddenSize),
-	}
-	if d.MaskSize > 0 {
-		b.Masks = make([]bool, rows*d.MaskSize)
-	}
-	return b
+	return &SeqBatch{MaxLen: maxLen, Cap: size, Steps: newSteps(d, rows),
+		Valid: make([]float32, rows), Hidden: make([]float32, size*d.HiddenSize)}
 }
 
 // GatherSequences copies seqs into b, time-major and padded to b.MaxLen,
@@ -143,22 +123,13 @@ func (r *Rollout) GatherSequences(seqs []Sequence, b *SeqBatch) {
 	B, L := len(seqs), b.MaxLen
 	rows := L * B
 	b.Size = B
-	b.Obs, b.Actions = b.Obs[:rows*r.ObsSize], b.Actions[:rows*r.ActSize]
-	b.LogProbs, b.Values = b.LogProbs[:rows], b.Values[:rows]
-	b.Advantages, b.Returns, b.Valid = b.Advantages[:rows], b.Returns[:rows], b.Valid[:rows]
-	b.Hidden = b.Hidden[:B*r.HiddenSize]
-	clear(b.Obs)
-	clear(b.Actions)
-	clear(b.LogProbs)
-	clear(b.Values)
-	clear(b.Advantages)
-	clear(b.Returns)
-	clear(b.Valid)
-	if b.Masks != nil {
-		b.Masks = b.Masks[:rows*r.MaskSize]
-		for i := range b.Masks {
-			b.Masks[i] = true
-		}
+	b.resize(r.Dims, rows)
+	b.Valid, b.Hidden = b.Valid[:rows], b.Hidden[:B*r.HiddenSize]
+	for _, f := range [][]float32{b.Obs, b.Actions, b.LogProbs, b.Values, b.Advantages, b.Returns, b.Valid} {
+		clear(f)
+	}
+	for i := range b.Masks {
+		b.Masks[i] = true
 	}
 	for j, s := range seqs {
 		if s.Len > L {
@@ -167,18 +138,9 @@ func (r *Rollout) GatherSequences(seqs []Sequence, b *SeqBatch) {
 		h := (s.Start*r.Envs + s.Env) * r.HiddenSize
 		copy(b.Hidden[j*r.HiddenSize:(j+1)*r.HiddenSize], r.Hidden[h:h+r.HiddenSize])
 		for k := range s.Len {
-			i := (s.Start+k)*r.Envs + s.Env // flat index in the rollout
 			row := k*B + j
-			copy(b.Obs[row*r.ObsSize:(row+1)*r.ObsSize], r.Obs[i*r.ObsSize:])
-			copy(b.Actions[row*r.ActSize:(row+1)*r.ActSize], r.Actions[i*r.ActSize:])
-			b.LogProbs[row] = r.LogProbs[i]
-			b.Values[row] = r.Values[i]
-			b.Advantages[row] = r.Advantages[i]
-			b.Returns[row] = r.Returns[i]
+			b.copyStep(r, (s.Start+k)*r.Envs+s.Env, row)
 			b.Valid[row] = 1
-			if b.Masks != nil {
-				copy(b.Masks[row*r.MaskSize:(row+1)*r.MaskSize], r.Masks[i*r.MaskSize:])
-			}
 		}
 	}
 }

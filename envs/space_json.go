@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
+
+	"github.com/evolverl/evolve/internal/jsonfloat"
 )
 
 // spaceJSON is the tagged JSON form of every space. Spaces are saved inside
@@ -28,34 +28,14 @@ type spaceJSON struct {
 // are written as the strings "inf", "-inf" and "nan".
 type jsonFloat float32
 
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	switch {
-	case math.IsInf(v, 1):
-		return []byte(`"inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-inf"`), nil
-	case math.IsNaN(v):
-		return []byte(`"nan"`), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 32), nil
-}
+// MarshalJSON writes the bound, ±Inf and NaN as strings.
+func (f jsonFloat) MarshalJSON() ([]byte, error) { return jsonfloat.Marshal(float64(f), 32), nil }
 
+// UnmarshalJSON reads what MarshalJSON writes.
 func (f *jsonFloat) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"inf"`:
-		*f = jsonFloat(math.Inf(1))
-		return nil
-	case `"-inf"`:
-		*f = jsonFloat(math.Inf(-1))
-		return nil
-	case `"nan"`:
-		*f = jsonFloat(math.NaN())
-		return nil
-	}
-	v, err := strconv.ParseFloat(string(b), 32)
+	v, err := jsonfloat.Parse(b, 32)
 	if err != nil {
-		return fmt.Errorf("bound %s is not a float32 number, \"inf\" or \"-inf\"", b)
+		return fmt.Errorf("bound: %w", err)
 	}
 	*f = jsonFloat(v)
 	return nil
