@@ -245,13 +245,10 @@ epochs:
 		}
 		for _, idx := range batches {
 			buf.Gather(idx, batch)
-			mb, err := a.update(flatBatch(batch))
-			if err != nil {
-				return st, err
-			}
-			st.add(mb)
-			if a.cfg.TargetKL > 0 && mb.ApproxKL > a.cfg.TargetKL {
-				st.EarlyStop = true
+			if stop, err := a.learnStep(&st, flatBatch(batch)); err != nil || stop {
+				if err != nil {
+					return st, err
+				}
 				break epochs
 			}
 		}
@@ -286,19 +283,31 @@ epochs:
 			buf.GatherSequences(group, sb)
 			mb := minibatch{rows: L * sb.Size, steps: L, obs: sb.Obs, actions: sb.Actions, logp: sb.LogProbs,
 				values: sb.Values, adv: sb.Advantages, ret: sb.Returns, wts: sb.Valid, masks: sb.Masks, hidden: sb.Hidden}
-			res, err := a.update(mb)
-			if err != nil {
-				return st, err
-			}
-			st.add(res)
-			if a.cfg.TargetKL > 0 && res.ApproxKL > a.cfg.TargetKL {
-				st.EarlyStop = true
+			if stop, err := a.learnStep(&st, mb); err != nil || stop {
+				if err != nil {
+					return st, err
+				}
 				break epochs
 			}
 		}
 	}
 	st.finish(buf)
 	return st, nil
+}
+
+// learnStep updates on one minibatch, adds its statistics to st and
+// reports whether the target KL ends the update.
+func (a *PPO) learnStep(st *Stats, mb minibatch) (stop bool, err error) {
+	res, err := a.update(mb)
+	if err != nil {
+		return false, err
+	}
+	st.add(res)
+	if a.cfg.TargetKL > 0 && res.ApproxKL > a.cfg.TargetKL {
+		st.EarlyStop = true
+		return true, nil
+	}
+	return false, nil
 }
 
 func (st *Stats) add(mb Stats) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/atomicfile"
@@ -367,7 +368,7 @@ func decodeAgent(file []byte) (*PPO, error) {
 		if !ok {
 			return nil, fmt.Errorf("unexpected tensor %.80q (not part of this agent's networks, optimizer or normaliser)", t.Name)
 		}
-		if !equalShape(t.Shape, w.shape) {
+		if !slices.Equal(t.Shape, w.shape) {
 			return nil, fmt.Errorf("tensor %q has shape %v, the specs imply %v", t.Name, t.Shape, w.shape)
 		}
 		got[t.Name] = true
@@ -473,18 +474,6 @@ func (a *PPO) loadNorm(d *normJSON, mean, vars []float32) error {
 	}
 	a.norm = &RunningNorm{Mean: fromExact(d.Mean), Var: fromExact(d.Var), Count: float64(d.Count)}
 	return nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // paramCount returns the number of weights netconf lays out for a valid

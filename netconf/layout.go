@@ -3,6 +3,7 @@ package netconf
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -172,21 +173,9 @@ func checkParams(l []slot, p Params) error {
 		if t == nil {
 			return fmt.Errorf("param %q: missing", sl.name)
 		}
-		if !equalInts(t.Shape, sl.shape) || len(t.Data) != shapeSize(sl.shape) {
+		if !slices.Equal(t.Shape, sl.shape) || len(t.Data) != shapeSize(sl.shape) {
 			return fmt.Errorf("param %q: shape %v with %d values, want shape %v", sl.name, t.Shape, len(t.Data), sl.shape)
 		}
 	}
 	return nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
