@@ -1,6 +1,10 @@
 package agent
 
-import "math"
+import (
+	"math"
+
+	"github.com/evolverl/evolve/internal/simd"
+)
 
 // Adam is Kingma & Ba's optimizer with PyTorch's bias correction, over
 // plain float32 slices, so its moments can be saved, cloned and resized
@@ -43,7 +47,7 @@ const smallestNormal32 = 0x1p-126
 // has AVX (adam_amd64.s) four elements go through the vector kernel at a
 // time; it performs the same float64 operations in the same order, so the
 // result is bit for bit the scalar loop's (TestAdamVectorMatchesScalar).
-func (a *Adam) Update(params, grads [][]float32) { a.update(params, grads, hasAVX) }
+func (a *Adam) Update(params, grads [][]float32) { a.update(params, grads, simd.HasAVX2FMA) }
 
 // update is Update with the vector kernel on or off.
 func (a *Adam) update(params, grads [][]float32, vector bool) {
@@ -54,10 +58,10 @@ func (a *Adam) update(params, grads [][]float32, vector bool) {
 	t := float64(a.Step)
 	bc1 := 1 - math.Pow(a.Beta1, t)
 	bc2 := 1 - math.Pow(a.Beta2, t)
-	c := adamConsts{b1: a.Beta1, c1: 1 - a.Beta1, b2: a.Beta2, c2: 1 - a.Beta2,
-		step: a.LR / bc1, sqrtBC2: math.Sqrt(bc2), eps: a.Eps, tiny: smallestNormal32}
-	for i := range c.abs {
-		c.abs[i] = 1<<63 - 1
+	c := simd.AdamConsts{B1: a.Beta1, C1: 1 - a.Beta1, B2: a.Beta2, C2: 1 - a.Beta2,
+		Step: a.LR / bc1, SqrtBC2: math.Sqrt(bc2), Eps: a.Eps, Tiny: smallestNormal32}
+	for i := range c.Abs {
+		c.Abs[i] = 1<<63 - 1
 	}
 	for k, p := range params {
 		g, m, v := grads[k], a.M[k], a.V[k]
@@ -68,14 +72,14 @@ func (a *Adam) update(params, grads [][]float32, vector bool) {
 		if vector {
 			start = len(p) &^ 3
 			if start > 0 {
-				adamStep4(&p[0], &g[0], &m[0], &v[0], start, &c)
+				simd.AdamStep4(p, g, m, v, start, &c)
 			}
 		}
 		for i := start; i < len(p); i++ {
 			gi := float64(g[i])
-			mi := c.b1*float64(m[i]) + c.c1*gi
-			vi := c.b2*float64(v[i]) + c.c2*gi*gi
-			p[i] = float32(float64(p[i]) - c.step*mi/(math.Sqrt(vi)/c.sqrtBC2+c.eps))
+			mi := c.B1*float64(m[i]) + c.C1*gi
+			vi := c.B2*float64(v[i]) + c.C2*gi*gi
+			p[i] = float32(float64(p[i]) - c.Step*mi/(math.Sqrt(vi)/c.SqrtBC2+c.Eps))
 			m[i], v[i] = flush(mi), flush(vi)
 		}
 	}

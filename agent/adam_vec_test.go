@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/evolverl/evolve/internal/simd"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -42,7 +43,7 @@ func TestAdamVectorMatchesScalar(t *testing.T) {
 		}
 		ref.LR, vec.LR = 3e-4*float64(30-s)/30, 3e-4*float64(30-s)/30
 		ref.update(pr, gr, false)
-		vec.update(pv, gv, hasAVX)
+		vec.update(pv, gv, simd.HasAVX2FMA)
 		for k := range sizes {
 			for i := range pr[k] {
 				if math.Float32bits(pr[k][i]) != math.Float32bits(pv[k][i]) ||
@@ -80,7 +81,7 @@ func BenchmarkAdam(b *testing.B) {
 	b.Run("vector", func(b *testing.B) {
 		a := NewAdam(3e-4, sizes)
 		for b.Loop() {
-			a.update(ps, gs, hasAVX)
+			a.update(ps, gs, simd.HasAVX2FMA)
 		}
 	})
 }

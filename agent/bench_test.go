@@ -7,14 +7,12 @@ import (
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
+	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend
 )
 
-// backends are the two implementations an MLP agent can run on: the
-// plain-Go backend it uses by default, and the gorgonia graphs (forced).
-var backends = []struct {
-	name   string
-	noFast bool
-}{{"go", false}, {"graphs", true}}
+// backends are the two network backends an agent can run on: the plain-Go
+// one it uses by default, and the gorgonia reference.
+var backends = []string{"go", "gorgonia"}
 
 // BenchmarkPPOCartPole trains one agent with the default config on 8
 // CartPole-v1 envs until a deterministic evaluation over 10 episodes
@@ -23,21 +21,22 @@ var backends = []struct {
 // agent, not a test: run it with -benchtime 1x.
 func BenchmarkPPOCartPole(b *testing.B) {
 	for _, be := range backends {
-		b.Run("backend="+be.name, func(b *testing.B) { benchCartPole(b, be.noFast) })
+		b.Run("backend="+be, func(b *testing.B) { benchCartPole(b, be) })
 	}
 }
 
-func benchCartPole(b *testing.B, noFast bool) {
+func benchCartPole(b *testing.B, backend string) {
 	for range b.N {
 		vec, err := envs.MakeVector("CartPole-v1", 8, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := New(vec.ObservationSpace(), vec.ActionSpace(), DefaultConfig(), 1)
+		cfg := DefaultConfig()
+		cfg.Backend = backend
+		a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		a.noFast = noFast
 		eval, _ := envs.Make("CartPole-v1", nil)
 		start := time.Now()
 		var train time.Duration
@@ -67,17 +66,18 @@ func benchCartPole(b *testing.B, noFast bool) {
 }
 
 // benchAgent returns a default-config CartPole agent with one collected
-// rollout, on the graphs when noFast.
-func benchAgent(b *testing.B, noFast bool) *PPO {
+// rollout, on the named backend.
+func benchAgent(b *testing.B, backend string) *PPO {
 	vec, err := envs.MakeVector("CartPole-v1", 8, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), DefaultConfig(), 1)
+	cfg := DefaultConfig()
+	cfg.Backend = backend
+	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	a.noFast = noFast
 	if err := a.startRollout(vec); err != nil {
 		b.Fatal(err)
 	}
@@ -91,8 +91,8 @@ func benchAgent(b *testing.B, noFast bool) *PPO {
 // forward, backward, clipping and Adam, on each backend.
 func BenchmarkUpdate(b *testing.B) {
 	for _, be := range backends {
-		b.Run("backend="+be.name, func(b *testing.B) {
-			a := benchAgent(b, be.noFast)
+		b.Run("backend="+be, func(b *testing.B) {
+			a := benchAgent(b, be)
 			buf := a.roll.buf
 			idx, _ := buf.Minibatches(a.rng, 64)
 			batch := buffer.NewBatch(buf.Dims, 64)
@@ -113,8 +113,8 @@ func BenchmarkUpdate(b *testing.B) {
 // step, on each backend.
 func BenchmarkCollectStep(b *testing.B) {
 	for _, be := range backends {
-		b.Run("backend="+be.name, func(b *testing.B) {
-			a := benchAgent(b, be.noFast)
+		b.Run("backend="+be, func(b *testing.B) {
+			a := benchAgent(b, be)
 			r := a.roll
 			b.ReportAllocs()
 			for b.Loop() {

@@ -27,7 +27,7 @@ func TestCloneIsDeep(t *testing.T) {
 			}
 			c := a.Clone(99)
 			checkSameAgent(t, a, c, false)
-			if c.roll != nil || c.actGraphs != nil || c.trainGraphs != nil || c.deploy != nil {
+			if c.roll != nil || c.work != nil || c.deploy != nil {
 				t.Error("the clone shares a rollout, graphs or recurrent state")
 			}
 			for i := range 2 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/netconf"
+	"github.com/evolverl/evolve/nn"
 )
 
 // Config holds a PPO agent's hyperparameters. The zero value of a field
@@ -56,6 +57,12 @@ type Config struct {
 	// Net is the architecture of the actor's and the critic's networks
 	// (their input, output and output gain are set from the env's spaces).
 	Net netconf.Spec `toml:"net" json:"net"`
+	// Backend names the network backend that computes the networks (see
+	// package nn): "" or "go" for the plain-Go one, "gorgonia" for the
+	// reference backend, which a program makes available by importing
+	// github.com/evolverl/evolve/nn/gorgonia. The loss and the optimizer are
+	// the same whatever the backend.
+	Backend string `toml:"backend" json:"backend,omitempty"`
 }
 
 // DefaultConfig returns the documented defaults: batch 64, lr 3e-4, learn
@@ -121,6 +128,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxSeqLen < 1 {
 		bad("max_seq_len", c.MaxSeqLen, ">= 1")
+	}
+	if c.Backend != "" {
+		if _, err := nn.Lookup(c.Backend); err != nil {
+			errs = append(errs, fmt.Errorf("backend = %q: %w", c.Backend, err))
+		}
 	}
 	if err := c.Net.ValidateArchitecture(); err != nil {
 		errs = append(errs, fmt.Errorf("net: %w", err))

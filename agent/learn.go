@@ -7,8 +7,6 @@ import (
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
-	"github.com/evolverl/evolve/netconf"
-	G "gorgonia.org/gorgonia"
 )
 
 // Stats summarise one PPO update (means over its minibatches).
@@ -281,9 +279,7 @@ epochs:
 			n := copy(group, seqs[lo:min(lo+per, len(seqs))])
 			clear(group[n:])
 			buf.GatherSequences(group, sb)
-			mb := minibatch{rows: L * sb.Size, steps: L, obs: sb.Obs, actions: sb.Actions, logp: sb.LogProbs,
-				values: sb.Values, adv: sb.Advantages, ret: sb.Returns, wts: sb.Valid, masks: sb.Masks, hidden: sb.Hidden}
-			if stop, err := a.learnStep(&st, mb); err != nil || stop {
+			if stop, err := a.learnStep(&st, seqBatch(sb, L)); err != nil || stop {
 				if err != nil {
 					return st, err
 				}
@@ -364,177 +360,15 @@ type minibatch struct {
 	hidden                      []float32 // recurrent: initial state per sequence
 }
 
+// seqBatch is the minibatch of sequences of L steps in sb, time-major.
+func seqBatch(sb *buffer.SeqBatch, L int) minibatch {
+	return minibatch{rows: L * sb.Size, steps: L, obs: sb.Obs, actions: sb.Actions, logp: sb.LogProbs,
+		values: sb.Values, adv: sb.Advantages, ret: sb.Returns, wts: sb.Valid, masks: sb.Masks, hidden: sb.Hidden}
+}
+
 func flatBatch(b *buffer.Batch) minibatch {
 	return minibatch{rows: b.Size, steps: 1, obs: b.Obs, actions: b.Actions, logp: b.LogProbs,
 		values: b.Values, adv: b.Advantages, ret: b.Returns, masks: b.Masks}
-}
-
-// trainGraphFor returns the cached training graph for rows and steps.
-func (a *PPO) trainGraphFor(rows, steps int) (*trainGraph, error) {
-	key := [2]int{rows, steps}
-	if tg, ok := a.trainGraphs[key]; ok {
-		return tg, nil
-	}
-	tg, err := a.newTrainGraph(rows, steps)
-	if err != nil {
-		return nil, err
-	}
-	if a.trainGraphs == nil {
-		a.trainGraphs = map[[2]int]*trainGraph{}
-	}
-	a.trainGraphs[key] = tg
-	return tg, nil
-}
-
-// update takes one optimizer step on a minibatch: advantages normalised
-// over the minibatch's real steps with the N−1 standard deviation, the PPO
-// loss and its gradient (from the plain-Go backend for MLP agents, else
-// from the graph), one global gradient-norm clip over every parameter, and
-// Adam.
-func (a *PPO) update(mb minibatch) (Stats, error) {
-	var st Stats
-	if f, err := a.fastNets(); err != nil {
-		return st, err
-	} else if f != nil {
-		return a.updateFast(f, mb)
-	}
-	tg, err := a.trainGraphFor(mb.rows, mb.steps)
-	if err != nil {
-		return st, err
-	}
-	copy(netconf.Data(tg.obs), mb.obs)
-	a.fillActions(tg.dist, mb)
-	copy(netconf.Data(tg.oldLogp), mb.logp)
-	copy(netconf.Data(tg.ret), mb.ret)
-	copy(netconf.Data(tg.oldValue), mb.values)
-	w := netconf.Data(tg.weight)
-	wsum := 0.0
-	for i := range w {
-		w[i] = 1
-		if mb.wts != nil {
-			w[i] = mb.wts[i]
-		}
-		wsum += float64(w[i])
-	}
-	normalizeAdvantages(netconf.Data(tg.adv), mb.adv, w, wsum)
-	c := a.cfg.ClipCoef
-	setScalar(tg.clipLo, 1-c)
-	setScalar(tg.clipHi, 1+c)
-	setScalar(tg.clipNeg, -c)
-	setScalar(tg.clipPos, c)
-	setScalar(tg.entCoef, a.cfg.EntCoef)
-	setScalar(tg.vfCoef, a.cfg.VFCoef)
-	setScalar(tg.invWeight, 1/wsum)
-	if a.recurrent() {
-		a.loadState(tg.nets, mb.hidden, mb.rows/mb.steps)
-	}
-	if err := tg.vm.RunAll(); err != nil {
-		return st, fmt.Errorf("training pass: %w", err)
-	}
-	defer tg.vm.Reset()
-	st.Loss = scalarOf(tg.loss)
-	st.PolicyLoss = scalarOf(tg.pgLoss)
-	st.ValueLoss = scalarOf(tg.vLoss)
-	st.Entropy = scalarOf(tg.entropy)
-	lr := tg.logRatio.Data().([]float32)
-	var kl, clipped float64
-	for i, x := range lr {
-		if w[i] == 0 {
-			continue
-		}
-		ratio := math.Exp(float64(x))
-		kl += (ratio - 1) - float64(x)
-		if math.Abs(ratio-1) > c {
-			clipped++
-		}
-	}
-	st.ApproxKL, st.ClipFrac = kl/wsum, clipped/wsum
-	grads := make([][]float32, len(tg.nets.learnables))
-	for i, n := range tg.nets.learnables {
-		gv, err := n.Grad()
-		if err != nil {
-			return st, fmt.Errorf("gradient of %s: %w", n.Name(), err)
-		}
-		grads[i] = gv.Data().([]float32)
-	}
-	for _, g := range grads {
-		for _, x := range g {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				zeroGrads(grads)
-				return st, fmt.Errorf("%w (loss %v)", ErrNonFinite, st.Loss)
-			}
-		}
-	}
-	st.GradNorm = clipGradNorm(grads, a.cfg.MaxGradNorm)
-	a.adam.Update(a.tensors(), grads)
-	zeroGrads(grads) // gorgonia accumulates gradients across runs
-	a.Updates++
-	return st, nil
-}
-
-func zeroGrads(grads [][]float32) {
-	for _, g := range grads {
-		clear(g)
-	}
-}
-
-// scalarOf reads a scalar output node.
-func scalarOf(n *G.Node) float64 { return float64(n.Value().Data().(float32)) }
-
-// normalizeAdvantages writes (a − mean)/(std + 1e-8) over the entries of
-// weight 1, with the sample (N−1) standard deviation, as the reference
-// implementations do; padded entries get 0.
-func normalizeAdvantages(dst, adv, w []float32, wsum float64) {
-	mean := 0.0
-	for i, x := range adv {
-		mean += float64(w[i]) * float64(x)
-	}
-	mean /= wsum
-	v := 0.0
-	for i, x := range adv {
-		d := float64(x) - mean
-		v += float64(w[i]) * d * d
-	}
-	std := 0.0
-	if wsum > 1 {
-		std = math.Sqrt(v / (wsum - 1))
-	}
-	for i, x := range adv {
-		dst[i] = float32((float64(x) - mean) / (std + 1e-8) * float64(w[i]))
-	}
-}
-
-// fillActions writes the minibatch's actions into the distribution's
-// inputs: one-hot choices and masks, bits, or Gaussian samples.
-func (a *PPO) fillActions(dg *distGraph, mb minibatch) {
-	d := a.dist
-	switch d.kind {
-	case categorical:
-		hot := netconf.Data(dg.onehot)
-		clear(hot)
-		nc := len(d.nvec)
-		for r := range mb.rows {
-			off := 0
-			for c, n := range d.nvec {
-				k := int(mb.actions[r*nc+c]) - d.start
-				if k >= 0 && k < n { // padding rows hold action 0, always in range
-					hot[r*d.size+off+k] = 1
-				}
-				off += n
-			}
-		}
-		add := netconf.Data(dg.maskAdd)
-		for i := range add {
-			add[i] = 0
-			if mb.masks != nil && !mb.masks[i] {
-				add[i] = maskFill
-			}
-		}
-	case bernoulli:
-		copy(netconf.Data(dg.bits), mb.actions)
-	case gaussian:
-		copy(netconf.Data(dg.action), mb.actions)
-	}
 }
 
 // sameSpace reports whether two spaces describe the same set.

@@ -8,7 +8,6 @@ import (
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
-	G "gorgonia.org/gorgonia"
 )
 
 // matchEnv is a one-step task for each action family: observe a random
@@ -226,65 +225,6 @@ func TestMaskedActionsAreNeverTaken(t *testing.T) {
 	}
 	if ts.Steps < 4000 {
 		t.Fatalf("only %d steps", ts.Steps)
-	}
-}
-
-// TestMaskedLogitsGetZeroGradient builds the policy loss on logits with a
-// mask and checks that every masked logit's gradient is exactly zero, and
-// every legal one's is not.
-func TestMaskedLogitsGetZeroGradient(t *testing.T) {
-	for _, space := range []envs.Space{envs.Discrete{N: 4}, envs.MultiDiscrete{Nvec: []int{3, 2}}} {
-		d, _ := newDist(space)
-		rows := 3
-		g := G.NewGraph()
-		logits := newInput(g, "logits", rows, d.size)
-		dg, err := d.build(g, logits, rows, false, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		adv := newInput(g, "adv", rows)
-		loss := must(G.Sub(must(G.Neg(must(G.Sum(must(G.HadamardProd(dg.logp, adv)))))),
-			must(G.Mul(G.NewConstant(float32(0.01)), must(G.Sum(dg.entropy))))))
-		if _, err := G.Grad(loss, logits); err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(2, 2))
-		for i := range netconf.Data(logits) {
-			netconf.Data(logits)[i] = float32(rng.NormFloat64()) + float32(i%3)
-		}
-		for i := range netconf.Data(adv) {
-			netconf.Data(adv)[i] = float32(rng.NormFloat64())
-		}
-		// Masks leave one or more legal choices per component; the taken
-		// action is legal.
-		masks := [][]bool{{true, false, true, false, true}, {false, true, true, true, false}, {true, true, false, false, true}}
-		if d.size == 4 {
-			masks = [][]bool{{true, false, true, false}, {false, false, true, true}, {false, true, false, false}}
-		}
-		add := netconf.Data(dg.maskAdd)
-		hot := netconf.Data(dg.onehot)
-		for r, m := range masks {
-			off := 0
-			for _, n := range d.nvec {
-				taken := false
-				for k := range n {
-					if !m[off+k] {
-						add[r*d.size+off+k] = maskFill
-					} else if !taken {
-						hot[r*d.size+off+k], taken = 1, true
-					}
-				}
-				off += n
-			}
-		}
-		vm := G.NewTapeMachine(g, G.BindDualValues(logits))
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		gv, _ := logits.Grad()
-		grad := gv.Data().([]float32)
-		checkMaskedGradient(t, d, space, masks, grad)
-		vm.Close()
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
-	G "gorgonia.org/gorgonia"
 )
 
 // PPO is one proximal-policy-optimisation agent: an actor and a critic
@@ -35,13 +34,7 @@ type PPO struct {
 	// History lists the mutations applied to this agent, oldest first.
 	History []string
 
-	actGraphs   map[int]*actGraph
-	trainGraphs map[[2]int]*trainGraph
-	// fast is the plain-Go backend used instead of the graphs when the
-	// encoder is an MLP (built on first use, dropped with the graphs);
-	// noFast forces the graphs, for tests that compare the two.
-	fast   *fastNets
-	noFast bool
+	work   *nets     // the networks and their buffers, built on first use
 	roll   *rollout  // the training rollout in progress, if any
 	deploy []float32 // recurrent state per row for Act, grown on demand
 }
@@ -133,7 +126,7 @@ func (a *PPO) setSpecs(net netconf.Spec) error {
 	if spec.Dict() {
 		a.cfg.Net.Inputs = spec.Clone().Inputs
 	}
-	a.actGraphs, a.trainGraphs, a.fast = nil, nil, nil
+	a.work = nil
 	return nil
 }
 
@@ -215,18 +208,20 @@ func (a *PPO) criticParams(p netconf.Params) netconf.Params {
 // tensors returns every trainable tensor's data in one fixed order (actor,
 // critic, log-std): the order of the optimizer's moments and of the graphs'
 // learnable nodes.
-func (a *PPO) tensors() [][]float32 {
-	var out [][]float32
+func (a *PPO) tensors() [][]float32 { return a.appendTensors(nil) }
+
+// appendTensors appends the slices of tensors() to dst.
+func (a *PPO) appendTensors(dst [][]float32) [][]float32 {
 	for _, t := range a.actor {
-		out = append(out, t.Data)
+		dst = append(dst, t.Data)
 	}
 	for _, t := range a.critic {
-		out = append(out, t.Data)
+		dst = append(dst, t.Data)
 	}
 	if a.logStd != nil {
-		out = append(out, a.logStd)
+		dst = append(dst, a.logStd)
 	}
-	return out
+	return dst
 }
 
 func (a *PPO) tensorSizes() []int {
@@ -313,14 +308,6 @@ type actOut struct {
 	choiceLogp [][]float32
 }
 
-// actDist is what sampling reads, as plain slices filled by either
-// backend.
-type actDist struct {
-	logpAll      [][]float32 // categorical: per component [rows·n_c] log-probabilities of every choice
-	logp1, logp0 []float32   // bernoulli: [rows·size] log σ(z) and log σ(−z)
-	action, logp []float32   // gaussian: [rows·size] sampled actions and [rows] their log-probabilities
-}
-
 func (o *actOut) resize(rows, width int) {
 	o.actions = grow(o.actions, rows*width)
 	o.envActions = grow(o.envActions, rows*width)
@@ -333,82 +320,6 @@ func grow(s []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return s[:n]
-}
-
-// actGraphFor returns the cached acting graph for rows rows.
-func (a *PPO) actGraphFor(rows int) (*actGraph, error) {
-	if ag, ok := a.actGraphs[rows]; ok {
-		return ag, nil
-	}
-	ag, err := a.newActGraph(rows)
-	if err != nil {
-		return nil, fmt.Errorf("build acting graph: %w", err)
-	}
-	if a.actGraphs == nil {
-		a.actGraphs = map[int]*actGraph{}
-	}
-	a.actGraphs[rows] = ag
-	return ag, nil
-}
-
-// act runs the policy on rows preprocessed observations. masks[i] is row
-// i's action mask (nil: all legal). state holds the rows' recurrent state,
-// advanced in place unless keepState. With deterministic, the most likely
-// action is taken and no random number is drawn. MLP agents run on the
-// plain-Go backend, the others on gorgonia graphs.
-func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic, keepState bool, out *actOut) error {
-	if f, err := a.fastNets(); err != nil {
-		return err
-	} else if f != nil {
-		return a.actFast(f, obs, masks, deterministic, out)
-	}
-	width := a.actSpace.FlatSize()
-	rows := len(obs) / a.obsSpace.FlatSize()
-	ag, err := a.actGraphFor(rows)
-	if err != nil {
-		return err
-	}
-	copy(netconf.Data(ag.obs), obs)
-	var add []float32
-	if ag.dist.maskAdd != nil {
-		add = netconf.Data(ag.dist.maskAdd)
-	}
-	if err := a.fillMasks(add, masks, rows); err != nil {
-		return err
-	}
-	if ag.dist.noise != nil {
-		noise := netconf.Data(ag.dist.noise)
-		for i := range noise {
-			if deterministic {
-				noise[i] = 0
-			} else {
-				noise[i] = float32(a.rng.NormFloat64())
-			}
-		}
-	}
-	a.loadState(ag.nets, state, rows)
-	if err := ag.vm.RunAll(); err != nil {
-		return fmt.Errorf("acting forward pass: %w", err)
-	}
-	ag.vm.Reset()
-	if !keepState {
-		a.saveState(ag.nets, state, rows)
-	}
-	out.resize(rows, width)
-	copy(out.values, netconf.Data(ag.value))
-	src := &ag.src
-	src.logpAll = src.logpAll[:0]
-	for _, n := range ag.dist.logpAll {
-		src.logpAll = append(src.logpAll, netconf.Data(n))
-	}
-	switch a.dist.kind {
-	case bernoulli:
-		src.logp1, src.logp0 = netconf.Data(ag.dist.logp1), netconf.Data(ag.dist.logp0)
-	case gaussian:
-		src.action, src.logp = ag.dist.actionV.Data().([]float32), netconf.Data(ag.dist.logp)
-	}
-	a.sample(src, rows, deterministic, out)
-	return nil
 }
 
 // fillMasks validates the rows' masks and writes the additive mask, 0 for
@@ -448,142 +359,6 @@ func (a *PPO) fillMasks(add []float32, masks [][]bool, rows int) error {
 		}
 	}
 	return nil
-}
-
-// sample draws (or picks, when deterministic) each row's action from the
-// distribution's values and records its log-probability.
-func (a *PPO) sample(src *actDist, rows int, deterministic bool, out *actOut) {
-	d := a.dist
-	out.choiceLogp = src.logpAll
-	switch d.kind {
-	case categorical:
-		nc := len(d.nvec)
-		for r := range rows {
-			lp := float32(0)
-			for c, n := range d.nvec {
-				all := src.logpAll[c][r*n : (r+1)*n]
-				k := pickCategorical(all, deterministic, a.rng)
-				if c == 0 {
-					lp = all[k]
-				} else {
-					lp += all[k]
-				}
-				out.actions[r*nc+c] = float32(k + d.start)
-			}
-			out.logp[r] = lp
-		}
-	case bernoulli:
-		n := d.size
-		l1, l0 := src.logp1, src.logp0
-		for r := range rows {
-			lp := float32(0)
-			for j := range n {
-				i := r*n + j
-				p1 := math.Exp(float64(l1[i]))
-				bit := p1 >= 0.5
-				if !deterministic {
-					bit = a.rng.Float64() < p1
-				}
-				v, term := float32(0), l0[i]
-				if bit {
-					v, term = 1, l1[i]
-				}
-				if j == 0 {
-					lp = term
-				} else {
-					lp += term
-				}
-				out.actions[i] = v
-			}
-			out.logp[r] = lp
-		}
-	case gaussian:
-		copy(out.actions, src.action)
-		copy(out.logp, src.logp)
-	}
-	copy(out.envActions, out.actions)
-	if d.kind == gaussian {
-		n := d.size
-		for i, v := range out.envActions {
-			out.envActions[i] = min(max(v, d.low[i%n]), d.high[i%n])
-		}
-	}
-}
-
-// pickCategorical returns the arg-max of the log-probabilities, or a draw
-// from them by inverse CDF. Masked choices have probability exactly 0 and
-// are never drawn.
-func pickCategorical(logp []float32, deterministic bool, rng *rand.Rand) int {
-	if deterministic {
-		best := 0
-		for k, v := range logp {
-			if v > logp[best] {
-				best = k
-			}
-		}
-		return best
-	}
-	u := rng.Float64()
-	cum := 0.0
-	last := 0
-	for k, v := range logp {
-		p := math.Exp(float64(v))
-		if p == 0 {
-			continue
-		}
-		last = k
-		cum += p
-		if u < cum {
-			return k
-		}
-	}
-	return last // rounding left the total just under u
-}
-
-// loadState copies the rows' recurrent state into the graph's inputs.
-func (a *PPO) loadState(n *nets, state []float32, rows int) {
-	if a.recurrent() {
-		a.copyState(n, rows, state, true)
-	}
-}
-
-// saveState copies the graph's final recurrent state back into state.
-func (a *PPO) saveState(n *nets, state []float32, rows int) {
-	if a.recurrent() {
-		a.copyState(n, rows, state, false)
-	}
-}
-
-// copyState copies between every row's slice of state and the graph's LSTM
-// state: into the initial-state inputs when in, out of the final state
-// otherwise. A row's state is laid out net by net (actor, then critic),
-// layer by layer, h then c.
-func (a *PPO) copyState(n *nets, rows int, state []float32, in bool) {
-	recs := []*netconf.Recurrent{n.actor.Recurrent}
-	if n.critic != nil {
-		recs = append(recs, n.critic.Recurrent)
-	}
-	size := a.stateSize()
-	for r := range rows {
-		off := r * size
-		for _, rec := range recs {
-			h := rec.Hidden
-			for l := range rec.Layers {
-				for _, pair := range [2]struct {
-					node *G.Node
-					out  []float32
-				}{{rec.H0[l], rec.H[l]}, {rec.C0[l], rec.C[l]}} {
-					s := state[off : off+h]
-					if in {
-						copy(netconf.Data(pair.node)[r*h:(r+1)*h], s)
-					} else {
-						copy(s, pair.out[r*h:(r+1)*h])
-					}
-					off += h
-				}
-			}
-		}
-	}
 }
 
 // Act returns actions for a batch of raw observations (rows of the

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/envs"
@@ -20,18 +21,26 @@ type refTensor struct {
 }
 
 type ppoRef struct {
-	Name           string               `json:"name"`
-	ObsDim         int                  `json:"obs_dim"`
-	Action         json.RawMessage      `json:"action"`
-	Hyper          map[string]any       `json:"hyperparameters"`
-	InitParams     map[string]refTensor `json:"init_params"`
-	Obs            [][]float64          `json:"obs"`
-	Actions        [][]float64          `json:"actions"`
-	ActionMasks    [][]bool             `json:"action_masks"`
-	OldLogprobs    []float64            `json:"old_logprobs"`
-	OldValues      []float64            `json:"old_values"`
-	Advantages     []float64            `json:"advantages"`
-	Returns        []float64            `json:"returns"`
+	Name        string               `json:"name"`
+	ObsDim      int                  `json:"obs_dim"`
+	ObsShape    []int                `json:"obs_shape"`
+	Action      json.RawMessage      `json:"action"`
+	Hyper       map[string]any       `json:"hyperparameters"`
+	InitParams  map[string]refTensor `json:"init_params"`
+	Obs         json.RawMessage      `json:"obs"`     // rows, or a time-major tensor for sequences
+	Actions     json.RawMessage      `json:"actions"` // likewise
+	ActionMasks [][]bool             `json:"action_masks"`
+	OldLogprobs json.RawMessage      `json:"old_logprobs"`
+	OldValues   json.RawMessage      `json:"old_values"`
+	Advantages  json.RawMessage      `json:"advantages"`
+	Returns     json.RawMessage      `json:"returns"`
+	// Recurrent files: sequence lengths, valid[t][s], initial states [S, H].
+	Lengths        []int                `json:"lengths"`
+	Valid          refTensor            `json:"valid"`
+	ActorH0        refTensor            `json:"actor_h0"`
+	ActorC0        refTensor            `json:"actor_c0"`
+	CriticH0       refTensor            `json:"critic_h0"`
+	CriticC0       refTensor            `json:"critic_c0"`
 	Steps          []refStep            `json:"steps"`
 	AfterFirstStep map[string]refTensor `json:"params_after_first_step"`
 	FinalParams    map[string]refTensor `json:"final_params"`
@@ -39,15 +48,16 @@ type ppoRef struct {
 }
 
 type refStep struct {
-	Epoch    int     `json:"epoch"`
-	Indices  []int   `json:"indices"`
-	PgLoss   float64 `json:"pg_loss"`
-	VLoss    float64 `json:"v_loss"`
-	Entropy  float64 `json:"entropy"`
-	Loss     float64 `json:"loss"`
-	ApproxKL float64 `json:"approx_kl"`
-	ClipFrac float64 `json:"clipfrac"`
-	GradNorm float64 `json:"grad_norm_before_clip"`
+	Epoch     int     `json:"epoch"`
+	Indices   []int   `json:"indices"`
+	Sequences []int   `json:"sequences"`
+	PgLoss    float64 `json:"pg_loss"`
+	VLoss     float64 `json:"v_loss"`
+	Entropy   float64 `json:"entropy"`
+	Loss      float64 `json:"loss"`
+	ApproxKL  float64 `json:"approx_kl"`
+	ClipFrac  float64 `json:"clipfrac"`
+	GradNorm  float64 `json:"grad_norm_before_clip"`
 }
 
 func loadPPORef(t *testing.T, name string) *ppoRef {
@@ -67,179 +77,328 @@ func loadPPORef(t *testing.T, name string) *ppoRef {
 	return &r
 }
 
-// refNet is the reference networks' shape: obs → 16 → 16 → out with tanh,
-// which in our terms is a one-layer MLP encoder, a latent of 16 and a head
-// without hidden layers.
-func refNet() netconf.Spec {
-	return netconf.Spec{
-		Encoder: netconf.EncoderMLP,
-		MLP:     &netconf.MLP{Hidden: []int{16}, Activation: netconf.Tanh, MinLayers: 1, MaxLayers: 3, MinNodes: 8, MaxNodes: 64},
-		Latent:  netconf.Latent{Size: 16, Min: 8, Max: 64},
-		Head:    netconf.MLP{Activation: netconf.Tanh, MinLayers: 0, MaxLayers: 3, MinNodes: 8, MaxNodes: 64},
+// refCase is one reference file: the spaces and our network for its
+// PyTorch network.
+type refCase struct {
+	name            string
+	obs, act        envs.Space
+	net             netconf.Spec
+	encoder, prefix string // PyTorch's encoder name and ours
+}
+
+func refCases() []refCase {
+	inf := float32(math.Inf(1))
+	flat := func(n int) envs.Space { return envs.NewBox(-inf, inf, n) }
+	bounds := func(lo, hi int) netconf.MLP {
+		return netconf.MLP{Activation: netconf.Tanh, MinLayers: 0, MaxLayers: 3, MinNodes: lo, MaxNodes: hi}
+	}
+	// obs → 16 → tanh → latent → tanh → out: a one-layer MLP encoder, a
+	// latent and a head without hidden layers.
+	mlp := func(latent int) netconf.Spec {
+		enc := bounds(8, 64)
+		enc.Hidden, enc.MinLayers = []int{16}, 1
+		return netconf.Spec{Encoder: netconf.EncoderMLP, MLP: &enc,
+			Latent: netconf.Latent{Size: latent, Min: 4, Max: 64}, Head: bounds(8, 64)}
+	}
+	cnn := netconf.Spec{Encoder: netconf.EncoderCNN,
+		CNN: &netconf.CNN{Channels: []int{4, 4}, Kernels: []int{3, 2}, Strides: []int{1, 1}, Activation: netconf.ReLU,
+			MinLayers: 1, MaxLayers: 3, MinChannels: 4, MaxChannels: 16},
+		Latent: netconf.Latent{Size: 8, Min: 4, Max: 64}, Head: bounds(8, 64)}
+	lstm := netconf.Spec{Encoder: netconf.EncoderLSTM,
+		LSTM:   &netconf.LSTM{Hidden: 8, Layers: 1, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 2},
+		Latent: netconf.Latent{Size: 8, Min: 4, Max: 64}, Head: bounds(8, 64)}
+	image := envs.NewBox(float32(math.Inf(-1)), inf, 2, 6, 5) // unbounded: no scaling
+	var cases []refCase
+	for _, clip := range []string{"", "_clip"} {
+		cases = append(cases,
+			refCase{"discrete" + clip, flat(4), envs.Discrete{N: 3}, mlp(16), "", ""},
+			refCase{"discrete_masked" + clip, flat(4), envs.Discrete{N: 5}, mlp(16), "", ""},
+			refCase{"multidiscrete" + clip, flat(4), envs.MultiDiscrete{Nvec: []int{3, 2}}, mlp(16), "", ""},
+			refCase{"continuous" + clip, flat(3), envs.NewBox(-1, 1, 2), mlp(16), "", ""},
+			refCase{"multibinary" + clip, flat(4), envs.MultiBinary{N: 3}, mlp(8), "encoder", "encoder.mlp"},
+			refCase{"cnn_masked" + clip, image, envs.Discrete{N: 4}, cnn, "encoder", "encoder.cnn"},
+			refCase{"lstm_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), lstm, "lstm", "encoder.lstm"},
+		)
+	}
+	return cases
+}
+
+// refLayout lists, for a reference tensor name, where its values live in
+// the agent: the Params, our tensor name and how PyTorch's index maps to
+// ours. Linear weights are transposed ([out, in] → [in, out]; a latent
+// after a CNN reads C·H·W rows), conv weights keep their layout, and an
+// LSTM's fused [4H, ·] matrices split into per-gate [·, H] ones.
+func refLayout(a *PPO, c refCase, name string, shape []int) (func(i int) *float32, error) {
+	net, rest, _ := strings.Cut(name, ".")
+	params := a.actor
+	if net == "critic" {
+		params = a.critic
+	}
+	if name == "actor.log_std" {
+		return func(i int) *float32 { return &a.logStd[i] }, nil
+	}
+	tensor := func(n string) (*netconf.Tensor, error) {
+		t := params.Tensor(n)
+		if t == nil {
+			return nil, fmt.Errorf("%s: no tensor %s", name, n)
+		}
+		return t, nil
+	}
+	linear := func(ours string) (func(i int) *float32, error) {
+		t, err := tensor(ours)
+		if err != nil {
+			return nil, err
+		}
+		if len(shape) == 1 {
+			return func(i int) *float32 { return &t.Data[i] }, nil
+		}
+		out, in := shape[0], shape[1]
+		if len(t.Data) != out*in {
+			return nil, fmt.Errorf("%s %v: ours %s has %d values", name, shape, ours, len(t.Data))
+		}
+		return func(i int) *float32 { return &t.Data[(i%in)*out+i/in] }, nil
+	}
+	if c.encoder == "lstm" {
+		if l, ok := strings.CutPrefix(rest, "lstm."); ok {
+			kind, layer, _ := strings.Cut(l, "_l") // weight_ih, 0
+			h := c.net.LSTM.Hidden
+			gates := [4]string{"i", "f", "g", "o"}
+			var ts [4]*netconf.Tensor
+			short := map[string]string{"weight_ih": "w_ih", "weight_hh": "w_hh", "bias_ih": "b_ih", "bias_hh": "b_hh"}[kind]
+			for q, g := range gates {
+				t, err := tensor(c.prefix + "." + layer + "." + short + "." + g)
+				if err != nil {
+					return nil, err
+				}
+				ts[q] = t
+			}
+			if len(shape) == 1 {
+				return func(i int) *float32 { return &ts[i/h].Data[i%h] }, nil
+			}
+			in := shape[1]
+			return func(i int) *float32 {
+				row, col := i/in, i%in // PyTorch [4H, in]: gate row/h, unit row%h
+				return &ts[row/h].Data[col*h+row%h]
+			}, nil
+		}
+	}
+	parts := strings.Split(rest, ".") // [0 weight], [encoder 0 weight], [latent weight]
+	field := parts[len(parts)-1]
+	switch {
+	case len(parts) == 2 && c.encoder == "": // the plain MLP files: actor.K.*
+		return linear(map[string]string{"0": "encoder.mlp.0", "1": "latent", "2": "out"}[parts[0]] + "." + field)
+	case parts[0] == "encoder" && c.net.Encoder == netconf.EncoderCNN:
+		t, err := tensor(c.prefix + "." + parts[1] + "." + field)
+		if err != nil {
+			return nil, err
+		}
+		return func(i int) *float32 { return &t.Data[i] }, nil
+	case parts[0] == "encoder":
+		return linear(c.prefix + "." + parts[1] + "." + field)
+	case parts[0] == "latent" || parts[0] == "out":
+		return linear(parts[0] + "." + field)
+	}
+	return nil, fmt.Errorf("reference tensor %s: no counterpart", name)
+}
+
+// setRefParams copies the reference's parameters into the agent.
+func setRefParams(t *testing.T, a *PPO, c refCase, ref map[string]refTensor) {
+	t.Helper()
+	n := 0
+	for name, rt := range ref {
+		at, err := refLayout(a, c, name, rt.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range rt.Data {
+			*at(i) = float32(v)
+		}
+		n += len(rt.Data)
+	}
+	if held := len(flatten(a.tensors())); held != n {
+		t.Fatalf("the reference sets %d parameters, the agent has %d", n, held)
 	}
 }
 
-// refTensorNames maps PyTorch's layer index to our tensor prefix.
-var refLayers = map[string]string{"0": "encoder.mlp.0", "1": "latent", "2": "out"}
-
-// setRefParams copies the reference's PyTorch parameters (weights [out, in])
-// into the agent (weights [in, out]).
-func setRefParams(t *testing.T, a *PPO, ref map[string]refTensor) {
-	for _, net := range []string{"actor", "critic"} {
-		params := a.actor
-		if net == "critic" {
-			params = a.critic
-		}
-		for layer, prefix := range refLayers {
-			w, b := ref[net+"."+layer+".weight"], ref[net+"."+layer+".bias"]
-			pw, pb := params.Tensor(prefix+".weight"), params.Tensor(prefix+".bias")
-			out, in := w.Shape[0], w.Shape[1]
-			if pw == nil || pw.Shape[0] != in || pw.Shape[1] != out {
-				t.Fatalf("%s.%s: our tensor %v does not fit PyTorch's %v", net, layer, pw, w.Shape)
-			}
-			for o := range out {
-				for i := range in {
-					pw.Data[i*out+o] = float32(w.Data[o*in+i])
-				}
-			}
-			for i, v := range b.Data {
-				pb.Data[i] = float32(v)
-			}
-		}
+func flatten(ts [][]float32) []float32 {
+	var out []float32
+	for _, t := range ts {
+		out = append(out, t...)
 	}
-	if ls, ok := ref["actor.log_std"]; ok {
-		for i, v := range ls.Data {
-			a.logStd[i] = float32(v)
-		}
-	}
+	return out
 }
 
 // maxParamError returns the largest |ours − ref| / (|ref| + 1e-3).
-func maxParamError(a *PPO, ref map[string]refTensor) (float64, string) {
+func maxParamError(t *testing.T, a *PPO, c refCase, ref map[string]refTensor) (float64, string) {
 	worst, where := 0.0, ""
-	check := func(name string, got float32, want float64) {
-		if e := math.Abs(float64(got)-want) / (math.Abs(want) + 1e-3); e > worst || math.IsNaN(e) {
-			worst, where = e, name
+	for name, rt := range ref {
+		at, err := refLayout(a, c, name, rt.Shape)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, net := range []string{"actor", "critic"} {
-		params := a.actor
-		if net == "critic" {
-			params = a.critic
-		}
-		for layer, prefix := range refLayers {
-			w, b := ref[net+"."+layer+".weight"], ref[net+"."+layer+".bias"]
-			pw, pb := params.Tensor(prefix+".weight"), params.Tensor(prefix+".bias")
-			out, in := w.Shape[0], w.Shape[1]
-			for o := range out {
-				for i := range in {
-					check(net+"."+layer+".weight", pw.Data[i*out+o], w.Data[o*in+i])
-				}
+		for i, want := range rt.Data {
+			got := float64(*at(i))
+			if e := math.Abs(got-want) / (math.Abs(want) + 1e-3); e > worst || math.IsNaN(e) {
+				worst, where = e, name
 			}
-			for i, v := range b.Data {
-				check(net+"."+layer+".bias", pb.Data[i], v)
-			}
-		}
-	}
-	if ls, ok := ref["actor.log_std"]; ok {
-		for i, v := range ls.Data {
-			check("actor.log_std", a.logStd[i], v)
 		}
 	}
 	return worst, where
 }
 
 // TestUpdateReplaysPyTorchReferences runs every minibatch of each reference
-// PPO update through our update and compares losses, entropy, approximate
-// KL, clip fraction, gradient norm and the parameters after the first and
-// the last step to the data README's tolerances.
+// PPO update (MLP, CNN and LSTM networks over padded BPTT sequences; every
+// action space) through our update, on each backend, and compares losses,
+// entropy, approximate KL, clip fraction, gradient norm and the parameters
+// after the first and the last step to the data README's tolerances.
 func TestUpdateReplaysPyTorchReferences(t *testing.T) {
-	cases := []struct {
-		name  string
-		space envs.Space
-	}{
-		{"discrete", envs.Discrete{N: 3}},
-		{"discrete_clip", envs.Discrete{N: 3}},
-		{"discrete_masked", envs.Discrete{N: 5}},
-		{"discrete_masked_clip", envs.Discrete{N: 5}},
-		{"multidiscrete", envs.MultiDiscrete{Nvec: []int{3, 2}}},
-		{"multidiscrete_clip", envs.MultiDiscrete{Nvec: []int{3, 2}}},
-		{"continuous", envs.NewBox(-1, 1, 2)},
-		{"continuous_clip", envs.NewBox(-1, 1, 2)},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ref := loadPPORef(t, c.name)
-			cfg := DefaultConfig()
-			cfg.Net = refNet()
-			cfg.LR = ref.Hyper["lr"].(float64)
-			cfg.ClipCoef = ref.Hyper["clip_coef"].(float64)
-			cfg.EntCoef = ref.Hyper["ent_coef"].(float64)
-			cfg.VFCoef = ref.Hyper["vf_coef"].(float64)
-			cfg.MaxGradNorm = ref.Hyper["max_grad_norm"].(float64)
-			a, err := New(envs.NewBox(float32(math.Inf(-1)), float32(math.Inf(1)), ref.ObsDim), c.space, cfg, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			setRefParams(t, a, ref.InitParams)
-			for k, step := range ref.Steps {
-				mb := refMinibatch(ref, step.Indices, a.actSpace.FlatSize())
-				got, err := a.update(mb)
+	for _, backend := range []string{"go", "gorgonia"} {
+		for _, c := range refCases() {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				ref := loadPPORef(t, c.name)
+				cfg := DefaultConfig()
+				cfg.Backend = backend
+				cfg.Net = c.net
+				cfg.LR = ref.Hyper["lr"].(float64)
+				cfg.ClipCoef = ref.Hyper["clip_coef"].(float64)
+				cfg.EntCoef = ref.Hyper["ent_coef"].(float64)
+				cfg.VFCoef = ref.Hyper["vf_coef"].(float64)
+				cfg.MaxGradNorm = ref.Hyper["max_grad_norm"].(float64)
+				a, err := New(c.obs, c.act, cfg, 1)
 				if err != nil {
-					t.Fatalf("step %d: %v", k, err)
+					t.Fatal(err)
 				}
-				for _, q := range []struct {
-					what      string
-					got, want float64
-				}{
-					{"pg_loss", got.PolicyLoss, step.PgLoss},
-					{"v_loss", got.ValueLoss, step.VLoss},
-					{"entropy", got.Entropy, step.Entropy},
-					{"loss", got.Loss, step.Loss},
-					{"approx_kl", got.ApproxKL, step.ApproxKL},
-					{"clipfrac", got.ClipFrac, step.ClipFrac},
-					{"grad_norm", got.GradNorm, step.GradNorm},
-				} {
-					// 1e-5 relative, with an absolute floor for values near 0
-					// (a float32 pass leaves ~1e-7 where float64 gives 1e-17).
-					if d := math.Abs(q.got - q.want); d > 1e-5*math.Abs(q.want)+2e-6 {
-						t.Errorf("step %d (epoch %d): %s = %.9g, want %.9g", k, step.Epoch, q.what, q.got, q.want)
+				setRefParams(t, a, c, ref.InitParams)
+				for k, step := range ref.Steps {
+					var mb minibatch
+					if a.recurrent() {
+						mb = refSequences(t, ref, step.Sequences, a.actSpace.FlatSize())
+					} else {
+						mb = refMinibatch(t, ref, step.Indices, a.actSpace.FlatSize())
+					}
+					got, err := a.update(mb)
+					if err != nil {
+						t.Fatalf("step %d: %v", k, err)
+					}
+					for _, q := range []struct {
+						what      string
+						got, want float64
+					}{
+						{"pg_loss", got.PolicyLoss, step.PgLoss},
+						{"v_loss", got.ValueLoss, step.VLoss},
+						{"entropy", got.Entropy, step.Entropy},
+						{"loss", got.Loss, step.Loss},
+						{"approx_kl", got.ApproxKL, step.ApproxKL},
+						{"clipfrac", got.ClipFrac, step.ClipFrac},
+						{"grad_norm", got.GradNorm, step.GradNorm},
+					} {
+						// 1e-5 relative, with an absolute floor for values near 0
+						// (a float32 pass leaves ~1e-7 where float64 gives 1e-17).
+						if d := math.Abs(q.got - q.want); d > 1e-5*math.Abs(q.want)+2e-6 {
+							t.Errorf("step %d (epoch %d): %s = %.9g, want %.9g", k, step.Epoch, q.what, q.got, q.want)
+						}
+					}
+					if k == 0 {
+						if e, where := maxParamError(t, a, c, ref.AfterFirstStep); e > 5e-4 {
+							t.Errorf("after the first step: %s off by %.3g relative", where, e)
+						}
 					}
 				}
-				if k == 0 {
-					if e, where := maxParamError(a, ref.AfterFirstStep); e > 5e-4 {
-						t.Errorf("after the first step: %s off by %.3g relative", where, e)
-					}
+				if e, where := maxParamError(t, a, c, ref.FinalParams); e > 5e-4 {
+					t.Errorf("final parameters: %s off by %.3g relative (tolerance 5e-4)", where, e)
+				} else {
+					t.Logf("final parameters within %.2g relative", e)
 				}
-			}
-			if e, where := maxParamError(a, ref.FinalParams); e > 5e-4 {
-				t.Errorf("final parameters: %s off by %.3g relative (tolerance 5e-4)", where, e)
-			} else {
-				t.Logf("final parameters within %.2g relative", e)
-			}
-		})
+			})
+		}
 	}
 }
 
-func refMinibatch(ref *ppoRef, idx []int, actWidth int) minibatch {
+// rows decodes a field of one row per sample ([][]float64 or []float64).
+func rows(t *testing.T, raw json.RawMessage) [][]float64 {
+	t.Helper()
+	var m [][]float64
+	if err := json.Unmarshal(raw, &m); err == nil {
+		return m
+	}
+	var v []float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("reference field: %v", err)
+	}
+	m = make([][]float64, len(v))
+	for i, x := range v {
+		m[i] = []float64{x}
+	}
+	return m
+}
+
+// tensorField decodes a {"shape", "data"} field.
+func tensorField(t *testing.T, raw json.RawMessage) refTensor {
+	t.Helper()
+	var rt refTensor
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		t.Fatalf("reference tensor: %v", err)
+	}
+	return rt
+}
+
+func refMinibatch(t *testing.T, ref *ppoRef, idx []int, actWidth int) minibatch {
+	obs, acts := rows(t, ref.Obs), rows(t, ref.Actions)
+	logp, vals, adv, ret := rows(t, ref.OldLogprobs), rows(t, ref.OldValues), rows(t, ref.Advantages), rows(t, ref.Returns)
 	mb := minibatch{rows: len(idx), steps: 1}
 	for _, i := range idx {
-		for _, x := range ref.Obs[i] {
+		for _, x := range obs[i] {
 			mb.obs = append(mb.obs, float32(x))
 		}
-		for _, x := range ref.Actions[i] {
-			mb.actions = append(mb.actions, float32(x))
+		if len(acts[i]) != actWidth {
+			t.Fatalf("reference action %v for width %d", acts[i], actWidth)
 		}
-		if len(ref.Actions[i]) != actWidth {
-			panic(fmt.Sprintf("reference action %v for width %d", ref.Actions[i], actWidth))
+		for _, x := range acts[i] {
+			mb.actions = append(mb.actions, float32(x))
 		}
 		if ref.ActionMasks != nil {
 			mb.masks = append(mb.masks, ref.ActionMasks[i]...)
 		}
-		mb.logp = append(mb.logp, float32(ref.OldLogprobs[i]))
-		mb.values = append(mb.values, float32(ref.OldValues[i]))
-		mb.adv = append(mb.adv, float32(ref.Advantages[i]))
-		mb.ret = append(mb.ret, float32(ref.Returns[i]))
+		mb.logp = append(mb.logp, float32(logp[i][0]))
+		mb.values = append(mb.values, float32(vals[i][0]))
+		mb.adv = append(mb.adv, float32(adv[i][0]))
+		mb.ret = append(mb.ret, float32(ret[i][0]))
+	}
+	return mb
+}
+
+// refSequences builds the time-major minibatch of the reference's
+// sequences seqs ([L, S] fields, padded steps with weight 0) with each
+// sequence's initial state: actor h, c, then critic h, c.
+func refSequences(t *testing.T, ref *ppoRef, seqs []int, actWidth int) minibatch {
+	obs, acts := tensorField(t, ref.Obs), tensorField(t, ref.Actions)
+	logp, vals := tensorField(t, ref.OldLogprobs), tensorField(t, ref.OldValues)
+	adv, ret := tensorField(t, ref.Advantages), tensorField(t, ref.Returns)
+	L, S, od := obs.Shape[0], obs.Shape[1], obs.Shape[2]
+	h := ref.ActorH0.Shape[1]
+	mb := minibatch{rows: L * len(seqs), steps: L}
+	for tt := range L {
+		for _, s := range seqs {
+			i := tt*S + s
+			for _, x := range obs.Data[i*od : (i+1)*od] {
+				mb.obs = append(mb.obs, float32(x))
+			}
+			for _, x := range acts.Data[i*actWidth : (i+1)*actWidth] {
+				mb.actions = append(mb.actions, float32(x))
+			}
+			mb.logp = append(mb.logp, float32(logp.Data[i]))
+			mb.values = append(mb.values, float32(vals.Data[i]))
+			mb.adv = append(mb.adv, float32(adv.Data[i]))
+			mb.ret = append(mb.ret, float32(ret.Data[i]))
+			mb.wts = append(mb.wts, float32(ref.Valid.Data[i]))
+		}
+	}
+	for _, s := range seqs {
+		for _, st := range []refTensor{ref.ActorH0, ref.ActorC0, ref.CriticH0, ref.CriticC0} {
+			for _, x := range st.Data[s*h : (s+1)*h] {
+				mb.hidden = append(mb.hidden, float32(x))
+			}
+		}
 	}
 	return mb
 }

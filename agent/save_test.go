@@ -264,7 +264,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSameAgent(t, a, b, true)
-			if b.roll != nil || b.actGraphs != nil || b.trainGraphs != nil {
+			if b.roll != nil || b.work != nil {
 				t.Error("a loaded agent has a rollout or graphs")
 			}
 			if !bytes.Equal(saveBytes(t, a), saveBytes(t, b)) {

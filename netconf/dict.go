@@ -3,9 +3,6 @@ package netconf
 import (
 	"fmt"
 	"strings"
-
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // KeyInput is the encoder of one key of a Dict observation: an MLP for a flat key (Input
@@ -135,8 +132,10 @@ func (s Spec) validateInputs() error {
 	return nil
 }
 
-// outSize is the width of the key's encoder output (its latent layer's input).
-func (k KeyInput) outSize() int {
+// EncoderOutSize is the width of the key's encoder output, its latent layer's input: the
+// last MLP layer's width (the input's when it has none) or C·H·W of the CNN's last feature
+// map. k must be valid.
+func (k KeyInput) EncoderOutSize() int {
 	if k.Encoder == EncoderCNN {
 		o, _ := k.CNN.OutputShape(k.Input)
 		return o[0] * o[1] * o[2]
@@ -144,11 +143,13 @@ func (k KeyInput) outSize() int {
 	return k.MLP.outSize(k.Input[0])
 }
 
-// prefix returns the tensor-name prefix of the key's encoder, e.g. "encoder.pos.mlp".
-func (k KeyInput) prefix() string { return "encoder." + k.Key + "." + string(k.Encoder) }
+// EncoderPrefix returns the tensor-name prefix of the key's encoder, "encoder.<key>.<kind>"
+// (e.g. "encoder.pos.mlp"): its layers are EncoderPrefix().{i}.weight and so on.
+func (k KeyInput) EncoderPrefix() string { return "encoder." + k.Key + "." + string(k.Encoder) }
 
-// latentName returns the tensor-name prefix of the key's latent layer, "latent.<key>".
-func (k KeyInput) latentName() string { return "latent." + k.Key }
+// LatentPrefix returns the tensor-name prefix of the key's latent layer, "latent.<key>":
+// its tensors are LatentPrefix().weight and LatentPrefix().bias.
+func (k KeyInput) LatentPrefix() string { return "latent." + k.Key }
 
 // string describes the key's encoder, e.g. "pos: mlp[64 64] relu".
 func (k KeyInput) string() string {
@@ -173,22 +174,25 @@ func (s Spec) inputsString() string {
 	return "dict{" + strings.Join(parts, ", ") + "}"
 }
 
-// dictSlots appends the tensors of every key's encoder and latent layer.
-func dictSlots(l []slot, s Spec) []slot {
+// dictSlots yields the tensors of every key's encoder and latent layer and reports whether
+// yield wants more.
+func dictSlots(yield func(slot) bool, s Spec) bool {
 	for _, k := range s.Inputs {
+		lw := slot{TensorSpec: TensorSpec{k.LatentPrefix() + ".weight", nil, RoleWeight}, gain: sqrt2, outAxis: 1}
+		var ok bool
 		if k.Encoder == EncoderCNN {
-			l = cnnSlots(l, k.prefix(), k.Input[0], *k.CNN)
+			ok = cnnSlots(yield, k.EncoderPrefix(), k.Input[0], *k.CNN)
 			o, _ := k.CNN.OutputShape(k.Input)
-			l = append(l, slot{name: k.latentName() + ".weight", shape: []int{o[0], o[1], o[2], s.Latent.Size},
-				role: roleWeight, gain: sqrt2, outAxis: 3})
+			lw.Shape, lw.outAxis = []int{o[0], o[1], o[2], s.Latent.Size}, 3
 		} else {
-			l = mlpSlots(l, k.prefix(), k.Input[0], *k.MLP, "")
-			l = append(l, slot{name: k.latentName() + ".weight", shape: []int{k.outSize(), s.Latent.Size},
-				role: roleWeight, gain: sqrt2, outAxis: 1})
+			ok = mlpSlots(yield, k.EncoderPrefix(), k.Input[0], *k.MLP, "")
+			lw.Shape = []int{k.EncoderOutSize(), s.Latent.Size}
 		}
-		l = append(l, slot{name: k.latentName() + ".bias", shape: []int{s.Latent.Size}, role: roleBias})
+		if !ok || !yield(lw) || !yield(biasSlot(k.LatentPrefix()+".bias", s.Latent.Size)) {
+			return false
+		}
 	}
-	return l
+	return true
 }
 
 // latentSegments names, for the layer that reads a Dict network's concatenated latents,
@@ -196,7 +200,7 @@ func dictSlots(l []slot, s Spec) []slot {
 func (s Spec) latentSegments() []string {
 	segs := make([]string, len(s.Inputs))
 	for i, k := range s.Inputs {
-		segs[i] = k.latentName() + ".bias"
+		segs[i] = k.LatentPrefix() + ".bias"
 	}
 	return segs
 }
@@ -216,75 +220,13 @@ func copySegments(d []float32, sl slot, o *Tensor, old Params) bool {
 	if len(o.Shape) != 2 || o.Shape[0] != total {
 		return false
 	}
-	newSize := sl.shape[0] / len(sl.segs)
-	cols := min(o.Shape[1], sl.shape[1])
+	newSize := sl.Shape[0] / len(sl.segs)
+	cols := min(o.Shape[1], sl.Shape[1])
 	oOff := 0
 	for i, n := range oldSizes {
 		ext := []int{min(n, newSize), cols}
-		copyBlock(d, sl.shape, []int{i * newSize, 0}, o.Data, o.Shape, []int{oOff, 0}, ext)
+		copyBlock(d, sl.Shape, []int{i * newSize, 0}, o.Data, o.Shape, []int{oOff, 0}, ext)
 		oOff += n
 	}
 	return true
-}
-
-// dictEncoders adds every key's encoder and latent layer (with the head's activation) on the
-// columns of the flat input x [rows, total] that hold the key, and returns the latents
-// concatenated, [rows, LatentWidth].
-func (b *builder) dictEncoders(s Spec, x *G.Node) (*G.Node, error) {
-	if err := wantShape(x, -1, s.Input[0]); err != nil {
-		return nil, err
-	}
-	r := x.Shape()[0]
-	lats := make([]*G.Node, 0, len(s.Inputs))
-	off := 0
-	for _, k := range s.Inputs {
-		n := shapeSize(k.Input)
-		part, err := columns(x, off, off+n)
-		if err != nil {
-			return nil, fmt.Errorf("key %q: columns %d to %d of the input: %w", k.Key, off, off+n, err)
-		}
-		off += n
-		var enc *G.Node
-		if k.Encoder == EncoderCNN {
-			img, err := G.Reshape(part, tensor.Shape{r, k.Input[0], k.Input[1], k.Input[2]})
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %w", k.Key, err)
-			}
-			if enc, err = b.cnn(img, k.prefix(), *k.CNN); err == nil {
-				enc, err = flatten(enc)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %w", k.Key, err)
-			}
-		} else if enc, err = b.mlp(part, k.prefix(), *k.MLP); err != nil {
-			return nil, fmt.Errorf("key %q: %w", k.Key, err)
-		}
-		lat, err := b.dense(enc, k.latentName())
-		if err == nil {
-			lat, err = b.act(lat, s.Head.Activation)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("key %q latent: %w", k.Key, err)
-		}
-		lats = append(lats, lat)
-	}
-	if len(lats) == 1 {
-		return lats[0], nil
-	}
-	return G.Concat(1, lats...)
-}
-
-// columns returns columns [from, to) of the matrix x as a matrix [rows, to-from].
-func columns(x *G.Node, from, to int) (*G.Node, error) {
-	if from == 0 && to == x.Shape()[1] {
-		return x, nil
-	}
-	c, err := G.Slice(x, nil, G.S(from, to))
-	if err != nil {
-		return nil, err
-	}
-	if to-from == 1 || c.Shape().Dims() != 2 {
-		return G.Reshape(c, tensor.Shape{x.Shape()[0], to - from})
-	}
-	return c, nil
 }

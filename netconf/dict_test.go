@@ -76,12 +76,6 @@ func TestDictSpecCloneSharesNothing(t *testing.T) {
 	}
 }
 
-func TestDenseRejectsDictNetworks(t *testing.T) {
-	if _, err := NewDense(smallSpec(EncoderDict, ReLU, false)); err == nil || !strings.Contains(err.Error(), "dict") {
-		t.Fatalf("NewDense(dict) = %v, want an error", err)
-	}
-}
-
 // TestDictTransferKeepsEachKeysRows: after the latent grows, each key's
 // block of rows of the head's first weight holds that key's old rows, and
 // the rows of new latent units are zero.

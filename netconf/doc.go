@@ -1,10 +1,13 @@
-// Package netconf describes evolvable networks and turns them into gorgonia graphs.
+// Package netconf describes evolvable networks as plain data: specs, their mutations, the
+// layout of their weights (tensor names, shapes and roles), initialisation and weight
+// transfer. It does no network maths: the backends in package nn (plain Go) and
+// nn/gorgonia (gorgonia graphs) compute the networks it describes.
 //
 // A network is encoder → latent → head → output layer:
 //
 //	input ─┬─ MLP:  Linear → [LayerNorm] → act, per hidden layer     ─┐
 //	       ├─ CNN:  Conv2d (NCHW, no padding) → act, per layer, flatten ├─ latent: Linear → act
-//	       └─ LSTM: stacked, PyTorch gates i f g o, resets per step    ─┘        │
+//	       └─ LSTM: stacked, PyTorch gates i f g o                     ─┘        │
 //	                                                                   head (MLP) → out: Linear
 //
 // A network for Dict observations (Spec.Inputs) has one MLP or CNN encoder and one latent
@@ -19,22 +22,18 @@
 //  2. Mutations (mutate.go) are pure functions (Spec, *rand.Rand) → (Spec, description,
 //     changed) in a registry evolution draws from by name and kind. They never leave the
 //     bounds or produce an invalid spec.
-//  3. Params (params.go) are named tensors over plain []float32 — the single source of truth
-//     for weights. Init (init.go) fills them for a spec from the caller's RNG; after a
-//     mutation, Transfer (transfer.go) carries them over to the new spec, keeping every
-//     overlapping block so that a grown layer computes the same function, and Resize does
-//     the same for optimizer moments with zeros for the new entries.
-//  4. Build, BuildEncoder and BuildHead (graph*.go) add a spec's nodes to a gorgonia graph on
-//     top of the caller's input node. Parameter nodes are backed by the Params slices
-//     themselves, so graphs at any batch size share the weights, an optimizer that writes
-//     Params updates them all, and Net.Params pairs every tensor name with its node for
-//     reading gradients. An LSTM graph takes its initial state, a per-step reset mask and
-//     a number of steps to unroll (one step for acting, more for BPTT) and copies its final
-//     state out.
+//  3. Layout (layout.go) lists a spec's tensors in their canonical order, each with its name,
+//     shape and Role (weight, bias, norm scale, norm shift); ParamCount counts their values
+//     without allocating them, so a spec from an untrusted file can be refused first.
+//  4. Params (params.go) are named tensors over plain []float32 — the single source of truth
+//     for weights, which networks read in place and an optimizer writes. Init (init.go) fills
+//     them for a spec from the caller's RNG; after a mutation, Transfer (transfer.go) carries
+//     them over to the new spec, keeping every overlapping block so that a grown layer
+//     computes the same function, and Resize does the same for optimizer moments with zeros
+//     for the new entries.
 //
 // Conventions match PyTorch's (and the reference data in shared/testdata/nets) except that
 // dense and LSTM weight matrices are stored [in, out] so a layer is x·W + b without a
 // transpose; conv weights are PyTorch's [out, in, k, k]. Every random draw comes from a
 // *rand.Rand the caller hands in: the same seed gives the same weights bit for bit.
-// gorgonia's own initialisers are never used (they seed from the clock).
 package netconf

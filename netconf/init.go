@@ -3,6 +3,7 @@ package netconf
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Init returns fresh weights for s drawn from rng, tensor by tensor in layout order, so the
@@ -19,18 +20,19 @@ func Init(s Spec, rng *rand.Rand) (Params, error) {
 	}
 	p := make(Params, len(l))
 	for i, sl := range l {
-		p[i] = Tensor{Name: sl.name, Shape: append([]int(nil), sl.shape...), Data: fresh(sl, rng)}
+		p[i] = Tensor{Name: sl.Name, Shape: slices.Clone(sl.Shape), Data: fresh(sl, rng)}
 	}
 	return p, nil
 }
 
 // fresh returns a newly initialised tensor for one slot.
 func fresh(sl slot, rng *rand.Rand) []float32 {
-	d := make([]float32, shapeSize(sl.shape))
-	switch sl.role {
-	case roleWeight:
-		orthogonal(d, sl.rows, len(d)/sl.rows, sl.gain, rng)
-	case roleNormScale:
+	d := make([]float32, sl.Size())
+	switch sl.Role {
+	case RoleWeight:
+		rows := sl.rows()
+		orthogonal(d, rows, len(d)/rows, sl.gain, rng)
+	case RoleNormScale:
 		for i := range d {
 			d[i] = 1
 		}

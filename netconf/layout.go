@@ -2,33 +2,125 @@ package netconf
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
 )
 
-// slotRole says how a tensor is initialised.
-type slotRole int
+// Role says what a tensor is, and so how Init fills it.
+type Role int
 
+// The roles of a network's tensors.
 const (
-	roleWeight    slotRole = iota // orthogonal with the slot's gain
-	roleBias                      // zeros
-	roleNormScale                 // ones
-	roleNormShift                 // zeros
+	RoleWeight    Role = iota // a dense weight matrix, an LSTM gate matrix or a conv kernel: orthogonal × gain
+	RoleBias                  // a bias: zeros
+	RoleNormScale             // a LayerNorm scale: ones
+	RoleNormShift             // a LayerNorm shift: zeros
 )
 
-// slot describes one tensor of a spec's layout: its name, shape, init and how Transfer maps
-// old values onto it.
+// String returns the role's name: "weight", "bias", "norm scale" or "norm shift".
+func (r Role) String() string {
+	switch r {
+	case RoleWeight:
+		return "weight"
+	case RoleBias:
+		return "bias"
+	case RoleNormScale:
+		return "norm scale"
+	case RoleNormShift:
+		return "norm shift"
+	}
+	return "Role(" + strconv.Itoa(int(r)) + ")"
+}
+
+// TensorSpec describes one tensor of a network's layout (see Params for the names and
+// shapes).
+type TensorSpec struct {
+	Name  string
+	Shape []int
+	Role  Role
+}
+
+// Size returns the number of values of the tensor, the product of its shape.
+func (t TensorSpec) Size() int { return shapeSize(t.Shape) }
+
+// Layout returns the tensors of a valid spec in their canonical order, the order of the
+// Params that Init, Zeros and Transfer return. It fails with s.Validate's error.
+func Layout(s Spec) ([]TensorSpec, error) {
+	l, err := layout(s)
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]TensorSpec, len(l))
+	for i, sl := range l {
+		ts[i] = TensorSpec{Name: sl.Name, Shape: slices.Clone(sl.Shape), Role: sl.Role}
+	}
+	return ts, nil
+}
+
+// paramLimit is where ParamCount saturates.
+const paramLimit = int64(1) << 62
+
+// ParamCount returns the number of float32 values of s's layout — Params.Size of Init(s) —
+// without allocating them, saturating at 1<<62. So a spec read from an untrusted file
+// (hidden [1e9], a billion LSTM layers) can be refused before anything is allocated for it;
+// its cost does not grow with the number of LSTM layers. It fails with s.Validate's error.
+func ParamCount(s Spec) (int64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	if !s.Recurrent() || s.LSTM.Layers <= 2 {
+		return countValues(s), nil
+	}
+	// Every LSTM layer after the first has the shapes of the second: count the network with
+	// one and with two layers, and add the difference once per further layer.
+	one, two := s.Clone(), s.Clone()
+	one.LSTM.Layers, two.LSTM.Layers = 1, 2
+	n1, n2 := countValues(one), countValues(two)
+	if n2 == paramLimit {
+		return paramLimit, nil
+	}
+	return satAdd(n2, satMul(int64(s.LSTM.Layers-2), n2-n1)), nil
+}
+
+// countValues sums the sizes of s's tensors, saturating at paramLimit.
+func countValues(s Spec) int64 {
+	var n int64
+	for sl := range slots(s) {
+		size := int64(1)
+		for _, d := range sl.Shape {
+			size = satMul(size, int64(d))
+		}
+		if n = satAdd(n, size); n == paramLimit {
+			break
+		}
+	}
+	return n
+}
+
+// satAdd and satMul are + and · on non-negative counts, saturating at paramLimit.
+func satAdd(x, y int64) int64 { return min(paramLimit, x+y) }
+
+func satMul(x, y int64) int64 {
+	if x == 0 || y == 0 {
+		return 0
+	}
+	if x > paramLimit/y {
+		return paramLimit
+	}
+	return min(paramLimit, x*y)
+}
+
+// LSTMGates returns PyTorch's gate order, the suffixes of an LSTM layer's per-gate tensors
+// (a function, so no package state can change it).
+func LSTMGates() [4]string { return [4]string{"i", "f", "g", "o"} }
+
+// slot is one tensor of a spec's layout with what Init and Transfer need to know about it.
 type slot struct {
-	name  string
-	shape []int
-	// rows is the number of rows of the matrix the orthogonal init sees (the rest of the
-	// shape is its columns): the input size of a dense weight, the output channels of a conv
-	// weight, C·H·W of the latent weight after a CNN.
-	rows    int
-	role    slotRole
-	gain    float64
-	outAxis int // axis of shape that indexes the layer's output units
+	TensorSpec
+	gain    float64 // of the orthogonal init of a weight
+	outAxis int     // axis of Shape that indexes the layer's output units
 	// centred: axes 2 and 3 (a conv kernel) are aligned at their centres, so a kernel that
 	// grows from 1 to 3 keeps its old tap in the middle.
 	centred bool
@@ -40,119 +132,138 @@ type slot struct {
 	segs []string
 }
 
-const sqrt2 = math.Sqrt2
+// rows is the number of rows of the matrix the orthogonal init sees (the rest of the shape
+// is its columns): the input size of a dense weight, the output channels of a conv weight,
+// C·H·W of the latent weight after a CNN.
+func (sl slot) rows() int {
+	if sl.outAxis == 0 {
+		return sl.Shape[0]
+	}
+	return shapeSize(sl.Shape) / sl.Shape[len(sl.Shape)-1]
+}
 
-// lstmGates returns PyTorch's gate order (a function, so no package state can change it).
-func lstmGates() [4]string { return [4]string{"i", "f", "g", "o"} }
+const sqrt2 = math.Sqrt2
 
 // layout lists the tensors of a valid spec in their canonical order.
 func layout(s Spec) ([]slot, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if s.Dict() {
-		return finishLayout(headSlots(dictSlots(nil, s), s, s.Inputs[0].latentName()+".weight", s.latentSegments())), nil
-	}
-	var l []slot
-	switch s.Encoder {
-	case EncoderMLP:
-		l = mlpSlots(l, "encoder.mlp", s.Input[0], *s.MLP, "")
-	case EncoderCNN:
-		l = cnnSlots(l, "encoder.cnn", s.Input[0], *s.CNN)
-	case EncoderLSTM:
-		l = lstmSlots(l, "encoder.lstm", s.Input[0], *s.LSTM)
-	}
-	in := s.encoderOutSize()
-	lw := slot{name: "latent.weight", shape: []int{in, s.Latent.Size}, role: roleWeight, gain: sqrt2, outAxis: 1}
-	if s.Encoder == EncoderCNN {
-		// Kept 4-D so Transfer knows which channel and position each input is when the
-		// feature map changes; graphs see it as the [C·H·W, L] matrix it is in memory.
-		o, _ := s.CNN.OutputShape(s.Input)
-		lw.shape = []int{o[0], o[1], o[2], s.Latent.Size}
-		lw.outAxis = 3
-	}
-	l = append(l, lw, slot{name: "latent.bias", shape: []int{s.Latent.Size}, role: roleBias})
-	return finishLayout(headSlots(l, s, "latent.weight", nil)), nil
+	return slices.Collect(slots(s)), nil
 }
 
-// headSlots appends the head's and the output layer's tensors; prevLatent is the latent
-// weight a head layer appended to a head without layers follows, and segs (for a Dict
-// network) marks the first weight that reads the latents.
-func headSlots(l []slot, s Spec, prevLatent string, segs []string) []slot {
-	first := len(l)
-	l = mlpSlots(l, "head", s.LatentWidth(), s.Head, prevLatent)
-	last := s.Head.outSize(s.LatentWidth())
-	l = append(l,
-		slot{name: "out.weight", shape: []int{last, s.Output}, role: roleWeight, gain: s.OutputGain, outAxis: 1},
-		slot{name: "out.bias", shape: []int{s.Output}, role: roleBias})
-	l[first].segs = segs // head.0.weight, or out.weight when the head has no layer
-	return l
-}
-
-// finishLayout sets every slot's rows.
-func finishLayout(l []slot) []slot {
-	for i := range l {
-		switch {
-		case l[i].outAxis == 0:
-			l[i].rows = l[i].shape[0]
-		default:
-			l[i].rows = shapeSize(l[i].shape) / l[i].shape[len(l[i].shape)-1]
+// slots yields the tensors of a valid spec in their canonical order, one at a time, so that
+// counting them allocates nothing.
+func slots(s Spec) iter.Seq[slot] {
+	return func(yield func(slot) bool) {
+		if s.Dict() {
+			_ = dictSlots(yield, s) && headSlots(yield, s, s.Inputs[0].LatentPrefix()+".weight", s.latentSegments())
+			return
 		}
+		var ok bool
+		switch s.Encoder {
+		case EncoderMLP:
+			ok = mlpSlots(yield, "encoder.mlp", s.Input[0], *s.MLP, "")
+		case EncoderCNN:
+			ok = cnnSlots(yield, "encoder.cnn", s.Input[0], *s.CNN)
+		case EncoderLSTM:
+			ok = lstmSlots(yield, "encoder.lstm", s.Input[0], *s.LSTM)
+		}
+		if !ok {
+			return
+		}
+		lw := slot{TensorSpec: TensorSpec{"latent.weight", nil, RoleWeight}, gain: sqrt2, outAxis: 1}
+		if s.Encoder == EncoderCNN {
+			// Kept 4-D so Transfer knows which channel and position each input is when the
+			// feature map changes; networks see it as the [C·H·W, L] matrix it is in memory.
+			o, _ := s.CNN.OutputShape(s.Input)
+			lw.Shape, lw.outAxis = []int{o[0], o[1], o[2], s.Latent.Size}, 3
+		} else {
+			lw.Shape = []int{s.EncoderOutSize(), s.Latent.Size}
+		}
+		_ = yield(lw) && yield(biasSlot("latent.bias", s.Latent.Size)) && headSlots(yield, s, "latent.weight", nil)
 	}
-	return l
 }
 
-// mlpSlots appends the tensors of m's layers; prev0 is the weight of whatever precedes
-// its first layer ("" for none).
-func mlpSlots(l []slot, prefix string, in int, m MLP, prev0 string) []slot {
+// biasSlot is the bias of n units.
+func biasSlot(name string, n int) slot {
+	return slot{TensorSpec: TensorSpec{name, []int{n}, RoleBias}}
+}
+
+// headSlots yields the head's and the output layer's tensors; prevLatent is the latent
+// weight a head layer appended to a head without layers follows, and segs (for a Dict
+// network) marks the first weight, the one that reads the latents. Like every *Slots
+// function it reports whether yield wants more.
+func headSlots(yield func(slot) bool, s Spec, prevLatent string, segs []string) bool {
+	first := true
+	mark := func(sl slot) bool { // head.0.weight, or out.weight when the head has no layer
+		if first {
+			sl.segs, first = segs, false
+		}
+		return yield(sl)
+	}
+	last := s.Head.outSize(s.LatentWidth())
+	return mlpSlots(mark, "head", s.LatentWidth(), s.Head, prevLatent) &&
+		mark(slot{TensorSpec: TensorSpec{"out.weight", []int{last, s.Output}, RoleWeight}, gain: s.OutputGain, outAxis: 1}) &&
+		mark(biasSlot("out.bias", s.Output))
+}
+
+// mlpSlots yields the tensors of m's layers; prev0 is the weight of whatever precedes its
+// first layer ("" for none).
+func mlpSlots(yield func(slot) bool, prefix string, in int, m MLP, prev0 string) bool {
 	for i, h := range m.Hidden {
 		p := prefix + "." + strconv.Itoa(i)
-		w := slot{name: p + ".weight", shape: []int{in, h}, role: roleWeight, gain: sqrt2, outAxis: 1, prev: prev0}
+		w := slot{TensorSpec: TensorSpec{p + ".weight", []int{in, h}, RoleWeight}, gain: sqrt2, outAxis: 1, prev: prev0}
 		if i > 0 {
 			w.prev = prefix + "." + strconv.Itoa(i-1) + ".weight"
 		}
-		l = append(l, w, slot{name: p + ".bias", shape: []int{h}, role: roleBias})
-		if m.LayerNorm {
-			l = append(l, slot{name: p + ".norm.weight", shape: []int{h}, role: roleNormScale},
-				slot{name: p + ".norm.bias", shape: []int{h}, role: roleNormShift})
+		if !yield(w) || !yield(biasSlot(p+".bias", h)) {
+			return false
+		}
+		if m.LayerNorm && !(yield(slot{TensorSpec: TensorSpec{p + ".norm.weight", []int{h}, RoleNormScale}}) &&
+			yield(slot{TensorSpec: TensorSpec{p + ".norm.bias", []int{h}, RoleNormShift}})) {
+			return false
 		}
 		in = h
 	}
-	return l
+	return true
 }
 
-func cnnSlots(l []slot, prefix string, in int, c CNN) []slot {
+func cnnSlots(yield func(slot) bool, prefix string, in int, c CNN) bool {
 	for i, ch := range c.Channels {
 		p := prefix + "." + strconv.Itoa(i)
 		k := c.Kernels[i]
-		w := slot{name: p + ".weight", shape: []int{ch, in, k, k}, role: roleWeight, gain: sqrt2, outAxis: 0, centred: true}
+		w := slot{TensorSpec: TensorSpec{p + ".weight", []int{ch, in, k, k}, RoleWeight}, gain: sqrt2, outAxis: 0, centred: true}
 		if i > 0 {
 			w.prev = prefix + "." + strconv.Itoa(i-1) + ".weight"
 		}
-		l = append(l, w, slot{name: p + ".bias", shape: []int{ch}, role: roleBias})
+		if !yield(w) || !yield(biasSlot(p+".bias", ch)) {
+			return false
+		}
 		in = ch
 	}
-	return l
+	return true
 }
 
-func lstmSlots(l []slot, prefix string, in int, m LSTM) []slot {
+func lstmSlots(yield func(slot) bool, prefix string, in int, m LSTM) bool {
 	h := m.Hidden
 	for layer := range m.Layers {
 		p := prefix + "." + strconv.Itoa(layer)
-		for _, q := range lstmGates() {
-			l = append(l,
-				slot{name: p + ".w_ih." + q, shape: []int{in, h}, role: roleWeight, gain: 1, outAxis: 1},
-				slot{name: p + ".w_hh." + q, shape: []int{h, h}, role: roleWeight, gain: 1, outAxis: 1},
-				slot{name: p + ".b_ih." + q, shape: []int{h}, role: roleBias},
-				slot{name: p + ".b_hh." + q, shape: []int{h}, role: roleBias})
+		for _, q := range LSTMGates() {
+			if !(yield(slot{TensorSpec: TensorSpec{p + ".w_ih." + q, []int{in, h}, RoleWeight}, gain: 1, outAxis: 1}) &&
+				yield(slot{TensorSpec: TensorSpec{p + ".w_hh." + q, []int{h, h}, RoleWeight}, gain: 1, outAxis: 1}) &&
+				yield(biasSlot(p+".b_ih."+q, h)) &&
+				yield(biasSlot(p+".b_hh."+q, h))) {
+				return false
+			}
 		}
 		in = h
 	}
-	return l
+	return true
 }
 
 // Zeros returns the layout of s with every value zero: the shape of its Params, e.g. for
-// optimizer moments.
+// optimizer moments and gradients.
 func Zeros(s Spec) (Params, error) {
 	l, err := layout(s)
 	if err != nil {
@@ -160,21 +271,21 @@ func Zeros(s Spec) (Params, error) {
 	}
 	p := make(Params, len(l))
 	for i, sl := range l {
-		p[i] = Tensor{Name: sl.name, Shape: append([]int(nil), sl.shape...), Data: make([]float32, shapeSize(sl.shape))}
+		p[i] = Tensor{Name: sl.Name, Shape: slices.Clone(sl.Shape), Data: make([]float32, sl.Size())}
 	}
 	return p, nil
 }
 
-// checkParams reports the first tensor of the layout that p lacks or holds with another
-// shape.
-func checkParams(l []slot, p Params) error {
-	for _, sl := range l {
-		t := p.Tensor(sl.name)
+// CheckLayout reports the first tensor of l that p lacks or holds with another shape (or
+// with Data of another length). Tensors of p that l does not name are allowed.
+func (p Params) CheckLayout(l []TensorSpec) error {
+	for _, ts := range l {
+		t := p.Tensor(ts.Name)
 		if t == nil {
-			return fmt.Errorf("param %q: missing", sl.name)
+			return fmt.Errorf("param %q: missing", ts.Name)
 		}
-		if !slices.Equal(t.Shape, sl.shape) || len(t.Data) != shapeSize(sl.shape) {
-			return fmt.Errorf("param %q: shape %v with %d values, want shape %v", sl.name, t.Shape, len(t.Data), sl.shape)
+		if !slices.Equal(t.Shape, ts.Shape) || len(t.Data) != ts.Size() {
+			return fmt.Errorf("param %q: shape %v with %d values, want shape %v", ts.Name, t.Shape, len(t.Data), ts.Shape)
 		}
 	}
 	return nil

@@ -14,7 +14,7 @@ type Tensor struct {
 }
 
 // Params is the ordered list of a network's tensors, the single source of truth for its
-// weights: graphs read and write Data in place (see Build), and so can an optimizer.
+// weights: networks read Data in place and an optimizer writes it.
 //
 // Names are stable and readable; the layouts are
 //

@@ -26,10 +26,17 @@ const (
 	Tanh      Activation = "Tanh"
 	ELU       Activation = "ELU"       // α = 1
 	GELU      Activation = "GELU"      // tanh approximation (PyTorch's approximate="tanh")
-	LeakyReLU Activation = "LeakyReLU" // negative slope 0.01
+	LeakyReLU Activation = "LeakyReLU" // negative slope LeakyReLUSlope
 	Softsign  Activation = "Softsign"  // x / (1 + |x|)
 	Sigmoid   Activation = "Sigmoid"
 )
+
+// LeakyReLUSlope is LeakyReLU's negative slope, PyTorch's default.
+const LeakyReLUSlope = 0.01
+
+// LayerNormEps is the epsilon of every LayerNorm, PyTorch's default: a normalised row is
+// (x − mean) / √(var + LayerNormEps), with the biased variance.
+const LayerNormEps = 1e-5
 
 // Activations returns every supported activation in a fixed order.
 func Activations() []Activation {
@@ -73,7 +80,7 @@ const (
 type MLP struct {
 	Hidden     []int      `toml:"hidden" json:"hidden"`         // units per layer, input side first
 	Activation Activation `toml:"activation" json:"activation"` // after every layer
-	LayerNorm  bool       `toml:"layer_norm" json:"layer_norm"` // LayerNorm (eps 1e-5) before the activation
+	LayerNorm  bool       `toml:"layer_norm" json:"layer_norm"` // LayerNorm (LayerNormEps) before the activation
 	MinLayers  int        `toml:"min_layers" json:"min_layers"` // bounds for add/remove_layer
 	MaxLayers  int        `toml:"max_layers" json:"max_layers"` //
 	MinNodes   int        `toml:"min_nodes" json:"min_nodes"`   // bounds for every entry of Hidden
@@ -503,8 +510,10 @@ func (s Spec) String() string {
 	return b.String()
 }
 
-// encoderOutSize is the width of the encoder's output (the latent layer's input).
-func (s Spec) encoderOutSize() int {
+// EncoderOutSize is the width of the encoder's output, the latent layer's input: the last
+// MLP layer's width (the input's when it has none), C·H·W of the CNN's last feature map, or
+// the LSTM's hidden size. s must be valid and not a Dict network (see KeyInput.EncoderOutSize).
+func (s Spec) EncoderOutSize() int {
 	switch s.Encoder {
 	case EncoderMLP:
 		return s.MLP.outSize(s.Input[0])
@@ -514,6 +523,18 @@ func (s Spec) encoderOutSize() int {
 	default:
 		return s.LSTM.Hidden
 	}
+}
+
+// Recurrent reports whether s has an LSTM encoder (a Dict network never has one).
+func (s Spec) Recurrent() bool { return s.Encoder == EncoderLSTM && !s.Dict() && s.LSTM != nil }
+
+// StateSize is the number of floats of recurrent state the network carries per sequence
+// between steps: h and c of every LSTM layer, 2·Layers·Hidden, or 0 when s is not Recurrent.
+func (s Spec) StateSize() int {
+	if !s.Recurrent() {
+		return 0
+	}
+	return 2 * s.LSTM.Layers * s.LSTM.Hidden
 }
 
 // outSize is the width of the MLP's output for an input of width in: its last layer's,

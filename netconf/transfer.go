@@ -3,6 +3,7 @@ package netconf
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // Transfer returns weights for newSpec that keep what old learned, typically after a
@@ -53,9 +54,9 @@ func transfer(old Params, newSpec Spec, rng *rand.Rand, initNew bool) (Params, e
 	}
 	p := make(Params, len(l))
 	for i, sl := range l {
-		d := make([]float32, shapeSize(sl.shape))
-		o := old.Tensor(sl.name)
-		if o != nil && len(o.Shape) != len(sl.shape) {
+		d := make([]float32, sl.Size())
+		o := old.Tensor(sl.Name)
+		if o != nil && len(o.Shape) != len(sl.Shape) {
 			o = nil // a different kind of tensor under the same name: nothing to keep
 		}
 		switch {
@@ -65,14 +66,14 @@ func transfer(old Params, newSpec Spec, rng *rand.Rand, initNew bool) (Params, e
 		case o == nil:
 			d = fresh(sl, rng)
 		default:
-			if initNew && o.Shape[sl.outAxis] < sl.shape[sl.outAxis] {
+			if initNew && o.Shape[sl.outAxis] < sl.Shape[sl.outAxis] {
 				freshUnits(d, sl, o.Shape[sl.outAxis], rng)
 			}
 			if len(sl.segs) == 0 || !copySegments(d, sl, o, old) {
 				copyKept(d, sl, o)
 			}
 		}
-		p[i] = Tensor{Name: sl.name, Shape: append([]int(nil), sl.shape...), Data: d}
+		p[i] = Tensor{Name: sl.Name, Shape: slices.Clone(sl.Shape), Data: d}
 	}
 	return p, nil
 }
@@ -80,47 +81,47 @@ func transfer(old Params, newSpec Spec, rng *rand.Rand, initNew bool) (Params, e
 // freshUnits writes a fresh init into the entries of output units from index from on.
 func freshUnits(d []float32, sl slot, from int, rng *rand.Rand) {
 	f := fresh(sl, rng)
-	off := make([]int, len(sl.shape))
-	ext := append([]int(nil), sl.shape...)
+	off := make([]int, len(sl.Shape))
+	ext := append([]int(nil), sl.Shape...)
 	off[sl.outAxis] = from
 	ext[sl.outAxis] -= from
-	copyBlock(d, sl.shape, off, f, sl.shape, off, ext)
+	copyBlock(d, sl.Shape, off, f, sl.Shape, off, ext)
 }
 
 // copyKept copies the block d shares with the old tensor o.
 func copyKept(d []float32, sl slot, o *Tensor) {
-	n := len(sl.shape)
+	n := len(sl.Shape)
 	doff, soff := make([]int, n), make([]int, n)
-	ext := overlap(sl.shape, o.Shape)
+	ext := overlap(sl.Shape, o.Shape)
 	if sl.centred {
 		for _, a := range []int{2, 3} {
-			if diff := sl.shape[a] - o.Shape[a]; diff >= 0 {
+			if diff := sl.Shape[a] - o.Shape[a]; diff >= 0 {
 				doff[a] = diff / 2
 			} else {
 				soff[a] = -diff / 2
 			}
 		}
 	}
-	copyBlock(d, sl.shape, doff, o.Data, o.Shape, soff, ext)
+	copyBlock(d, sl.Shape, doff, o.Data, o.Shape, soff, ext)
 }
 
 // passThrough initialises an appended layer as the identity: weight[i][i] = 1 for a dense
 // [in, out] weight, weight[o][o][k/2][k/2] = 1 for a conv weight [out, in, k, k].
 func passThrough(d []float32, sl slot) {
-	switch sl.role {
-	case roleNormScale:
+	switch sl.Role {
+	case RoleNormScale:
 		for i := range d {
 			d[i] = 1
 		}
-	case roleWeight:
-		if len(sl.shape) == 4 {
-			out, in, kh, kw := sl.shape[0], sl.shape[1], sl.shape[2], sl.shape[3]
+	case RoleWeight:
+		if len(sl.Shape) == 4 {
+			out, in, kh, kw := sl.Shape[0], sl.Shape[1], sl.Shape[2], sl.Shape[3]
 			for o := range min(out, in) {
 				d[((o*in+o)*kh+kh/2)*kw+kw/2] = 1
 			}
 			return
 		}
-		in, out := sl.shape[0], sl.shape[1]
+		in, out := sl.Shape[0], sl.Shape[1]
 		for i := range min(in, out) {
 			d[i*out+i] = 1
 		}

@@ -1,7 +1,6 @@
 package netconf
 
 import (
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -37,102 +36,6 @@ func transferSpec(kind EncoderKind, act Activation) Spec {
 		s.Input = []int{6 + 2*11*10}
 	}
 	return s
-}
-
-func mutation(name string) func(*Spec, *rand.Rand) {
-	return func(s *Spec, rng *rand.Rand) {
-		m, _ := LookupMutation(name)
-		n, _, ok := m.Apply(*s, rng)
-		if !ok {
-			panic(name + " did not apply")
-		}
-		*s = n
-	}
-}
-
-func TestTransferAfterGrowthComputesTheSameFunction(t *testing.T) {
-	cases := []struct {
-		name string
-		kind EncoderKind
-		act  Activation
-		grow func(*Spec, *rand.Rand)
-	}{
-		{"mlp first layer gains nodes", EncoderMLP, Tanh, func(s *Spec, _ *rand.Rand) { s.MLP.Hidden[0] += 8 }},
-		{"mlp last layer gains nodes", EncoderMLP, ELU, func(s *Spec, _ *rand.Rand) { s.MLP.Hidden[1] += 16 }},
-		{"mlp every layer gains nodes", EncoderMLP, GELU, func(s *Spec, _ *rand.Rand) { s.MLP.Hidden = []int{40, 20} }},
-		{"latent gains nodes", EncoderMLP, Sigmoid, func(s *Spec, _ *rand.Rand) { s.Latent.Size += 8 }},
-		{"head gains nodes", EncoderMLP, Softsign, func(s *Spec, _ *rand.Rand) { s.Head.Hidden[0] += 32 }},
-		{"lstm gains hidden units", EncoderLSTM, ReLU, func(s *Spec, _ *rand.Rand) { s.LSTM.Hidden += 8 }},
-		{"cnn first layer gains channels", EncoderCNN, LeakyReLU, func(s *Spec, _ *rand.Rand) { s.CNN.Channels[0] += 8 }},
-		{"cnn last layer gains channels", EncoderCNN, Tanh, func(s *Spec, _ *rand.Rand) { s.CNN.Channels[1] += 8 }},
-		{"mlp.add_layer behind ReLU", EncoderMLP, ReLU, mutation("mlp.add_layer")},
-		{"head.add_layer behind ReLU", EncoderMLP, ReLU, mutation("head.add_layer")},
-		{"cnn.add_layer behind ReLU", EncoderCNN, ReLU, mutation("cnn.add_layer")},
-		{"mlp.add_node", EncoderMLP, ReLU, mutation("mlp.add_node")},
-		{"lstm.add_node", EncoderLSTM, Tanh, mutation("lstm.add_node")},
-		{"latent.add_node", EncoderCNN, ReLU, mutation("latent.add_node")},
-		{"cnn.add_channel", EncoderCNN, ELU, mutation("cnn.add_channel")},
-		{"dict: one key's mlp gains nodes", EncoderDict, Tanh, func(s *Spec, _ *rand.Rand) { s.Inputs[0].MLP.Hidden[1] += 8 }},
-		{"dict: one key's cnn gains channels", EncoderDict, ELU, func(s *Spec, _ *rand.Rand) { s.Inputs[1].CNN.Channels[1] += 8 }},
-		{"dict: latent gains nodes", EncoderDict, Sigmoid, func(s *Spec, _ *rand.Rand) { s.Latent.Size += 8 }},
-		{"dict: latent.add_node", EncoderDict, ReLU, mutation("latent.add_node")},
-		{"dict.mlp.add_layer behind ReLU", EncoderDict, ReLU, mutation("dict.mlp.add_layer")},
-		{"dict.cnn.add_layer behind ReLU", EncoderDict, ReLU, mutation("dict.cnn.add_layer")},
-		{"dict.cnn.add_channel", EncoderDict, GELU, mutation("dict.cnn.add_channel")},
-		{"dict: head.add_layer onto an empty head", EncoderDict, ReLU, mutation("head.add_layer")},
-		{"head.add_layer onto an empty head", EncoderMLP, ReLU, func(s *Spec, rng *rand.Rand) {
-			// s was built with no head layer (see below); the new layer follows the latent.
-			mutation("head.add_layer")(s, rng)
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(11, 12))
-			s0 := transferSpec(c.kind, c.act)
-			if strings.Contains(c.name, "empty head") {
-				s0.Head.Hidden, s0.Head.MinLayers = nil, 0
-			}
-			p0, err := Init(s0, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range p0 { // non-zero biases too, so nothing is trivially preserved
-				if strings.Contains(p0[i].Name, "bias") || strings.Contains(p0[i].Name, ".b_") {
-					for j := range p0[i].Data {
-						p0[i].Data[j] = float32(rng.NormFloat64() * 0.3)
-					}
-				}
-			}
-			steps, batch := 1, 4
-			var starts []float32
-			if c.kind == EncoderLSTM {
-				steps = 3
-				starts = []float32{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}
-			}
-			x := randomInput(rng, steps*batch*shapeSize(s0.Input))
-			before := forward(t, s0, p0, x, steps*batch, steps, starts)
-			s1 := s0.Clone()
-			c.grow(&s1, rng)
-			if err := s1.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			p1, err := Transfer(p0, s1, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p1.Size() <= p0.Size() {
-				t.Fatalf("%s -> %s did not grow the network (%d -> %d values)", s0, s1, p0.Size(), p1.Size())
-			}
-			after := forward(t, s1, p1, x, steps*batch, steps, starts)
-			scale := 1.0
-			for _, v := range before {
-				scale = max(scale, math.Abs(float64(v)))
-			}
-			if d := maxAbsDiff(before, after) / scale; d > 1e-6 {
-				t.Fatalf("%s -> %s: outputs changed by %.2g (relative)", s0, s1, d)
-			}
-		})
-	}
 }
 
 func TestTransferKeepsOverlapAndZeroesNewInputs(t *testing.T) {

@@ -31,11 +31,15 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	// The gorgonia reference backend, selectable with [ppo] backend = "gorgonia".
+	_ "github.com/evolverl/evolve/nn/gorgonia"
 )
 
 func main() {
-	// gorgonia allocates heavily while it runs graphs; a GC target of 400 %
-	// trades memory for far fewer collections (GORGONIA.md). GOGC wins.
+	// The gorgonia backend allocates heavily while it runs graphs; a GC
+	// target of 400 % trades memory for far fewer collections
+	// (GORGONIA.md). GOGC wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}

@@ -1,6 +1,6 @@
 #include "textflag.h"
 
-// func adamStep4(p, gr, m, v *float32, n int, c *adamConsts)
+// func adamStep4(p, gr, m, v *float32, n int, c *AdamConsts)
 // Adam.Update's per-element step for n elements (a multiple of 4), four
 // float64 lanes at a time, with the same operations in the same order
 // (no fused multiply-add), so the results are bit for bit those of Update.
@@ -63,24 +63,4 @@ loop:
 	JNZ  loop
 done:
 	VZEROUPPER
-	RET
-
-// func cpuHasAVX() bool
-// CPUID.1:ECX bits 27 (OSXSAVE) and 28 (AVX); XGETBV(0) bits 1-2 (the OS
-// saves XMM and YMM state).
-TEXT ·cpuHasAVX(SB), NOSPLIT, $0-1
-	MOVB $0, ret+0(FP)
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x18000000, CX
-	CMPL CX, $0x18000000
-	JNE  noavx
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  noavx
-	MOVB $1, ret+0(FP)
-noavx:
 	RET

@@ -1,7 +1,8 @@
-package netconf
+package gorgonia
 
 import (
 	"fmt"
+	"github.com/evolverl/evolve/netconf"
 	"strconv"
 
 	G "gorgonia.org/gorgonia"
@@ -20,7 +21,7 @@ import (
 // It unrolls layer by layer rather than step by step: a layer's input projection for all
 // steps is then one matrix product instead of Steps small ones. Each gate has its own
 // matrices, which measured faster than one fused matrix plus slicing (GORGONIA.md).
-func (b *builder) lstm(x *G.Node, prefix string, m LSTM) (*G.Node, *Recurrent, error) {
+func (b *builder) lstm(x *G.Node, prefix string, m netconf.LSTM) (*G.Node, *Recurrent, error) {
 	steps := b.opts.Steps
 	batch := x.Shape()[0] / steps
 	hid := m.Hidden
@@ -46,7 +47,7 @@ func (b *builder) lstm(x *G.Node, prefix string, m LSTM) (*G.Node, *Recurrent, e
 		p := prefix + "." + strconv.Itoa(l)
 		in := x.Shape()[1]
 		var proj, whh [4]*G.Node
-		for q, gate := range lstmGates() {
+		for q, gate := range netconf.LSTMGates() {
 			wih, err := b.param(p+".w_ih."+gate, in, hid)
 			if err != nil {
 				return nil, nil, err
@@ -111,7 +112,7 @@ func (b *builder) lstm(x *G.Node, prefix string, m LSTM) (*G.Node, *Recurrent, e
 		} else if x, err = G.Concat(0, outs...); err != nil {
 			return nil, nil, err
 		}
-		hv, cv := b.capture(h), b.capture(c)
+		hv, cv := capture(h), capture(c)
 		if b.dt == tensor.Float32 {
 			r.H = append(r.H, hv)
 			r.C = append(r.C, cv)
@@ -160,13 +161,13 @@ func lstmCell(a [4]*G.Node, c *G.Node) (*G.Node, *G.Node, error) {
 	return h, c, nil
 }
 
-// capture makes every run copy n's value into a slice it returns (nil for float64 graphs).
+// capture makes every run copy n's value into a slice it returns (nil for a float64 node).
 // Reading n.Value() after a run is not safe for intermediate nodes: the tape machine may
 // have reused their memory.
-func (b *builder) capture(n *G.Node) []float32 {
+func capture(n *G.Node) []float32 {
 	var d []float32
 	var v tensor.Tensor
-	if b.dt == tensor.Float32 {
+	if n.Dtype() == tensor.Float32 {
 		d = make([]float32, n.Shape().TotalSize())
 		v = tensor.New(tensor.WithShape(n.Shape()...), tensor.WithBacking(d))
 	} else {

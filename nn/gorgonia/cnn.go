@@ -1,7 +1,8 @@
-package netconf
+package gorgonia
 
 import (
 	"fmt"
+	"github.com/evolverl/evolve/netconf"
 	"strconv"
 
 	G "gorgonia.org/gorgonia"
@@ -10,7 +11,7 @@ import (
 
 // cnn adds the convolutions of c to the NCHW input x: unpadded convolution with bias →
 // activation per layer, named prefix.{i}. The result is [rows, C, H, W].
-func (b *builder) cnn(x *G.Node, prefix string, c CNN) (*G.Node, error) {
+func (b *builder) cnn(x *G.Node, prefix string, c netconf.CNN) (*G.Node, error) {
 	for i, ch := range c.Channels {
 		p := prefix + "." + strconv.Itoa(i)
 		k, s := c.Kernels[i], c.Strides[i]

@@ -1,4 +1,4 @@
-package netconf
+package gorgonia
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/evolverl/evolve/netconf"
 )
 
 // ParamNode pairs a tensor of Params with the graph node that reads it. After a backward
@@ -33,7 +35,7 @@ type Options struct {
 // Params they were built from, so every graph built from the same Params — at any batch size —
 // sees the same weights, and writing a tensor's Data changes them everywhere.
 type Net struct {
-	Spec   Spec
+	Spec   netconf.Spec
 	Input  *G.Node     // the caller's input node
 	Latent *G.Node     // [rows, s.LatentWidth()], after the latent layers' activation
 	Out    *G.Node     // [rows, output size], no activation; nil after BuildEncoder
@@ -74,9 +76,9 @@ func Data(n *G.Node) []float32 {
 		if d, ok := v.Data().([]float32); ok {
 			return d
 		}
-		panic(fmt.Sprintf("netconf.Data: node %v holds %T, want []float32", n.Name(), v.Data()))
+		panic(fmt.Sprintf("gorgonia.Data: node %v holds %T, want []float32", n.Name(), v.Data()))
 	}
-	panic(fmt.Sprintf("netconf.Data: node %v has no value", n.Name()))
+	panic(fmt.Sprintf("gorgonia.Data: node %v has no value", n.Name()))
 }
 
 // NewInput adds a float32 input node of the given shape, backed by a new zeroed slice that
@@ -91,20 +93,20 @@ func NewInput(g *G.ExprGraph, name string, shape ...int) *G.Node {
 // ([Steps·Batch, features] for an LSTM), NCHW [rows, C, H, W] for a CNN, and the flat
 // observation [rows, total] for a Dict network, whose encoders read their keys' columns
 // (an image key's columns in (C, H, W) order).
-func Build(g *G.ExprGraph, s Spec, p Params, x *G.Node, opts Options) (*Net, error) {
+func Build(g *G.ExprGraph, s netconf.Spec, p netconf.Params, x *G.Node, opts Options) (*Net, error) {
 	return newBuilder(g, tensor.Float32, p, opts).network(s, x, true)
 }
 
 // BuildEncoder adds the encoder and the latent layer only (Net.Out is nil). With
 // BuildHead, an agent can put two heads on one encoder.
-func BuildEncoder(g *G.ExprGraph, s Spec, p Params, x *G.Node, opts Options) (*Net, error) {
+func BuildEncoder(g *G.ExprGraph, s netconf.Spec, p netconf.Params, x *G.Node, opts Options) (*Net, error) {
 	return newBuilder(g, tensor.Float32, p, opts).network(s, x, false)
 }
 
 // BuildHead adds s's head and output layer on top of latent, [rows, s.LatentWidth()], and
 // returns the output node and the parameter nodes it made. p needs only the "head." and
 // "out." tensors.
-func BuildHead(g *G.ExprGraph, s Spec, p Params, latent *G.Node, opts Options) (*G.Node, []ParamNode, error) {
+func BuildHead(g *G.ExprGraph, s netconf.Spec, p netconf.Params, latent *G.Node, opts Options) (*G.Node, []ParamNode, error) {
 	b := newBuilder(g, tensor.Float32, p, opts)
 	if err := b.checkHead(s); err != nil {
 		return nil, nil, err
@@ -121,12 +123,12 @@ func BuildHead(g *G.ExprGraph, s Spec, p Params, latent *G.Node, opts Options) (
 type builder struct {
 	g     *G.ExprGraph
 	dt    tensor.Dtype
-	p     Params
+	p     netconf.Params
 	opts  Options
 	nodes []ParamNode
 }
 
-func newBuilder(g *G.ExprGraph, dt tensor.Dtype, p Params, opts Options) *builder {
+func newBuilder(g *G.ExprGraph, dt tensor.Dtype, p netconf.Params, opts Options) *builder {
 	if opts.Steps < 1 {
 		opts.Steps = 1
 	}
@@ -142,26 +144,26 @@ func (b *builder) nodeName(name string) string {
 
 // checkHead validates s and that p holds every tensor of s's head and output layer with the
 // right shape.
-func (b *builder) checkHead(s Spec) error {
-	l, err := layout(s)
+func (b *builder) checkHead(s netconf.Spec) error {
+	l, err := netconf.Layout(s)
 	if err != nil {
 		return err
 	}
-	var need []slot
-	for _, sl := range l {
-		if strings.HasPrefix(sl.name, "head.") || strings.HasPrefix(sl.name, "out.") {
-			need = append(need, sl)
+	var need []netconf.TensorSpec
+	for _, ts := range l {
+		if strings.HasPrefix(ts.Name, "head.") || strings.HasPrefix(ts.Name, "out.") {
+			need = append(need, ts)
 		}
 	}
-	return checkParams(need, b.p)
+	return b.p.CheckLayout(need)
 }
 
-func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
-	l, err := layout(s)
+func (b *builder) network(s netconf.Spec, x *G.Node, withHead bool) (*Net, error) {
+	l, err := netconf.Layout(s)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkParams(l, b.p); err != nil {
+	if err := b.p.CheckLayout(l); err != nil {
 		return nil, err
 	}
 	if x.Dtype() != b.dt {
@@ -176,12 +178,12 @@ func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
 	}
 	var enc *G.Node
 	switch s.Encoder {
-	case EncoderMLP:
+	case netconf.EncoderMLP:
 		if err := wantShape(x, -1, s.Input[0]); err != nil {
 			return nil, err
 		}
 		enc, err = b.mlp(x, "encoder.mlp", *s.MLP)
-	case EncoderCNN:
+	case netconf.EncoderCNN:
 		if err := wantShape(x, -1, s.Input[0], s.Input[1], s.Input[2]); err != nil {
 			return nil, err
 		}
@@ -189,7 +191,7 @@ func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
 		if err == nil {
 			enc, err = flatten(enc)
 		}
-	case EncoderLSTM:
+	case netconf.EncoderLSTM:
 		if err := wantShape(x, -1, s.Input[0]); err != nil {
 			return nil, err
 		}
@@ -211,7 +213,7 @@ func (b *builder) network(s Spec, x *G.Node, withHead bool) (*Net, error) {
 }
 
 // finish adds the head (when withHead) on n.Latent and records the parameter nodes.
-func (b *builder) finish(n *Net, s Spec, withHead bool) (*Net, error) {
+func (b *builder) finish(n *Net, s netconf.Spec, withHead bool) (*Net, error) {
 	var err error
 	if withHead {
 		if n.Out, err = b.head(s, n.Latent); err != nil {
@@ -222,7 +224,7 @@ func (b *builder) finish(n *Net, s Spec, withHead bool) (*Net, error) {
 	return n, nil
 }
 
-func (b *builder) head(s Spec, latent *G.Node) (*G.Node, error) {
+func (b *builder) head(s netconf.Spec, latent *G.Node) (*G.Node, error) {
 	if err := wantShape(latent, -1, s.LatentWidth()); err != nil {
 		return nil, err
 	}
@@ -340,17 +342,17 @@ func (b *builder) dense(x *G.Node, prefix string) (*G.Node, error) {
 }
 
 // act applies the activation a.
-func (b *builder) act(x *G.Node, a Activation) (*G.Node, error) {
+func (b *builder) act(x *G.Node, a netconf.Activation) (*G.Node, error) {
 	switch a {
-	case ReLU:
+	case netconf.ReLU:
 		return Rectify(x)
-	case Tanh:
+	case netconf.Tanh:
 		return G.Tanh(x)
-	case Sigmoid:
+	case netconf.Sigmoid:
 		return G.Sigmoid(x)
-	case LeakyReLU:
-		return G.LeakyRelu(x, 0.01)
-	case ELU:
+	case netconf.LeakyReLU:
+		return G.LeakyRelu(x, netconf.LeakyReLUSlope)
+	case netconf.ELU:
 		// relu(x) + expm1(min(x, 0)), with min(x, 0) = -relu(-x): no select op needed.
 		neg, err := G.Neg(x)
 		if err != nil {
@@ -370,7 +372,7 @@ func (b *builder) act(x *G.Node, a Activation) (*G.Node, error) {
 			return nil, err
 		}
 		return G.Add(pos, neg)
-	case Softsign:
+	case netconf.Softsign:
 		abs, err := G.Abs(x)
 		if err != nil {
 			return nil, err
@@ -380,7 +382,7 @@ func (b *builder) act(x *G.Node, a Activation) (*G.Node, error) {
 			return nil, err
 		}
 		return G.HadamardDiv(x, den)
-	case GELU:
+	case netconf.GELU:
 		// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
 		x3, err := G.Cube(x)
 		if err != nil {
@@ -432,4 +434,13 @@ func rows(x *G.Node, from, to int) (*G.Node, error) {
 		return G.Reshape(s, tensor.Shape{1, x.Shape()[1]})
 	}
 	return s, nil
+}
+
+// shapeSize is the number of values of a tensor of the given shape.
+func shapeSize(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
+	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend
 )
 
 // fastCase is an MLP agent configuration on a vector env.
@@ -35,6 +36,27 @@ func fastCases() []fastCase {
 		return c
 	}
 	cart := func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("CartPole-v1", 4, nil); return v }
+	novel := func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("CartPoleNoVel-v1", 4, nil); return v }
+	cnn := func(shared bool) func() Config {
+		return func() Config {
+			c := probeConfig(netconf.EncoderCNN)
+			c.Net.CNN.Channels, c.Net.CNN.Kernels, c.Net.CNN.Strides = []int{8, 8}, []int{3, 2}, []int{1, 1}
+			if shared {
+				c.ShareEncoders = true
+				c.Net.CNN.Activation, c.Net.Head.Activation = netconf.GELU, netconf.Tanh
+			}
+			return c
+		}
+	}
+	lstm := func(layers int, shared bool) func() Config {
+		return func() Config {
+			c := probeConfig(netconf.EncoderLSTM)
+			c.Net.LSTM.Hidden, c.Net.LSTM.Layers = 16, layers
+			c.ShareEncoders = shared
+			c.MaxSeqLen = 8
+			return c
+		}
+	}
 	match := func(kind string) func(t *testing.T) *envs.Vector {
 		return func(t *testing.T) *envs.Vector { v, _ := matchVector(t, kind, 4); return v }
 	}
@@ -48,21 +70,28 @@ func fastCases() []fastCase {
 		{"multibinary", match("multibinary"), probe},
 		{"gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Pendulum-v1", 4, nil); return v }, probe},
 		{"gaussian-shared", match("continuous"), shared},
+		{"cnn-catch", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Catch-v0", 4, nil); return v }, cnn(false)},
+		{"cnn-catch-shared-gelu", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Catch-v0", 4, nil); return v }, cnn(true)},
+		{"lstm-1layer", novel, lstm(1, false)},
+		{"lstm-2layers-shared", novel, lstm(2, true)},
+		{"lstm-gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("PendulumNoVel-v1", 4, nil); return v }, lstm(1, false)},
+		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig},
+		{"dict-shared", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, func() Config { c := xorConfig(); c.ShareEncoders = true; return c }},
 	}
 }
 
 // collected returns a fresh agent for c with one collected rollout and the
 // first minibatch of it, built with seed.
-func collected(t *testing.T, c fastCase, seed uint64, noFast bool) (*PPO, minibatch) {
+func collected(t *testing.T, c fastCase, seed uint64, backend string) (*PPO, minibatch) {
 	t.Helper()
 	vec := c.vec(t)
 	cfg := c.cfg()
 	cfg.LearnStep, cfg.BatchSize = 128, 32
+	cfg.Backend = backend
 	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.noFast = noFast
 	if err := a.startRollout(vec); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +99,17 @@ func collected(t *testing.T, c fastCase, seed uint64, noFast bool) (*PPO, miniba
 		t.Fatal(err)
 	}
 	buf := a.roll.buf
+	if a.recurrent() {
+		L := cfg.MaxSeqLen
+		seqs, err := buf.Sequences(a.mode(), L)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := max(1, cfg.BatchSize/L)
+		sb := buffer.NewSeqBatch(buf.Dims, L, per)
+		buf.GatherSequences(seqs[:min(per, len(seqs))], sb)
+		return a, seqBatch(sb, L)
+	}
 	idx, _ := buf.Minibatches(a.rng, cfg.BatchSize)
 	b := buffer.NewBatch(buf.Dims, cfg.BatchSize)
 	buf.Gather(idx[0], b)
@@ -77,13 +117,8 @@ func collected(t *testing.T, c fastCase, seed uint64, noFast bool) (*PPO, miniba
 }
 
 // lastLogRatios returns log π − log π_old per row of the last update on a
-// minibatch like mb, from whichever backend ran it.
-func (a *PPO) lastLogRatios(mb minibatch) []float32 {
-	if a.fast != nil {
-		return a.fast.ratio[:mb.rows]
-	}
-	return a.trainGraphs[[2]int{mb.rows, mb.steps}].logRatio.Data().([]float32)
-}
+// minibatch like mb.
+func (a *PPO) lastLogRatios(mb minibatch) []float32 { return a.work.ratio[:mb.rows] }
 
 // relErr32 is max|got − want| / max(max|want|, floor).
 func relErr32(got, want []float32, floor float64) float64 {
@@ -95,23 +130,17 @@ func relErr32(got, want []float32, floor float64) float64 {
 	return e / scale
 }
 
-// TestFastPathMatchesGraphs runs one update of an MLP agent on the same
-// minibatch through the plain-Go backend and through the gorgonia graphs:
+// TestBackendsAgree runs one update of an agent on the same minibatch
+// through the plain-Go backend and through the gorgonia reference backend:
 // losses, statistics, gradients (Adam's first moments after one step) and
 // parameter updates agree to ~1e-5, and so do the acting outputs.
-func TestFastPathMatchesGraphs(t *testing.T) {
+func TestBackendsAgree(t *testing.T) {
 	for _, c := range fastCases() {
 		t.Run(c.name, func(t *testing.T) {
-			fast, mb := collected(t, c, 11, false)
-			if fast.fast == nil {
-				t.Fatal("the MLP agent did not use the plain-Go backend")
-			}
+			fast, mb := collected(t, c, 11, "")
 			// A second agent from the same seed has the same weights; it
-			// reruns the same minibatch on the graphs.
-			slow, _ := collected(t, c, 11, true)
-			if slow.fast != nil {
-				t.Fatal("noFast agent used the plain-Go backend")
-			}
+			// reruns the same minibatch on the reference backend.
+			slow, _ := collected(t, c, 11, "gorgonia")
 			copyWeights(slow, fast)
 
 			// Acting: the same values and log-probabilities for the same
@@ -151,7 +180,7 @@ func TestFastPathMatchesGraphs(t *testing.T) {
 				{"grad_norm", fs.GradNorm, ss.GradNorm},
 			} {
 				if d := math.Abs(q.got - q.want); d > 1e-5*math.Abs(q.want)+1e-6 {
-					t.Errorf("%s = %.9g on the fast path, %.9g on the graphs", q.what, q.got, q.want)
+					t.Errorf("%s = %.9g on the plain-Go backend, %.9g on gorgonia", q.what, q.got, q.want)
 				}
 			}
 			names := fast.tensorNames()
@@ -184,11 +213,10 @@ func copyWeights(dst, src *PPO) {
 	}
 }
 
-// TestFastMaskedLogitsGetZeroGradient is TestMaskedLogitsGetZeroGradient for
-// the plain-Go backend: after an update on masked rows, every masked
+// TestMaskedLogitsGetZeroGradient checks that after an update on masked rows, every masked
 // logit's gradient is exactly zero and every legal one's is not (unless its
 // component has a single legal choice).
-func TestFastMaskedLogitsGetZeroGradient(t *testing.T) {
+func TestMaskedLogitsGetZeroGradient(t *testing.T) {
 	for _, space := range []envs.Space{envs.Discrete{N: 4}, envs.MultiDiscrete{Nvec: []int{3, 2}}} {
 		cfg := probeConfig(netconf.EncoderMLP)
 		a, err := New(envs.NewBox(-1, 1, 2), space, cfg, 4)
@@ -224,17 +252,17 @@ func TestFastMaskedLogitsGetZeroGradient(t *testing.T) {
 		if _, err := a.update(mb); err != nil {
 			t.Fatal(err)
 		}
-		grad := a.fast.dOut
+		grad := a.work.dOut
 		checkMaskedGradient(t, d, space, masks, grad)
 	}
 }
 
-// TestFastPathDoesNotAllocate checks that a vectorised acting step and a
+// TestActingAndUpdateDoNotAllocate checks that a vectorised acting step and a
 // minibatch update allocate nothing once warm.
-func TestFastPathDoesNotAllocate(t *testing.T) {
+func TestActingAndUpdateDoNotAllocate(t *testing.T) {
 	for _, c := range fastCases() {
 		t.Run(c.name, func(t *testing.T) {
-			a, mb := collected(t, c, 5, false)
+			a, mb := collected(t, c, 5, "")
 			r := a.roll
 			x := make([]float32, len(r.obs))
 			a.preprocess(x, r.obs, false)
@@ -260,11 +288,11 @@ func TestFastPathDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestFastPathRejectsNonFiniteGradients checks that a NaN weight makes the
+// TestUpdateRejectsNonFiniteGradients checks that a NaN weight makes the
 // update fail without touching the weights or the optimizer, and leaves
 // the gradient buffers zeroed for the next update.
-func TestFastPathRejectsNonFiniteGradients(t *testing.T) {
-	a, mb := collected(t, fastCases()[0], 3, false)
+func TestUpdateRejectsNonFiniteGradients(t *testing.T) {
+	a, mb := collected(t, fastCases()[0], 3, "")
 	a.actor.Tensor("head.0.bias").Data[0] = float32(math.NaN())
 	before := cloneSlices(a.tensors())
 	step := a.adam.Step
@@ -281,7 +309,7 @@ func TestFastPathRejectsNonFiniteGradients(t *testing.T) {
 			}
 		}
 	}
-	for _, g := range a.fast.grads {
+	for _, g := range a.work.grads {
 		for _, x := range g {
 			if x != 0 {
 				t.Fatal("gradients left after a failed update")

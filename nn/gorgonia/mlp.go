@@ -1,18 +1,16 @@
-package netconf
+package gorgonia
 
 import (
 	"fmt"
+	"github.com/evolverl/evolve/netconf"
 	"strconv"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// layerNormEps is PyTorch's default LayerNorm epsilon.
-const layerNormEps = 1e-5
-
 // mlp adds the layers of m: Linear → [LayerNorm] → activation, named prefix.{i}.
-func (b *builder) mlp(x *G.Node, prefix string, m MLP) (*G.Node, error) {
+func (b *builder) mlp(x *G.Node, prefix string, m netconf.MLP) (*G.Node, error) {
 	var err error
 	for i := range m.Hidden {
 		p := prefix + "." + strconv.Itoa(i)
@@ -66,7 +64,7 @@ func (b *builder) layerNorm(x *G.Node, prefix string) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v, err = G.Add(v, b.scalar(layerNormEps)); err != nil {
+	if v, err = G.Add(v, b.scalar(netconf.LayerNormEps)); err != nil {
 		return nil, err
 	}
 	// Sqrt and a division, not InverseSqrt: gorgonia v0.9.18's InverseSqrt has a wrong

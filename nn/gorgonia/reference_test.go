@@ -1,4 +1,4 @@
-package netconf
+package gorgonia
 
 import (
 	"math"
@@ -7,6 +7,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/evolverl/evolve/netconf"
 )
 
 // refTol is the README's "about 1e-5 relative" for a float32 implementation.
@@ -14,10 +16,10 @@ const refTol = 1e-5
 
 // refParams converts the reference's parameters to ours: matrices named in transpose are
 // transposed ([out, in] → [in, out]), everything else is copied.
-func refParams(r *refFile, transpose func(name string) bool) Params {
-	var p Params
+func refParams(r *refFile, transpose func(name string) bool) netconf.Params {
+	var p netconf.Params
 	for name, rt := range r.Params {
-		t := Tensor{Shape: rt.Shape, Data: f32(rt.Data)}
+		t := netconf.Tensor{Shape: rt.Shape, Data: f32(rt.Data)}
 		if transpose(name) {
 			t = transposed(rt)
 		}
@@ -66,7 +68,7 @@ func TestMLPLayerNormMatchesPyTorch(t *testing.T) {
 	g := G.NewGraph()
 	b := newBuilder(g, tensor.Float32, p, Options{})
 	x := newValueInput(g, tensor.Float32, "x", r.X.Data, r.X.Shape...)
-	h, err := b.mlp(x, "mlp", MLP{Hidden: []int{10, 10}, Activation: ReLU, LayerNorm: true})
+	h, err := b.mlp(x, "mlp", netconf.MLP{Hidden: []int{10, 10}, Activation: netconf.ReLU, LayerNorm: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestCNNMatchesPyTorch(t *testing.T) {
 	g := G.NewGraph()
 	b := newBuilder(g, tensor.Float32, p, Options{})
 	x := newValueInput(g, tensor.Float32, "x", r.X.Data, r.X.Shape...)
-	c := CNN{Channels: []int{4, 8}, Kernels: []int{3, 3}, Strides: []int{2, 1}, Activation: ReLU}
+	c := netconf.CNN{Channels: []int{4, 8}, Kernels: []int{3, 3}, Strides: []int{2, 1}, Activation: netconf.ReLU}
 	h, err := b.cnn(x, "conv", c)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +118,7 @@ func TestLSTMWithResetsMatchesPyTorch(t *testing.T) {
 			g := G.NewGraph()
 			b := newBuilder(g, tensor.Float32, p, Options{Steps: sz.Steps})
 			x := newValueInput(g, tensor.Float32, "x", r.X.Data, sz.Steps*sz.Batch, sz.Input)
-			y, rec, err := b.lstm(x, "lstm", LSTM{Hidden: sz.Hidden, Layers: sz.Layers})
+			y, rec, err := b.lstm(x, "lstm", netconf.LSTM{Hidden: sz.Hidden, Layers: sz.Layers})
 			if err != nil {
 				t.Fatal(err)
 			}

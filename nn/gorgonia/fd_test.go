@@ -1,4 +1,4 @@
-package netconf
+package gorgonia
 
 import (
 	"math/rand/v2"
@@ -6,71 +6,32 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/evolverl/evolve/netconf"
 )
 
 // fdCase is a small network whose gradients are checked against central differences.
 type fdCase struct {
 	name  string
-	spec  Spec
+	spec  netconf.Spec
 	rows  int        // input rows (Steps·Batch for an LSTM)
 	steps int        // LSTM unroll length
 	setup func(*Net) // writes recurrent inputs (starts, initial state)
 	wrt   func(*Net) G.Nodes
 }
 
-func smallSpec(kind EncoderKind, act Activation, norm bool) Spec {
-	s := Spec{Encoder: kind, Latent: Latent{Size: 3, Min: 1, Max: 8},
-		Head:   MLP{Hidden: []int{4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8},
-		Output: 2, OutputGain: 1}
-	switch kind {
-	case EncoderMLP:
-		s.MLP = &MLP{Hidden: []int{5, 4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8}
-		s.Input = []int{3}
-	case EncoderCNN:
-		s.CNN = &CNN{Channels: []int{2, 3}, Kernels: []int{3, 2}, Strides: []int{2, 1}, Activation: act,
-			MinLayers: 1, MaxLayers: 3, MinChannels: 1, MaxChannels: 8}
-		s.Input = []int{2, 7, 6}
-	case EncoderLSTM:
-		s.LSTM = &LSTM{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
-		s.Input = []int{3}
-	case EncoderDict: // the image key between two flat keys, one of a single feature
-		s.Encoder = EncoderMLP
-		s.MLP = &MLP{Hidden: []int{5, 4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8}
-		m1, m2 := s.MLP.clone(), s.MLP.clone()
-		m2.Hidden = []int{2}
-		s.Inputs = []KeyInput{
-			{Key: "pos", Encoder: EncoderMLP, MLP: &m1, Input: []int{3}},
-			{Key: "img", Encoder: EncoderCNN, CNN: &CNN{Channels: []int{2}, Kernels: []int{3}, Strides: []int{2}, Activation: act,
-				MinLayers: 1, MaxLayers: 3, MinChannels: 1, MaxChannels: 8}, Input: []int{2, 5, 5}},
-			{Key: "flag", Encoder: EncoderMLP, MLP: &m2, Input: []int{1}},
-		}
-		s.Input = []int{3 + 50 + 1}
-	}
-	return s
-}
-
-// randomise gives every tensor (biases and norms included) random values, so no gradient is
-// trivially zero.
-func randomise(p Params, rng *rand.Rand) {
-	for _, t := range p {
-		for i := range t.Data {
-			t.Data[i] = float32(rng.NormFloat64() * 0.7)
-		}
-	}
-}
-
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	var cases []fdCase
-	for _, a := range Activations() {
-		cases = append(cases, fdCase{name: "mlp/" + string(a) + "/layernorm", spec: smallSpec(EncoderMLP, a, true), rows: 4})
+	for _, a := range netconf.Activations() {
+		cases = append(cases, fdCase{name: "mlp/" + string(a) + "/layernorm", spec: smallSpec(netconf.EncoderMLP, a, true), rows: 4})
 	}
 	cases = append(cases,
-		fdCase{name: "mlp/ReLU", spec: smallSpec(EncoderMLP, ReLU, false), rows: 1},
-		fdCase{name: "cnn/ReLU", spec: smallSpec(EncoderCNN, ReLU, false), rows: 2},
-		fdCase{name: "cnn/ELU", spec: smallSpec(EncoderCNN, ELU, false), rows: 1},
-		fdCase{name: "dict/Tanh", spec: smallSpec(EncoderDict, Tanh, false), rows: 3},
-		fdCase{name: "dict/ELU/layernorm/batch-of-one", spec: smallSpec(EncoderDict, ELU, true), rows: 1},
-		fdCase{name: "lstm/resets", spec: smallSpec(EncoderLSTM, Tanh, false), rows: 4 * 2, steps: 4,
+		fdCase{name: "mlp/ReLU", spec: smallSpec(netconf.EncoderMLP, netconf.ReLU, false), rows: 1},
+		fdCase{name: "cnn/ReLU", spec: smallSpec(netconf.EncoderCNN, netconf.ReLU, false), rows: 2},
+		fdCase{name: "cnn/ELU", spec: smallSpec(netconf.EncoderCNN, netconf.ELU, false), rows: 1},
+		fdCase{name: "dict/Tanh", spec: smallSpec(netconf.EncoderDict, netconf.Tanh, false), rows: 3},
+		fdCase{name: "dict/ELU/layernorm/batch-of-one", spec: smallSpec(netconf.EncoderDict, netconf.ELU, true), rows: 1},
+		fdCase{name: "lstm/resets", spec: smallSpec(netconf.EncoderLSTM, netconf.Tanh, false), rows: 4 * 2, steps: 4,
 			setup: func(n *Net) {
 				// sequence 0 starts a new episode at step 2, sequence 1 at step 0 and 3
 				copy(Data64(n.Recurrent.Starts), []float64{0, 1, 0, 0, 1, 0, 0, 1})
@@ -87,14 +48,14 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				// The mask itself too: h and c are scaled by 1 − starts.
 				return append(append(G.Nodes{n.Recurrent.Starts}, n.Recurrent.H0...), n.Recurrent.C0...)
 			}},
-		fdCase{name: "lstm/single-step", spec: smallSpec(EncoderLSTM, ReLU, true), rows: 3, steps: 1},
-		fdCase{name: "lstm/batch-of-one", spec: smallSpec(EncoderLSTM, GELU, false), rows: 3, steps: 3,
+		fdCase{name: "lstm/single-step", spec: smallSpec(netconf.EncoderLSTM, netconf.ReLU, true), rows: 3, steps: 1},
+		fdCase{name: "lstm/batch-of-one", spec: smallSpec(netconf.EncoderLSTM, netconf.GELU, false), rows: 3, steps: 3,
 			setup: func(n *Net) { copy(Data64(n.Recurrent.Starts), []float64{1, 0, 1}) }},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			p, err := Init(c.spec, rng)
+			p, err := netconf.Init(c.spec, rng)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,8 +129,8 @@ func Data64(n *G.Node) []float64 { return n.Value().Data().([]float64) }
 func TestFiniteDifferenceCheckSeesResets(t *testing.T) {
 	// A reset before step 1 cuts every path from the initial state to later outputs: with a
 	// single step after it, the gradient with respect to h0 and c0 must be exactly zero.
-	s := smallSpec(EncoderLSTM, ReLU, false)
-	p, err := Init(s, rand.New(rand.NewPCG(3, 4)))
+	s := smallSpec(netconf.EncoderLSTM, netconf.ReLU, false)
+	p, err := netconf.Init(s, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package netconf
+package gorgonia
 
 import (
 	"math"
@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/evolverl/evolve/netconf"
 )
 
 // forward runs s with weights p on rows input rows (Steps·Batch for an LSTM) and returns a
 // copy of the output. starts may be nil.
-func forward(t testing.TB, s Spec, p Params, x []float32, rows, steps int, starts []float32) []float32 {
+func forward(t testing.TB, s netconf.Spec, p netconf.Params, x []float32, rows, steps int, starts []float32) []float32 {
 	t.Helper()
 	g := G.NewGraph()
 	xn := NewInput(g, "x", append([]int{rows}, s.Input...)...)
@@ -49,11 +51,11 @@ func maxAbsDiff(a, b []float32) float64 {
 }
 
 func TestGraphsOfDifferentBatchSizesShareWeights(t *testing.T) {
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM} {
 		t.Run(string(kind), func(t *testing.T) {
-			s := smallSpec(kind, Tanh, kind == EncoderMLP)
+			s := smallSpec(kind, netconf.Tanh, kind == netconf.EncoderMLP)
 			rng := rand.New(rand.NewPCG(5, 6))
-			p, err := Init(s, rng)
+			p, err := netconf.Init(s, rng)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,10 +107,10 @@ func TestGraphsOfDifferentBatchSizesShareWeights(t *testing.T) {
 }
 
 func TestLSTMSingleStepsWithCarriedStateEqualUnrolled(t *testing.T) {
-	s := smallSpec(EncoderLSTM, ReLU, false)
+	s := smallSpec(netconf.EncoderLSTM, netconf.ReLU, false)
 	s.LSTM.Hidden, s.LSTM.Layers = 5, 2
 	rng := rand.New(rand.NewPCG(9, 10))
-	p, err := Init(s, rng)
+	p, err := netconf.Init(s, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,15 +148,15 @@ func TestLSTMSingleStepsWithCarriedStateEqualUnrolled(t *testing.T) {
 }
 
 func TestSharedEncoderWithTwoHeads(t *testing.T) {
-	actor := smallSpec(EncoderMLP, ReLU, false)
+	actor := smallSpec(netconf.EncoderMLP, netconf.ReLU, false)
 	critic := actor.Clone()
-	critic.Output, critic.OutputGain = 1, ValueGain
+	critic.Output, critic.OutputGain = 1, netconf.ValueGain
 	rng := rand.New(rand.NewPCG(1, 1))
-	pa, err := Init(actor, rng)
+	pa, err := netconf.Init(actor, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := Init(critic, rng)
+	pc, err := netconf.Init(critic, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,20 +199,20 @@ func TestSharedEncoderWithTwoHeads(t *testing.T) {
 }
 
 func TestBuildRejectsMismatchedInputs(t *testing.T) {
-	s := smallSpec(EncoderMLP, ReLU, false)
-	p, err := Init(s, rand.New(rand.NewPCG(1, 2)))
+	s := smallSpec(netconf.EncoderMLP, netconf.ReLU, false)
+	p, err := netconf.Init(s, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name   string
-		params Params
+		params netconf.Params
 		shape  []int
 		opts   Options
 		errHas string
 	}{
 		{"missing tensor", p.Filter("encoder.", "latent.", "head."), []int{2, 3}, Options{}, `param "out.weight": missing`},
-		{"wrong tensor shape", func() Params {
+		{"wrong tensor shape", func() netconf.Params {
 			q := p.Clone()
 			q.Tensor("head.0.bias").Shape = []int{5}
 			return q
@@ -226,8 +228,8 @@ func TestBuildRejectsMismatchedInputs(t *testing.T) {
 			}
 		})
 	}
-	ls := smallSpec(EncoderLSTM, ReLU, false)
-	lp, _ := Init(ls, rand.New(rand.NewPCG(1, 2)))
+	ls := smallSpec(netconf.EncoderLSTM, netconf.ReLU, false)
+	lp, _ := netconf.Init(ls, rand.New(rand.NewPCG(1, 2)))
 	g := G.NewGraph()
 	if _, err := Build(g, ls, lp, NewInput(g, "x", 5, 3), Options{Steps: 2}); err == nil || !strings.Contains(err.Error(), "5 rows do not split into 2 steps") {
 		t.Fatalf("LSTM with 5 rows over 2 steps: %v", err)
@@ -236,18 +238,18 @@ func TestBuildRejectsMismatchedInputs(t *testing.T) {
 
 func TestActivationsComputeTheirFormulas(t *testing.T) {
 	xs := []float64{-3, -1, -0.25, 0, 0.5, 2}
-	formulas := map[Activation]func(float64) float64{
-		ReLU:      func(x float64) float64 { return max(x, 0) },
-		Tanh:      math.Tanh,
-		Sigmoid:   func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
-		ELU:       func(x float64) float64 { return max(x, 0) + math.Expm1(min(x, 0)) },
-		LeakyReLU: func(x float64) float64 { return max(x, 0) + 0.01*min(x, 0) },
-		Softsign:  func(x float64) float64 { return x / (1 + math.Abs(x)) },
-		GELU: func(x float64) float64 {
+	formulas := map[netconf.Activation]func(float64) float64{
+		netconf.ReLU:      func(x float64) float64 { return max(x, 0) },
+		netconf.Tanh:      math.Tanh,
+		netconf.Sigmoid:   func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+		netconf.ELU:       func(x float64) float64 { return max(x, 0) + math.Expm1(min(x, 0)) },
+		netconf.LeakyReLU: func(x float64) float64 { return max(x, 0) + 0.01*min(x, 0) },
+		netconf.Softsign:  func(x float64) float64 { return x / (1 + math.Abs(x)) },
+		netconf.GELU: func(x float64) float64 {
 			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 		},
 	}
-	for _, a := range Activations() {
+	for _, a := range netconf.Activations() {
 		t.Run(string(a), func(t *testing.T) {
 			g := G.NewGraph()
 			x := NewInput(g, "x", 2, 3)
@@ -276,16 +278,16 @@ func TestActivationsComputeTheirFormulas(t *testing.T) {
 func TestRunningGraphsNeverWritesParams(t *testing.T) {
 	// The tape machine reuses memory between nodes; the weights an optimizer owns must never
 	// be part of that.
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM} {
 		t.Run(string(kind), func(t *testing.T) {
-			s := smallSpec(kind, ReLU, true)
+			s := smallSpec(kind, netconf.ReLU, true)
 			rng := rand.New(rand.NewPCG(8, 8))
-			p, _ := Init(s, rng)
+			p, _ := netconf.Init(s, rng)
 			randomise(p, rng)
 			before := p.Clone()
 			g := G.NewGraph()
 			steps := 1
-			if kind == EncoderLSTM {
+			if kind == netconf.EncoderLSTM {
 				steps = 3
 			}
 			x := NewInput(g, "x", append([]int{3 * steps}, s.Input...)...)
@@ -314,9 +316,9 @@ func TestRunningGraphsNeverWritesParams(t *testing.T) {
 }
 
 func TestNetParamsFollowTheParamsOrder(t *testing.T) {
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
-		s := smallSpec(kind, ReLU, true)
-		p, _ := Init(s, rand.New(rand.NewPCG(1, 2)))
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM} {
+		s := smallSpec(kind, netconf.ReLU, true)
+		p, _ := netconf.Init(s, rand.New(rand.NewPCG(1, 2)))
 		g := G.NewGraph()
 		n, err := Build(g, s, p, NewInput(g, "x", append([]int{2}, s.Input...)...), Options{Name: "pi"})
 		if err != nil {

@@ -1,30 +1,32 @@
-package netconf
+package gorgonia
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/evolverl/evolve/netconf"
 )
 
 // benchCase is a typical network: the default architecture of each encoder on a
 // CartPole-sized vector, a small image, or a sequence.
 type benchCase struct {
 	name        string
-	spec        Spec
+	spec        netconf.Spec
 	rows, steps int // training batch (rows = steps·batch for the LSTM)
 	actRows     int // acting batch: one step of a vector env of 8
 }
 
 func benchCases() []benchCase {
-	mlp := DefaultSpec(EncoderMLP)
-	mlp.Input, mlp.Output, mlp.OutputGain = []int{8}, 4, PolicyGain
-	cnn := DefaultSpec(EncoderCNN)
-	cnn.Input, cnn.Output, cnn.OutputGain = []int{3, 32, 32}, 4, PolicyGain
-	cnn16 := DefaultSpec(EncoderCNN)
-	cnn16.Input, cnn16.Output, cnn16.OutputGain = []int{3, 16, 16}, 4, PolicyGain
-	lstm := DefaultSpec(EncoderLSTM)
-	lstm.Input, lstm.Output, lstm.OutputGain = []int{8}, 4, PolicyGain
+	mlp := netconf.DefaultSpec(netconf.EncoderMLP)
+	mlp.Input, mlp.Output, mlp.OutputGain = []int{8}, 4, netconf.PolicyGain
+	cnn := netconf.DefaultSpec(netconf.EncoderCNN)
+	cnn.Input, cnn.Output, cnn.OutputGain = []int{3, 32, 32}, 4, netconf.PolicyGain
+	cnn16 := netconf.DefaultSpec(netconf.EncoderCNN)
+	cnn16.Input, cnn16.Output, cnn16.OutputGain = []int{3, 16, 16}, 4, netconf.PolicyGain
+	lstm := netconf.DefaultSpec(netconf.EncoderLSTM)
+	lstm.Input, lstm.Output, lstm.OutputGain = []int{8}, 4, netconf.PolicyGain
 	return []benchCase{
 		{"mlp-8-64x64-b64", mlp, 64, 1, 8},
 		{"cnn-3x16x16-32x32-b32", cnn16, 32, 1, 8},
@@ -35,7 +37,7 @@ func benchCases() []benchCase {
 
 // trainingGraph builds what a learner builds: the network, a scalar loss, its gradient and a
 // tape machine.
-func trainingGraph(b *testing.B, c benchCase, p Params) G.VM {
+func trainingGraph(b *testing.B, c benchCase, p netconf.Params) G.VM {
 	g := G.NewGraph()
 	x := NewInput(g, "x", append([]int{c.rows}, c.spec.Input...)...)
 	n, err := Build(g, c.spec, p, x, Options{Steps: c.steps})
@@ -54,7 +56,7 @@ func trainingGraph(b *testing.B, c benchCase, p Params) G.VM {
 
 func BenchmarkBuildTrainingGraph(b *testing.B) {
 	for _, c := range benchCases() {
-		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		p, err := netconf.Init(c.spec, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,7 +71,7 @@ func BenchmarkBuildTrainingGraph(b *testing.B) {
 
 func BenchmarkForwardBackward(b *testing.B) {
 	for _, c := range benchCases() {
-		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		p, err := netconf.Init(c.spec, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -89,7 +91,7 @@ func BenchmarkForwardBackward(b *testing.B) {
 
 func BenchmarkActingForward(b *testing.B) {
 	for _, c := range benchCases() {
-		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		p, err := netconf.Init(c.spec, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -118,7 +120,7 @@ func BenchmarkInit(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Init(c.spec, rng); err != nil {
+				if _, err := netconf.Init(c.spec, rng); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -128,7 +130,7 @@ func BenchmarkInit(b *testing.B) {
 
 func BenchmarkTransferAfterAddNode(b *testing.B) {
 	for _, c := range benchCases() {
-		p, err := Init(c.spec, rand.New(rand.NewPCG(1, 2)))
+		p, err := netconf.Init(c.spec, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -138,7 +140,7 @@ func BenchmarkTransferAfterAddNode(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Transfer(p, grown, rng); err != nil {
+				if _, err := netconf.Transfer(p, grown, rng); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+)
+
+// update takes one optimizer step on a minibatch: the PPO loss of Schulman
+// et al. (2017), in CleanRL's order, its gradient with respect to the
+// distribution's parameters and the values, the networks' backward pass,
+// one global gradient-norm clip over every parameter, and Adam. This is the
+// only place where the loss is written; the network backend only computes
+// the networks.
+//
+// Rows have weights (mb.wts: 1 for a real step, 0 for BPTT padding; nil:
+// all 1), and every mean below is a weighted mean over the real steps.
+func (a *PPO) update(mb minibatch) (Stats, error) {
+	var st Stats
+	n, err := a.nets()
+	if err != nil {
+		return st, err
+	}
+	d := a.dist
+	rows := mb.rows
+	n.resize(d, rows)
+
+	// Advantages normalised over the minibatch's real steps, with the
+	// sample (N−1) standard deviation.
+	w := n.w[:rows]
+	wsum := 0.0
+	for i := range w {
+		w[i] = 1
+		if mb.wts != nil {
+			w[i] = mb.wts[i]
+		}
+		wsum += float64(w[i])
+	}
+	normalizeAdvantages(n.adv, mb.adv[:rows], w, wsum)
+
+	// New log-probabilities, entropies and values of the stored actions,
+	// from the state stored at the start of each sequence.
+	mu, values, err := a.forward(n, mb.obs, rows, mb.steps, mb.hidden, false)
+	if err != nil {
+		return st, fmt.Errorf("training pass: %w", err)
+	}
+	if d.kind == categorical {
+		for i := range n.dist.add[:rows*d.size] {
+			n.dist.add[i] = 0
+			if mb.masks != nil && !mb.masks[i] {
+				n.dist.add[i] = maskFill
+			}
+		}
+	}
+	d.logProbEntropy(&n.dist, mu, a.logStd, mb.actions, rows)
+
+	// The loss per row and its gradient with respect to log π, the entropy
+	// and the value. max and clip take their gradients as the reference
+	// backend's graphs of max(x, y) = y + relu(x − y) and clip do: a tie goes
+	// to the unclipped term, and clip′ is 0 at the bounds.
+	c := a.cfg.ClipCoef
+	lo, hi := float32(1-c), float32(1+c)
+	cneg, cpos := float32(-c), float32(c)
+	inv := 1 / wsum
+	var pgSum, vSum, hSum, kl, clipped float64
+	for i := range rows {
+		wi := float64(w[i])
+		// r_t(θ) = π_θ(a|s)/π_old(a|s) (paper eq. 6), from log-probabilities.
+		lr := n.dist.logp[i] - mb.logp[i]
+		n.ratio[i] = lr
+		ratio := float32(math.Exp(float64(lr)))
+		// L^CLIP (eq. 7), negated to be minimised: max(−Â·r, −Â·clip(r, 1−ε, 1+ε)).
+		negA := -n.adv[i]
+		pg1 := negA * ratio
+		cr, dcr := clip32(ratio, lo, hi)
+		pg2 := negA * cr
+		dRatio := negA
+		pg := pg1
+		if pg1-pg2 < 0 {
+			pg, dRatio = pg2, negA*dcr
+		}
+		n.dlogp[i] = float32(wi * inv * float64(dRatio) * float64(ratio))
+
+		// L^VF (the value term of eq. 9), clipped around the old value as in
+		// the reference implementations: max((V − R)², (V_old + clip(V − V_old, ±ε) − R)²).
+		v, ret, vOld := values[i], mb.ret[i], mb.values[i]
+		vl1 := (v - ret) * (v - ret)
+		cd, dcd := clip32(v-vOld, cneg, cpos)
+		vc := vOld + cd
+		vl2 := (vc - ret) * (vc - ret)
+		vl, dv := vl1, 2*(v-ret)
+		if vl1-vl2 < 0 {
+			vl, dv = vl2, 2*(vc-ret)*dcd
+		}
+		// loss = L^CLIP − c2·S + c1·½·L^VF (eq. 9 with signs for descent).
+		n.dVal[i] = float32(a.cfg.VFCoef * 0.5 * wi * inv * float64(dv))
+		n.dent[i] = float32(-a.cfg.EntCoef * wi * inv)
+
+		pgSum += wi * float64(pg)
+		vSum += wi * float64(vl)
+		hSum += wi * float64(n.dist.ent[i])
+		if wi != 0 {
+			// approx KL = mean((r − 1) − log r), the low-variance estimator.
+			r := math.Exp(float64(lr))
+			kl += (r - 1) - float64(lr)
+			if math.Abs(r-1) > c {
+				clipped++
+			}
+		}
+	}
+	st.PolicyLoss = pgSum * inv
+	st.ValueLoss = 0.5 * vSum * inv
+	st.Entropy = hSum * inv
+	st.Loss = st.PolicyLoss - a.cfg.EntCoef*st.Entropy + a.cfg.VFCoef*st.ValueLoss
+	st.ApproxKL, st.ClipFrac = kl*inv, clipped*inv
+
+	// Back through the distribution and the networks.
+	d.backward(&n.dist, n.dOut, n.gLogStd, mu, a.logStd, mb.actions, n.dlogp, n.dent, rows)
+	if err := n.model.Backward(n.dOut[:rows*d.size], n.dVal[:rows], n.gActor, n.gCritic); err != nil {
+		return st, fmt.Errorf("backward pass: %w", err)
+	}
+
+	// One clip of the global gradient norm. The norm is finite exactly when
+	// every gradient is (float32 squares cannot overflow float64), so it is
+	// also the check for NaN and Inf.
+	st.GradNorm = clipGradNorm(n.grads, a.cfg.MaxGradNorm)
+	if math.IsNaN(st.GradNorm) || math.IsInf(st.GradNorm, 0) {
+		zeroGrads(n.grads)
+		return st, fmt.Errorf("%w (loss %v)", ErrNonFinite, st.Loss)
+	}
+	n.params = a.appendTensors(n.params[:0])
+	a.adam.Update(n.params, n.grads)
+	zeroGrads(n.grads)
+	a.Updates++
+	return st, nil
+}
+
+// clip32 returns clip(x, lo, hi) and its derivative as x − relu(x − hi) +
+// relu(lo − x) has them: 1 − [x ≥ hi] − [x ≤ lo], 0 at the bounds.
+func clip32(x, lo, hi float32) (float32, float32) {
+	above, below := x-hi, lo-x
+	d := float32(1)
+	if above >= 0 {
+		d--
+	} else {
+		above = 0
+	}
+	if below >= 0 {
+		d--
+	} else {
+		below = 0
+	}
+	return x - above + below, d
+}
+
+func zeroGrads(grads [][]float32) {
+	for _, g := range grads {
+		clear(g)
+	}
+}
+
+// normalizeAdvantages writes (a − mean)/(std + 1e-8) over the entries of
+// weight 1, with the sample (N−1) standard deviation, as the reference
+// implementations do; padded entries get 0.
+func normalizeAdvantages(dst, adv, w []float32, wsum float64) {
+	mean := 0.0
+	for i, x := range adv {
+		mean += float64(w[i]) * float64(x)
+	}
+	mean /= wsum
+	v := 0.0
+	for i, x := range adv {
+		d := float64(x) - mean
+		v += float64(w[i]) * d * d
+	}
+	std := 0.0
+	if wsum > 1 {
+		std = math.Sqrt(v / (wsum - 1))
+	}
+	for i, x := range adv {
+		dst[i] = float32((float64(x) - mean) / (std + 1e-8) * float64(w[i]))
+	}
+}

@@ -1,0 +1,33 @@
+package simd
+
+// Assembly kernels of simd_amd64.s (AVX2 + FMA) and adam_amd64.s (AVX).
+// Each vecMat kernel adds x·B to a block of y's columns: B row-major with
+// ldb columns and k rows, x with stride incx.
+
+//go:noescape
+func vecMat64(y, x, b *float32, k, ldb, incx int)
+
+//go:noescape
+func vecMat32(y, x, b *float32, k, ldb, incx int)
+
+//go:noescape
+func vecMat8(y, x, b *float32, k, ldb, incx int)
+
+func cpuHasAVX2FMA() bool
+
+// HasAVX2FMA reports whether the CPU (and the OS) support AVX2 and FMA: the
+// one feature check of the module, fixed at start-up like a constant. Every
+// kernel of this package is used only when it is set.
+var HasAVX2FMA = cpuHasAVX2FMA()
+
+//go:noescape
+func dot8(x, y *float32, n int) float32
+
+//go:noescape
+func relu8(y, u *float32, n int)
+
+//go:noescape
+func reluGrad8(du, u, dy *float32, n int)
+
+//go:noescape
+func adamStep4(p, gr, m, v *float32, n int, c *AdamConsts)

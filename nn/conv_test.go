@@ -1,0 +1,496 @@
+package nn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// convShape is one Conv2d configuration and batch size of the tests.
+type convShape struct {
+	in, out, k, s, h, w, n int
+}
+
+func (c convShape) String() string {
+	return fmt.Sprintf("in%d_out%d_k%d_s%d_%dx%d_n%d", c.in, c.out, c.k, c.s, c.h, c.w, c.n)
+}
+
+// convShapes covers stride 1, 2 and 3, kernel 1, a kernel as large as the input, non-square
+// inputs, one input channel, one sample, and batches spanning several groups with a partial
+// last one (9 pixels per sample: groups of 56).
+var convShapes = []convShape{
+	{in: 1, out: 3, k: 3, s: 1, h: 5, w: 5, n: 1},
+	{in: 3, out: 4, k: 3, s: 2, h: 11, w: 11, n: 5},
+	{in: 2, out: 5, k: 1, s: 1, h: 4, w: 6, n: 5},
+	{in: 3, out: 2, k: 4, s: 1, h: 4, w: 4, n: 5},
+	{in: 2, out: 3, k: 5, s: 2, h: 5, w: 9, n: 1},
+	{in: 2, out: 3, k: 2, s: 2, h: 7, w: 9, n: 5},
+	{in: 2, out: 3, k: 3, s: 3, h: 10, w: 8, n: 5},
+	{in: 1, out: 50, k: 3, s: 1, h: 10, w: 5, n: 5},
+	{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 5},
+	{in: 2, out: 3, k: 3, s: 2, h: 7, w: 7, n: 130},
+}
+
+// convRandom returns the layer of shape c with random input, weights, bias and output
+// gradient.
+func convRandom(c convShape, seed uint64) (l *Conv2d, x, w, b, dy []float32) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	l = NewConv2d(c.in, c.out, c.k, c.s, c.h, c.w)
+	x = randomInput(rng, c.n*c.in*c.h*c.w)
+	w = randomInput(rng, c.out*c.in*c.k*c.k)
+	b = randomInput(rng, c.out)
+	dy = randomInput(rng, c.n*c.out*l.OH*l.OW)
+	return l, x, w, b, dy
+}
+
+// convDirect is the definition of the convolution as direct loops in float64: it returns y
+// and, for each output, the sum of the absolute values of its terms (a bound on the rounding
+// error of any order of summation).
+func convDirect(l *Conv2d, x, w, b []float32, n int) (y, mag []float64) {
+	y = make([]float64, n*l.Out*l.OH*l.OW)
+	mag = make([]float64, len(y))
+	for s := range n {
+		for o := range l.Out {
+			for i := range l.OH {
+				for j := range l.OW {
+					sum, abs := float64(b[o]), math.Abs(float64(b[o]))
+					for c := range l.In {
+						for u := range l.Kernel {
+							for v := range l.Kernel {
+								t := float64(w[((o*l.In+c)*l.Kernel+u)*l.Kernel+v]) *
+									float64(x[((s*l.In+c)*l.H+i*l.Stride+u)*l.W+j*l.Stride+v])
+								sum += t
+								abs += math.Abs(t)
+							}
+						}
+					}
+					k := ((s*l.Out+o)*l.OH+i)*l.OW + j
+					y[k], mag[k] = sum, abs
+				}
+			}
+		}
+	}
+	return y, mag
+}
+
+// convDirectBackward returns the gradients of Σ y·dy with respect to x, w and b by the
+// same direct loops in float64: each term w·x of the forward sum sends dy·x to w and dy·w
+// to x.
+func convDirectBackward(l *Conv2d, dy, x, w []float32, n int) (dx, dw, db []float64) {
+	dx = make([]float64, n*l.In*l.H*l.W)
+	dw = make([]float64, l.Out*l.In*l.Kernel*l.Kernel)
+	db = make([]float64, l.Out)
+	for s := range n {
+		for o := range l.Out {
+			for i := range l.OH {
+				for j := range l.OW {
+					g := float64(dy[((s*l.Out+o)*l.OH+i)*l.OW+j])
+					db[o] += g
+					for c := range l.In {
+						for u := range l.Kernel {
+							for v := range l.Kernel {
+								wi := ((o*l.In+c)*l.Kernel+u)*l.Kernel + v
+								xi := ((s*l.In+c)*l.H+i*l.Stride+u)*l.W + j*l.Stride + v
+								dw[wi] += g * float64(x[xi])
+								dx[xi] += g * float64(w[wi])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return dx, dw, db
+}
+
+// convClose fails t for the values of got more than tol·scale[i] away from want, where scale
+// is a per-element bound (nil: the largest |want|).
+func convClose(t *testing.T, name string, got []float32, want, scale []float64, tol float64) {
+	t.Helper()
+	if len(got) < len(want) {
+		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+	}
+	top := 0.0
+	for _, v := range want {
+		top = max(top, math.Abs(v))
+	}
+	bad := 0
+	for i, v := range want {
+		s := top
+		if scale != nil {
+			s = scale[i]
+		}
+		if d := math.Abs(float64(got[i]) - v); !(d <= tol*max(s, 1e-30)) {
+			if bad < 5 {
+				t.Errorf("%s[%d] = %.8g, want %.8g (diff %.3g, allowed %.3g)", name, i, got[i], v, d, tol*s)
+			}
+			bad++
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d of %d values off", name, bad, len(want))
+	}
+}
+
+func TestConv2dOutputSize(t *testing.T) {
+	for _, c := range []struct{ k, s, h, w, oh, ow int }{
+		{3, 1, 10, 5, 8, 3}, {3, 2, 11, 11, 5, 5}, {3, 2, 10, 10, 4, 4}, {4, 4, 4, 4, 1, 1}, {1, 3, 7, 8, 3, 3},
+	} {
+		l := NewConv2d(2, 3, c.k, c.s, c.h, c.w)
+		if l.OH != c.oh || l.OW != c.ow {
+			t.Errorf("kernel %d, stride %d on %d×%d: output %d×%d, want %d×%d", c.k, c.s, c.h, c.w, l.OH, l.OW, c.oh, c.ow)
+		}
+	}
+}
+
+func TestNewConv2dPanicsWhenKernelDoesNotFit(t *testing.T) {
+	for _, c := range []convShape{
+		{in: 1, out: 1, k: 4, s: 1, h: 3, w: 5}, {in: 1, out: 1, k: 4, s: 1, h: 5, w: 3},
+		{in: 0, out: 1, k: 1, s: 1, h: 3, w: 3}, {in: 1, out: 1, k: 1, s: 0, h: 3, w: 3},
+	} {
+		func() {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.HasPrefix(msg, "nn: ") {
+					t.Errorf("NewConv2d(%v): panic %q, want one prefixed \"nn: \"", c, msg)
+				}
+			}()
+			NewConv2d(c.in, c.out, c.k, c.s, c.h, c.w)
+		}()
+	}
+}
+
+// TestConv2dForwardMatchesDirectLoops compares Forward with the definition evaluated in
+// float64, within float32 rounding of the sum of the terms' magnitudes.
+func TestConv2dForwardMatchesDirectLoops(t *testing.T) {
+	for i, c := range convShapes {
+		t.Run(c.String(), func(t *testing.T) {
+			l, x, w, b, _ := convRandom(c, uint64(i))
+			y := make([]float32, c.n*c.out*l.OH*l.OW)
+			l.Forward(y, x, w, b, c.n)
+			want, mag := convDirect(l, x, w, b, c.n)
+			convClose(t, "y", y, want, mag, 1e-6)
+		})
+	}
+}
+
+// TestConv2dBackwardMatchesDirectLoops compares the three gradients with the direct loops in
+// float64, and checks that dw and db are added to while dx is overwritten (and may be nil).
+func TestConv2dBackwardMatchesDirectLoops(t *testing.T) {
+	for i, c := range convShapes {
+		t.Run(c.String(), func(t *testing.T) {
+			l, x, w, b, dy := convRandom(c, uint64(i))
+			y := make([]float32, c.n*c.out*l.OH*l.OW)
+			l.Forward(y, x, w, b, c.n)
+			wantDx, wantDw, wantDb := convDirectBackward(l, dy, x, w, c.n)
+			// Start dw and db from 1 and dx from garbage.
+			dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(b))
+			for i := range dx {
+				dx[i] = float32(math.NaN())
+			}
+			for i := range dw {
+				dw[i] = 1
+				wantDw[i]++
+			}
+			for i := range db {
+				db[i] = 1
+				wantDb[i]++
+			}
+			l.Backward(dx, dw, db, dy, x, w, c.n)
+			convClose(t, "dx", dx, wantDx, nil, 1e-5)
+			convClose(t, "dw", dw, wantDw, nil, 1e-5)
+			convClose(t, "db", db, wantDb, nil, 1e-5)
+
+			// Without dx the parameter gradients are the same.
+			dw2, db2 := make([]float32, len(w)), make([]float32, len(b))
+			for i := range dw2 {
+				dw2[i] = 1
+			}
+			for i := range db2 {
+				db2[i] = 1
+			}
+			l.Backward(nil, dw2, db2, dy, x, w, c.n)
+			if !convSameBits(dw, dw2) || !convSameBits(db, db2) {
+				t.Error("Backward without dx: dw or db differ from those with dx")
+			}
+		})
+	}
+}
+
+// TestConv2dGradientsMatchFiniteDifferences checks Backward against central differences of
+// the loss L = Σ y·R, for every element of w, b and x. L is linear in each of them, so the
+// difference quotient is exact up to the float32 rounding of y.
+func TestConv2dGradientsMatchFiniteDifferences(t *testing.T) {
+	c := convShape{in: 2, out: 3, k: 3, s: 2, h: 7, w: 6, n: 2}
+	l, x, w, b, r := convRandom(c, 99)
+	y := make([]float32, c.n*c.out*l.OH*l.OW)
+	loss := func() float64 {
+		l.Forward(y, x, w, b, c.n)
+		s := 0.0
+		for i, v := range y {
+			s += float64(v) * float64(r[i])
+		}
+		return s
+	}
+	dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(b))
+	l.Backward(dx, dw, db, r, x, w, c.n)
+	const eps = 1e-2
+	for _, p := range []struct {
+		name       string
+		param, got []float32
+	}{{"w", w, dw}, {"b", b, db}, {"x", x, dx}} {
+		num := make([]float64, len(p.param))
+		for i, v := range p.param {
+			p.param[i] = v + eps
+			plus := loss()
+			p.param[i] = v - eps
+			minus := loss()
+			p.param[i] = v
+			// The step actually taken is the float32 difference of the two points.
+			num[i] = (plus - minus) / (float64(v+eps) - float64(v-eps))
+		}
+		convClose(t, "d"+p.name, p.got, num, nil, 1e-3)
+	}
+}
+
+// convSameBits reports whether a and b hold the same float32 bit patterns.
+func convSameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestConv2dSamplesDoNotDependOnBatch checks that a sample's output and input gradient are
+// bit-identical whether it runs alone, in a batch of 37 (several groups for the small
+// images) or in sub-batches at other positions, so acting and training agree exactly.
+func TestConv2dSamplesDoNotDependOnBatch(t *testing.T) {
+	for i, c := range []convShape{
+		{in: 1, out: 50, k: 3, s: 1, h: 10, w: 5, n: 37},
+		{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 37},
+		{in: 2, out: 3, k: 3, s: 2, h: 7, w: 7, n: 131},
+		{in: 3, out: 5, k: 2, s: 1, h: 3, w: 4, n: 301},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			l, x, w, b, dy := convRandom(c, uint64(100+i))
+			xs, ys := c.in*c.h*c.w, c.out*l.OH*l.OW
+			y := make([]float32, c.n*ys)
+			dx := make([]float32, c.n*xs)
+			dw, db := make([]float32, len(w)), make([]float32, len(b))
+			l.Forward(y, x, w, b, c.n)
+			l.Backward(dx, dw, db, dy, x, w, c.n)
+			// A fresh layer for the sub-batches, and the same one, whose buffers are
+			// laid out for the full batch.
+			for _, sub := range []*Conv2d{NewConv2d(c.in, c.out, c.k, c.s, c.h, c.w), l} {
+				for _, m := range []int{1, 3, 8, 29} {
+					for s0 := 0; s0+m <= c.n; s0 += m + 2 {
+						y2 := make([]float32, m*ys)
+						dx2 := make([]float32, m*xs)
+						sub.Forward(y2, x[s0*xs:(s0+m)*xs], w, b, m)
+						sub.Backward(dx2, dw, db, dy[s0*ys:(s0+m)*ys], x[s0*xs:(s0+m)*xs], w, m)
+						if !convSameBits(y2, y[s0*ys:(s0+m)*ys]) {
+							t.Fatalf("y of samples %d..%d run as a batch of %d differs from the batch of %d", s0, s0+m-1, m, c.n)
+						}
+						if !convSameBits(dx2, dx[s0*xs:(s0+m)*xs]) {
+							t.Fatalf("dx of samples %d..%d run as a batch of %d differs from the batch of %d", s0, s0+m-1, m, c.n)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestConv2dDoesNotAllocate checks that once the buffers have grown for the largest batch,
+// neither pass allocates, at that size or a smaller one.
+func TestConv2dDoesNotAllocate(t *testing.T) {
+	c := convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 64}
+	l, x, w, b, dy := convRandom(c, 5)
+	y := make([]float32, c.n*c.out*l.OH*l.OW)
+	dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(b))
+	l.Forward(y, x, w, b, c.n)
+	l.Backward(dx, dw, db, dy, x, w, c.n)
+	for _, n := range []int{c.n, 3} {
+		if a := testing.AllocsPerRun(10, func() {
+			l.Forward(y, x, w, b, n)
+			l.Backward(dx, dw, db, dy, x, w, n)
+			l.Backward(nil, dw, db, dy, x, w, n)
+		}); a != 0 {
+			t.Errorf("n = %d: %v allocations per forward and backward pass, want 0", n, a)
+		}
+	}
+}
+
+// convRefTensor is a tensor of the reference files: a shape and row-major float64 data.
+type convRefTensor struct {
+	Shape []int     `json:"shape"`
+	Data  []float64 `json:"data"`
+}
+
+func (r convRefTensor) float32s() []float32 {
+	v := make([]float32, len(r.Data))
+	for i, d := range r.Data {
+		v[i] = float32(d)
+	}
+	return v
+}
+
+// TestConv2dMatchesPyTorch runs PyTorch's reference CNN (../shared/testdata/nets/cnn.json:
+// conv 3→4 k3 s2, ReLU, conv 4→8 k3 s1, ReLU, flatten, linear 72→6 on x [2,3,11,11]) with two
+// Conv2d layers and an inline ReLU and linear, and compares the output, the gradients of
+// every parameter and the input gradient for the loss Σ y·R within 1e-5 of each tensor's
+// largest value. This pins the weight layout [out, in, kh, kw] and PyTorch's conventions,
+// which the direct loops of the other tests only restate.
+func TestConv2dMatchesPyTorch(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "testdata", "nets", "cnn.json")
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("PyTorch reference %s not found; it lives in the shared test data next to the repository", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		X          convRefTensor            `json:"x"`
+		R          convRefTensor            `json:"R"`
+		Y          convRefTensor            `json:"y"`
+		Params     map[string]convRefTensor `json:"params"`
+		GradParams map[string]convRefTensor `json:"grad_params"`
+		GradX      convRefTensor            `json:"grad_x"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	param := func(name string) []float32 {
+		p, ok := ref.Params[name]
+		if !ok {
+			t.Fatalf("%s: no parameter %q", path, name)
+		}
+		return p.float32s()
+	}
+	n := ref.X.Shape[0]
+	conv0 := NewConv2d(3, 4, 3, 2, 11, 11)
+	conv1 := NewConv2d(4, 8, 3, 1, conv0.OH, conv0.OW)
+	hidden := conv1.Out * conv1.OH * conv1.OW // 72
+	const outs = 6
+	x, w0, b0, w1, b1 := ref.X.float32s(), param("conv.0.weight"), param("conv.0.bias"), param("conv.1.weight"), param("conv.1.bias")
+	lw, lb := param("linear.weight"), param("linear.bias") // PyTorch's [out, in]
+	r := ref.R.float32s()
+
+	relu := func(v []float32) {
+		for i := range v {
+			v[i] = max(v[i], 0)
+		}
+	}
+	h0 := make([]float32, n*conv0.Out*conv0.OH*conv0.OW)
+	conv0.Forward(h0, x, w0, b0, n)
+	relu(h0)
+	h1 := make([]float32, n*hidden)
+	conv1.Forward(h1, h0, w1, b1, n)
+	relu(h1)
+	y := make([]float32, n*outs)
+	for s := range n {
+		for j := range outs {
+			sum := lb[j]
+			for i := range hidden {
+				sum += lw[j*hidden+i] * h1[s*hidden+i]
+			}
+			y[s*outs+j] = sum
+		}
+	}
+
+	// Backward: dy = R; the linear layer's gradients; then the ReLUs pass the gradient where
+	// their output is positive.
+	dlw, dlb := make([]float32, len(lw)), make([]float32, len(lb))
+	dh1 := make([]float32, len(h1))
+	for s := range n {
+		for j := range outs {
+			g := r[s*outs+j]
+			dlb[j] += g
+			for i := range hidden {
+				dlw[j*hidden+i] += g * h1[s*hidden+i]
+				dh1[s*hidden+i] += g * lw[j*hidden+i]
+			}
+		}
+	}
+	reluGrad := func(d, h []float32) {
+		for i := range d {
+			if h[i] <= 0 {
+				d[i] = 0
+			}
+		}
+	}
+	reluGrad(dh1, h1)
+	dw1, db1, dh0 := make([]float32, len(w1)), make([]float32, len(b1)), make([]float32, len(h0))
+	conv1.Backward(dh0, dw1, db1, dh1, h0, w1, n)
+	reluGrad(dh0, h0)
+	dw0, db0, dx := make([]float32, len(w0)), make([]float32, len(b0)), make([]float32, len(x))
+	conv0.Backward(dx, dw0, db0, dh0, x, w0, n)
+
+	const tol = 1e-5
+	convClose(t, "y", y, ref.Y.Data, nil, tol)
+	for _, g := range []struct {
+		name string
+		got  []float32
+	}{
+		{"conv.0.weight", dw0}, {"conv.0.bias", db0}, {"conv.1.weight", dw1}, {"conv.1.bias", db1},
+		{"linear.weight", dlw}, {"linear.bias", dlb},
+	} {
+		want, ok := ref.GradParams[g.name]
+		if !ok {
+			t.Fatalf("%s: no gradient of %q", path, g.name)
+		}
+		convClose(t, "grad "+g.name, g.got, want.Data, nil, tol)
+	}
+	convClose(t, "grad x", dx, ref.GradX.Data, nil, tol)
+}
+
+// BenchmarkConv2d times the layers of the Catch and MinAtar networks for a training
+// minibatch (forward, and forward plus backward with the input gradient) and for acting on 8
+// environments (forward). GFLOP/s counts two flops per multiply-add of the products: 2·n·Out·
+// In·K²·OH·OW for the forward pass, three times that for forward plus backward (dw and dx
+// cost as much as y).
+func BenchmarkConv2d(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		convShape
+		backward bool
+	}{
+		{"catch/n=256/forward", convShape{in: 1, out: 50, k: 3, s: 1, h: 10, w: 5, n: 256}, false},
+		{"catch/n=256/forward+backward", convShape{in: 1, out: 50, k: 3, s: 1, h: 10, w: 5, n: 256}, true},
+		{"catch/n=8/forward", convShape{in: 1, out: 50, k: 3, s: 1, h: 10, w: 5, n: 8}, false},
+		{"minatar/n=256/forward", convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 256}, false},
+		{"minatar/n=256/forward+backward", convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 256}, true},
+		{"minatar/n=8/forward", convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 8}, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			l, x, w, bias, dy := convRandom(c.convShape, 1)
+			y := make([]float32, len(dy))
+			dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(bias))
+			flops := 2 * float64(c.n*c.out*c.in*c.k*c.k*l.OH*l.OW)
+			if c.backward {
+				flops *= 3
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Forward(y, x, w, bias, c.n)
+				if c.backward {
+					l.Backward(dx, dw, db, dy, x, w, c.n)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

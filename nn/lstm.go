@@ -1,0 +1,387 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/evolverl/evolve/internal/simd"
+)
+
+// LSTMWeights are one LSTM layer's parameters, per gate q in PyTorch's order i, f, g, o:
+//
+//	Wih[q] [In, Hidden]      Whh[q] [Hidden, Hidden]      Bih[q], Bhh[q] [Hidden]
+//
+// stored [in, out] as the project stores Linear weights, so gate q's pre-activation of a row
+// is x·Wih[q] + Bih[q] + h·Whh[q] + Bhh[q] with no transpose (PyTorch's weight_ih_l0 holds
+// the transposes, stacked). The same type holds the gradients.
+type LSTMWeights struct {
+	Wih, Whh, Bih, Bhh [4][]float32
+}
+
+// LSTMLayer is one layer of a stacked LSTM, with PyTorch's equations for each row:
+//
+//	i = σ(x·Wii + bii + h·Whi + bhi)    f = σ(…)    g = tanh(…)    o = σ(…)
+//	c' = f∘c + i∘g                      h' = o∘tanh(c')
+//
+// over time-major sequences with resets (see Forward), and the backward pass through time.
+// A layer keeps every step's gates and states in buffers that grow to the largest
+// steps·batch seen and are reused, so after a warm-up no call allocates. It is not safe for
+// concurrent use; a stack of layers is a stack of LSTMLayers, each layer's y the next one's x.
+//
+// Every row is computed by the same float32 operations in the same order whatever the batch
+// and the number of steps of the call: pre-activations are ((bih + bhh) + x·Wih) + h·Whh,
+// each product summed over its inputs in order by the simd kernels. So one step at a time
+// (acting) and a whole sequence at once (training) give bit-identical outputs, and a
+// sequence's outputs do not depend on the other sequences of its batch.
+type LSTMLayer struct {
+	In, Hidden int // sizes of an input row and of the state h (and c)
+
+	steps, batch int // shape of the last Forward; 0 before the first
+
+	// Per row r = t·batch + b of the last Forward (G = 4·Hidden, H = Hidden):
+	gates  []float32 // [rows, G]: pre-activations, then the gates i, f, g, o (H each, in this order)
+	hp, cp []float32 // [rows, H]: h and c entering the step, after any reset
+	c, tc  []float32 // [rows, H]: the cell after the step and its tanh
+	reset  []bool    // [rows]: whether the state was zeroed before the step
+	bias   []float32 // [G]: bih + bhh, added first so every row starts from the same sum
+
+	// Scratch of Backward.
+	dz     []float32 // [rows, G]: gradient of the pre-activations
+	dh, dc []float32 // [batch, H]: gradient flowing into h and c of the step being done
+	db     []float32 // [G]: bias gradient, the same for bih and bhh
+	ones   []float32 // [rows] ones: db = ones·dz in the kernel
+	whhT   []float32 // [G, H]: the Whh[q]ᵀ stacked, so dh = dz·whhT is one product
+	wihT   []float32 // [G, In]: likewise for dx (wide inputs only, see Backward)
+}
+
+// NewLSTMLayer returns a layer with in inputs and hidden units; its buffers grow on the first
+// Forward.
+func NewLSTMLayer(in, hidden int) *LSTMLayer {
+	if in < 1 || hidden < 1 {
+		panic(fmt.Sprintf("nn: NewLSTMLayer(%d, %d): sizes must be positive", in, hidden))
+	}
+	return &LSTMLayer{In: in, Hidden: hidden}
+}
+
+// Forward runs batch sequences of steps steps. x is [steps·batch, In], time-major: step t of
+// sequence b is row t·batch + b. h0 and c0 [batch, Hidden] are the initial state (nil means
+// zeros). Before step t, h and c of sequence b are zeroed where starts[t·batch + b] ≠ 0 (an
+// episode begins there; starts [steps·batch] may be nil: no resets). Forward writes h of
+// every step to y [steps·batch, Hidden] and, when hT and cT [batch, Hidden] are not nil, the
+// state after the last step into them; they may alias h0 and c0 (feeding the final state
+// back one step at a time gives the same bits as one call over all steps). The weights are
+// read in place; x is not kept (Backward takes it again).
+func (l *LSTMLayer) Forward(y, x []float32, steps, batch int, h0, c0, starts, hT, cT []float32, w LSTMWeights) {
+	H, In, G := l.Hidden, l.In, 4*l.Hidden
+	rows := steps * batch
+	l.check("Forward", w)
+	switch {
+	case steps < 1 || batch < 1:
+		panic(fmt.Sprintf("nn: LSTMLayer.Forward: %d steps of %d sequences", steps, batch))
+	case len(x) < rows*In || len(y) < rows*H:
+		panic(fmt.Sprintf("nn: LSTMLayer.Forward: x has %d values, y %d, want %d·%d and %d·%d", len(x), len(y), rows, In, rows, H))
+	case starts != nil && len(starts) < rows:
+		panic(fmt.Sprintf("nn: LSTMLayer.Forward: %d starts for %d rows", len(starts), rows))
+	}
+	for _, s := range [][]float32{h0, c0, hT, cT} {
+		if s != nil && len(s) < batch*H {
+			panic(fmt.Sprintf("nn: LSTMLayer.Forward: a state has %d values, want %d·%d", len(s), batch, H))
+		}
+	}
+	l.grow(rows, batch)
+	l.steps, l.batch = steps, batch
+
+	for q := range 4 {
+		for j, b := range w.Bih[q] {
+			l.bias[q*H+j] = b + w.Bhh[q][j]
+		}
+	}
+	// The input projections of all rows first: they do not depend on the recurrence.
+	for r := range rows {
+		z, xr := l.gates[r*G:(r+1)*G], x[r*In:(r+1)*In]
+		copy(z, l.bias)
+		for q := range 4 {
+			simd.VecMatAdd(z[q*H:(q+1)*H], xr, w.Wih[q], H)
+		}
+	}
+	for t := range steps {
+		for b := range batch {
+			r := t*batch + b
+			hp, cp := l.hp[r*H:(r+1)*H], l.cp[r*H:(r+1)*H]
+			l.reset[r] = starts != nil && starts[r] != 0
+			switch {
+			case l.reset[r]:
+				clear(hp)
+				clear(cp)
+			case t > 0:
+				copy(hp, y[(r-batch)*H:(r-batch+1)*H])
+				copy(cp, l.c[(r-batch)*H:(r-batch+1)*H])
+			default:
+				// h0 and c0 are read here, before hT and cT (maybe the same memory) are written.
+				lstmCopyOrClear(hp, h0, b*H)
+				lstmCopyOrClear(cp, c0, b*H)
+			}
+			// h·Whh also for a zeroed h (adding 0·w changes nothing), so that a
+			// row's operations never depend on where its state came from.
+			z := l.gates[r*G : (r+1)*G]
+			for q := range 4 {
+				simd.VecMatAdd(z[q*H:(q+1)*H], hp, w.Whh[q], H)
+			}
+			// In two passes of independent elements (the gates, then the cell), so
+			// that the processor overlaps the long chains of dependent operations of
+			// consecutive elements' nonlinearities.
+			lstmSigmoid(z[:2*H], z[:2*H]) // i, f
+			lstmTanh(z[2*H:3*H], z[2*H:3*H])
+			lstmSigmoid(z[3*H:G], z[3*H:G]) // o
+			i, f, g, o := z[:H], z[H:2*H], z[2*H:3*H], z[3*H:G]
+			c, tc, h := l.c[r*H:(r+1)*H], l.tc[r*H:(r+1)*H], y[r*H:(r+1)*H]
+			for j := range H {
+				c[j] = f[j]*cp[j] + i[j]*g[j]
+			}
+			lstmTanh(tc, c)
+			for j := range H {
+				h[j] = o[j] * tc[j]
+			}
+		}
+	}
+	last := (steps - 1) * batch * H
+	if hT != nil {
+		copy(hT[:batch*H], y[last:last+batch*H])
+	}
+	if cT != nil {
+		copy(cT[:batch*H], l.c[last:last+batch*H])
+	}
+}
+
+// Backward, after Forward, takes dy [steps·batch, Hidden], the gradient of y (the final state
+// gets none), adds the gradient of every weight into g (laid out like w), and writes the
+// gradient of x to dx [steps·batch, In] unless dx is nil. x and w are those of the Forward.
+// No gradient flows into h0 and c0, nor through a reset into earlier steps.
+//
+// Going back from the last step, with dh = dy + (the gradient from step t+1 through h·Whh)
+// and dc the gradient from step t+1 through f∘c:
+//
+//	dc += dh∘o∘(1 − tanh²c')    do = dh∘tanh c'    di = dc∘g    dg = dc∘i    df = dc∘c
+//	dz = (di∘i(1−i), df∘f(1−f), dg∘(1−g²), do∘o(1−o)),  then  dh ← dz·Whhᵀ,  dc ← dc∘f
+//
+// and after the loop, over all rows at once: dWih += xᵀ·dz, dWhh += hᵀ·dz (h entering each
+// step), dbih = dbhh = Σ dz, dx = dz·Wihᵀ.
+func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
+	H, In, G := l.Hidden, l.In, 4*l.Hidden
+	steps, batch := l.steps, l.batch
+	rows := steps * batch
+	l.check("Backward", w)
+	l.check("Backward (gradient)", g)
+	switch {
+	case rows == 0:
+		panic("nn: LSTMLayer.Backward: no Forward before")
+	case len(dy) < rows*H || len(x) < rows*In || dx != nil && len(dx) < rows*In:
+		panic(fmt.Sprintf("nn: LSTMLayer.Backward: dy has %d values, x %d, dx %d, want %d·%d, %d·%d", len(dy), len(x), len(dx), rows, H, rows, In))
+	}
+	for q := range 4 {
+		transpose(l.whhT[q*H*H:(q+1)*H*H], w.Whh[q], H, H)
+	}
+	dhs, dcs := l.dh[:batch*H], l.dc[:batch*H]
+	clear(dhs)
+	clear(dcs)
+	for t := steps - 1; t >= 0; t-- {
+		for b := range batch {
+			r := t*batch + b
+			a, dz := l.gates[r*G:(r+1)*G], l.dz[r*G:(r+1)*G]
+			ai, af, ag, ao := a[:H], a[H:2*H], a[2*H:3*H], a[3*H:G]
+			di, df, dg, do := dz[:H], dz[H:2*H], dz[2*H:3*H], dz[3*H:G]
+			dh, dc := dhs[b*H:(b+1)*H], dcs[b*H:(b+1)*H]
+			dyr, cp, tc := dy[r*H:(r+1)*H], l.cp[r*H:(r+1)*H], l.tc[r*H:(r+1)*H]
+			for j := range H {
+				i, f, gg, o := ai[j], af[j], ag[j], ao[j]
+				dhj, tcj := dyr[j]+dh[j], tc[j]
+				dcj := dc[j] + dhj*o*(1-tcj*tcj)
+				di[j] = dcj * gg * i * (1 - i)
+				df[j] = dcj * cp[j] * f * (1 - f)
+				dg[j] = dcj * i * (1 - gg*gg)
+				do[j] = dhj * tcj * o * (1 - o)
+				dc[j] = dcj * f
+			}
+			clear(dh)
+			if l.reset[r] || t == 0 {
+				// The state entering this step was a constant (zeros or h0, c0):
+				// nothing flows further back.
+				clear(dc)
+				continue
+			}
+			simd.VecMatAdd(dh, dz, l.whhT, H)
+		}
+	}
+
+	dz := l.dz[:rows*G]
+	clear(l.db)
+	simd.VecMatAdd(l.db, l.ones[:rows], dz, G)
+	for q := range 4 {
+		for j, v := range l.db[q*H : (q+1)*H] {
+			g.Bih[q][j] += v
+			g.Bhh[q][j] += v
+		}
+		// Row k of dW[q] is column k of x (or hp) times dz's gate-q columns.
+		for k := range In {
+			simd.VecMatAddInc(g.Wih[q][k*H:(k+1)*H], x[k:], In, rows, dz[q*H:], G)
+		}
+		for k := range H {
+			simd.VecMatAddInc(g.Whh[q][k*H:(k+1)*H], l.hp[k:], H, rows, dz[q*H:], G)
+		}
+	}
+	if dx == nil {
+		return
+	}
+	if In < 8 {
+		// Narrow inputs (observations) as dot products with the rows of Wih[q]:
+		// the row kernels would run in their scalar tail.
+		for r := range rows {
+			dzr := dz[r*G : (r+1)*G]
+			for k := range In {
+				s := float32(0)
+				for q := range 4 {
+					s += simd.Dot(dzr[q*H:(q+1)*H], w.Wih[q][k*H:(k+1)*H])
+				}
+				dx[r*In+k] = s
+			}
+		}
+		return
+	}
+	l.wihT = grow32(l.wihT, G*In)
+	for q := range 4 {
+		transpose(l.wihT[q*H*In:(q+1)*H*In], w.Wih[q], In, H)
+	}
+	for r := range rows {
+		dxr := dx[r*In : (r+1)*In]
+		clear(dxr)
+		simd.VecMatAdd(dxr, dz[r*G:(r+1)*G], l.wihT, In)
+	}
+}
+
+// check panics unless w has the layer's shapes.
+func (l *LSTMLayer) check(call string, w LSTMWeights) {
+	H, In := l.Hidden, l.In
+	for q := range 4 {
+		if len(w.Wih[q]) != In*H || len(w.Whh[q]) != H*H || len(w.Bih[q]) != H || len(w.Bhh[q]) != H {
+			panic(fmt.Sprintf("nn: LSTMLayer.%s: gate %d has weights of %d, %d, %d, %d values, want %d·%d, %d·%d, %d, %d",
+				call, q, len(w.Wih[q]), len(w.Whh[q]), len(w.Bih[q]), len(w.Bhh[q]), In, H, H, H, H, H))
+		}
+	}
+}
+
+// grow sizes the buffers for rows rows of batch sequences.
+func (l *LSTMLayer) grow(rows, batch int) {
+	H, G := l.Hidden, 4*l.Hidden
+	l.gates = grow32(l.gates, rows*G)
+	l.dz = grow32(l.dz, rows*G)
+	l.hp = grow32(l.hp, rows*H)
+	l.cp = grow32(l.cp, rows*H)
+	l.c = grow32(l.c, rows*H)
+	l.tc = grow32(l.tc, rows*H)
+	if cap(l.reset) < rows {
+		l.reset = make([]bool, rows)
+	}
+	l.reset = l.reset[:rows]
+	l.dh = grow32(l.dh, batch*H)
+	l.dc = grow32(l.dc, batch*H)
+	l.bias = grow32(l.bias, G)
+	l.db = grow32(l.db, G)
+	l.whhT = grow32(l.whhT, G*H)
+	for len(l.ones) < rows {
+		l.ones = append(l.ones, 1)
+	}
+}
+
+// lstmCopyOrClear sets dst to src[off:off+len(dst)], or to zeros when src is nil.
+func lstmCopyOrClear(dst, src []float32, off int) {
+	if src == nil {
+		clear(dst)
+		return
+	}
+	copy(dst, src[off:off+len(dst)])
+}
+
+// The gates' nonlinearities are float64 formulas on a float64 exp of our own, rounded once to
+// float32: math.Exp and math.Tanh, which handle every float64 and are accurate to the last
+// float64 bit, took three quarters of the time of an acting step. lstmExp is accurate to about
+// 1e-13 relative, so the float32 results are the correctly rounded σ and tanh except within
+// 1e-13 of a rounding boundary: at most 1 ulp off, and then rarely
+// (TestLSTMActivationsWithinOneULP). They work on slices, so that the loop has no calls
+// (which would spill its variables) and the processor overlaps consecutive elements.
+
+// lstmSigmoid sets dst[j] = σ(src[j]) = 1/(1 + e^−src[j]); dst may be src.
+func lstmSigmoid(dst, src []float32) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		x := -lstmWiden(v)
+		// Beyond ±110 the float32 result is 0 or 1 already; the clamp keeps 2^n in range.
+		if x > 110 {
+			x = 110
+		}
+		if x < -110 {
+			x = -110
+		}
+		dst[j] = float32(1 / (1 + lstmExp(x)))
+	}
+}
+
+// lstmTanh sets dst[j] = tanh(src[j]) = sign·(1 − 2/(e^{2|src[j]|} + 1)); dst may be src.
+func lstmTanh(dst, src []float32) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		x := lstmWiden(v)
+		a := math.Abs(x)
+		switch {
+		case a < 1e-5:
+			// tanh v = v·(1 − v²/3 + …) rounds to v itself in float32 here (the formula's
+			// cancellation would cost digits); this keeps −0 and subnormals too.
+			dst[j] = v
+		case a > 10:
+			// 1 − tanh(10) = 4e-9 rounds to 1 in float32.
+			dst[j] = float32(math.Copysign(1, x))
+		default:
+			dst[j] = float32(math.Copysign(1-2/(lstmExp(2*a)+1), x))
+		}
+	}
+}
+
+// lstmWiden returns float64(v). The conversion instruction (CVTSS2SD) writes only the low
+// half of its register and so waits for the register's last value, often the previous
+// element's result: that false dependency chained the elements of a loop one after another
+// and made an acting step twice as slow. Moving the bits through an integer register
+// writes the whole register. Zeros, subnormals, infinities and NaN take the instruction.
+func lstmWiden(v float32) float64 {
+	b := uint64(math.Float32bits(v))
+	e := b >> 23 & 0xff
+	if e == 0 || e == 0xff {
+		return float64(v)
+	}
+	// Rebias the exponent from 127 to 1023 and widen the mantissa from 23 to 52 bits.
+	return math.Float64frombits(b>>31<<63 | (e+1023-127)<<52 | (b&0x7fffff)<<29)
+}
+
+// lstmExp returns e^x for |x| ≤ 110 (NaN for NaN) with a relative error below 1e-13:
+// e^x = 2^(k/64)·e^r with k the integer nearest 64x/ln 2 and |r| ≤ ln2/128, 2^(k/64) from
+// lstmExp2 and the exponent of 2^⌊k/64⌋, e^r by its Taylor polynomial to r⁴ (the remainder is
+// below 0.0055⁵/120 ≈ 5e-14). The short polynomial keeps the chain of dependent operations
+// short, which is what an element costs when the loops cannot be vectorised.
+func lstmExp(x float64) float64 {
+	const (
+		s     = 64 / math.Ln2
+		ln2s  = math.Ln2 / 64
+		round = 0x1.8p52 // adding it rounds to an integer (to nearest) for |values| < 2^51
+	)
+	n := (x*s + round) - round
+	k := int64(n)
+	r := x - n*ln2s
+	p := 1 + r*(1+r*(1./2+r*(1./6+r*(1./24))))
+	return p * math.Float64frombits(math.Float64bits(lstmExp2[k&63])+uint64(k>>6)<<52)
+}
+
+// lstmExp2 holds 2^(j/64) for j < 64, read by lstmExp (never written).
+var lstmExp2 = func() (t [64]float64) {
+	for j := range t {
+		t[j] = math.Exp2(float64(j) / 64)
+	}
+	return t
+}()

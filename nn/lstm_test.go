@@ -1,0 +1,585 @@
+package nn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// lstmRandomWeights returns weights uniform in ±scale.
+func lstmRandomWeights(rng *rand.Rand, in, hidden int, scale float64) LSTMWeights {
+	u := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(scale * (2*rng.Float64() - 1))
+		}
+		return s
+	}
+	var w LSTMWeights
+	for q := range 4 {
+		w.Wih[q], w.Whh[q], w.Bih[q], w.Bhh[q] = u(in*hidden), u(hidden*hidden), u(hidden), u(hidden)
+	}
+	return w
+}
+
+// lstmZeroWeights returns zeroed weights of the layer's shapes, for gradients.
+func lstmZeroWeights(in, hidden int) LSTMWeights {
+	var w LSTMWeights
+	for q := range 4 {
+		w.Wih[q], w.Whh[q] = make([]float32, in*hidden), make([]float32, hidden*hidden)
+		w.Bih[q], w.Bhh[q] = make([]float32, hidden), make([]float32, hidden)
+	}
+	return w
+}
+
+// lstmTensors lists the 16 tensors of w in the order gate by gate: Wih, Whh, Bih, Bhh.
+func lstmTensors(w LSTMWeights) (names []string, ts [][]float32) {
+	for q, gate := range "ifgo" {
+		names = append(names, fmt.Sprintf("w_ih.%c", gate), fmt.Sprintf("w_hh.%c", gate), fmt.Sprintf("b_ih.%c", gate), fmt.Sprintf("b_hh.%c", gate))
+		ts = append(ts, w.Wih[q], w.Whh[q], w.Bih[q], w.Bhh[q])
+	}
+	return names, ts
+}
+
+// lstmStarts returns random episode starts over steps·batch rows, about one row in four.
+func lstmStarts(rng *rand.Rand, rows int) []float32 {
+	s := make([]float32, rows)
+	for i := range s {
+		if rng.IntN(4) == 0 {
+			s[i] = 1
+		}
+	}
+	return s
+}
+
+// lstmForward64 is a naive float64 LSTM written from PyTorch's equations, the reference of the
+// gradient test: w holds the 16 tensors in lstmTensors' order, in our [in, out] layout.
+func lstmForward64(w [][]float64, in, hidden int, x []float64, steps, batch int, h0, c0, starts []float64) []float64 {
+	H := hidden
+	h, c := append([]float64(nil), h0...), append([]float64(nil), c0...)
+	y := make([]float64, steps*batch*H)
+	z := make([]float64, 4*H)
+	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+	for t := range steps {
+		for b := range batch {
+			r := t*batch + b
+			hb, cb := h[b*H:(b+1)*H], c[b*H:(b+1)*H]
+			if starts[r] != 0 {
+				clear(hb)
+				clear(cb)
+			}
+			for q := range 4 {
+				wih, whh, bih, bhh := w[4*q], w[4*q+1], w[4*q+2], w[4*q+3]
+				for j := range H {
+					s := bih[j] + bhh[j]
+					for k := range in {
+						s += x[r*in+k] * wih[k*H+j]
+					}
+					for k := range H {
+						s += hb[k] * whh[k*H+j]
+					}
+					z[q*H+j] = s
+				}
+			}
+			for j := range H {
+				i, f, g, o := sigmoid(z[j]), sigmoid(z[H+j]), math.Tanh(z[2*H+j]), sigmoid(z[3*H+j])
+				cb[j] = f*cb[j] + i*g
+				hb[j] = o * math.Tanh(cb[j])
+				y[r*H+j] = hb[j]
+			}
+		}
+	}
+	return y
+}
+
+func lstmF64(x []float32) []float64 {
+	o := make([]float64, len(x))
+	for i, v := range x {
+		o[i] = float64(v)
+	}
+	return o
+}
+
+// lstmCheckClose fails unless got is within tol of want, relative to want's largest magnitude.
+func lstmCheckClose(t *testing.T, name string, got []float32, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+	}
+	scale := 0.0
+	for _, v := range want {
+		scale = max(scale, math.Abs(v))
+	}
+	worst, at := 0.0, 0
+	for i, v := range want {
+		if d := math.Abs(float64(got[i]) - v); d > worst || math.IsNaN(d) {
+			worst, at = d, i
+		}
+	}
+	if !(worst <= tol*max(scale, 1e-3)) {
+		t.Errorf("%s[%d] = %v, want %v: error %.3g, %.3g of the largest |value| %.3g (tolerance %g)",
+			name, at, got[at], want[at], worst, worst/max(scale, 1e-3), scale, tol)
+	}
+}
+
+// TestLSTMGradientsMatchFiniteDifferences checks y against a naive float64 LSTM and every
+// gradient of loss = Σ y·R (each weight tensor and x) against that LSTM's central differences,
+// with resets inside the sequences and a nonzero initial state. The gradients are added to
+// nonzero g (Backward accumulates), and a nil dx leaves the weight gradients unchanged. The
+// sizes cover the kernels' scalar tail (5 units), 8-column blocks (17) and the 64-column block
+// plus an 8-column one (72), and both ways of computing dx (In < 8 and ≥ 8).
+func TestLSTMGradientsMatchFiniteDifferences(t *testing.T) {
+	cases := []struct {
+		name                     string
+		in, hidden, steps, batch int
+		sample                   int // entries checked per tensor, 0 for all
+	}{
+		{"in3-h5", 3, 5, 6, 3, 0},
+		{"in10-h17", 10, 17, 5, 2, 0},
+		{"in9-h72", 9, 72, 4, 2, 30},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, uint64(tc.hidden)))
+			in, H, steps, batch := tc.in, tc.hidden, tc.steps, tc.batch
+			rows := steps * batch
+			w := lstmRandomWeights(rng, in, H, 2/math.Sqrt(float64(H)))
+			x := randomInput(rng, rows*in)
+			h0, c0 := randomInput(rng, batch*H), randomInput(rng, batch*H)
+			starts := lstmStarts(rng, rows)
+			starts[batch] = 1 // at least one reset inside a sequence
+			R := randomInput(rng, rows*H)
+
+			l := NewLSTMLayer(in, H)
+			y := make([]float32, rows*H)
+			// A first pass on other data leaves the buffers dirty, as in training.
+			l.Forward(y, randomInput(rng, rows*in), steps, batch, randomInput(rng, batch*H), randomInput(rng, batch*H), nil, nil, nil, w)
+			l.Forward(y, x, steps, batch, h0, c0, starts, nil, nil, w)
+			g := lstmRandomWeights(rng, in, H, 0.25)
+			_, g0 := lstmTensors(g)
+			g0 = lstmClone(g0)
+			dx := make([]float32, rows*in)
+			l.Backward(dx, R, x, w, g)
+
+			names, ws := lstmTensors(w)
+			w64 := make([][]float64, len(ws))
+			for i, v := range ws {
+				w64[i] = lstmF64(v)
+			}
+			x64, R64 := lstmF64(x), lstmF64(R)
+			h064, c064, s64 := lstmF64(h0), lstmF64(c0), lstmF64(starts)
+			loss := func() float64 {
+				y := lstmForward64(w64, in, H, x64, steps, batch, h064, c064, s64)
+				s := 0.0
+				for i, v := range y {
+					s += v * R64[i]
+				}
+				return s
+			}
+			lstmCheckClose(t, "y", y, lstmForward64(w64, in, H, x64, steps, batch, h064, c064, s64), 1e-5)
+
+			// fd returns the central difference of the loss in v[i] and the analytic value.
+			const eps = 1e-6
+			fd := func(v []float64, i int) float64 {
+				old := v[i]
+				v[i] = old + eps
+				lp := loss()
+				v[i] = old - eps
+				lm := loss()
+				v[i] = old
+				return (lp - lm) / (2 * eps)
+			}
+			check := func(name string, v []float64, got []float32) {
+				idx := make([]int, 0, len(v))
+				if tc.sample == 0 || tc.sample >= len(v) {
+					for i := range v {
+						idx = append(idx, i)
+					}
+				} else {
+					for range tc.sample {
+						idx = append(idx, rng.IntN(len(v)))
+					}
+				}
+				sub, want := make([]float32, len(idx)), make([]float64, len(idx))
+				for k, i := range idx {
+					sub[k], want[k] = got[i], fd(v, i)
+				}
+				lstmCheckClose(t, name, sub, want, 1e-5)
+			}
+			_, gs := lstmTensors(g)
+			for i, name := range names {
+				grad := make([]float32, len(gs[i]))
+				for k := range grad {
+					grad[k] = gs[i][k] - g0[i][k]
+				}
+				check("d"+name, w64[i], grad)
+			}
+			check("dx", x64, dx)
+
+			// Without dx, the same weight gradients again, bit for bit.
+			var g2 LSTMWeights
+			for q := range 4 {
+				g2.Wih[q], g2.Whh[q], g2.Bih[q], g2.Bhh[q] = g0[4*q], g0[4*q+1], g0[4*q+2], g0[4*q+3]
+			}
+			l.Backward(nil, R, x, w, g2)
+			_, g2s := lstmTensors(g2)
+			for i, name := range names {
+				lstmSameBits(t, "d"+name+" with dx nil", g2s[i], gs[i])
+			}
+		})
+	}
+}
+
+func lstmClone(ts [][]float32) [][]float32 {
+	o := make([][]float32, len(ts))
+	for i, v := range ts {
+		o[i] = append([]float32(nil), v...)
+	}
+	return o
+}
+
+// lstmSameBits fails unless got and want are bit for bit equal.
+func lstmSameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, want %v bit for bit", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestLSTMRowsDoNotDependOnStepsOrBatch checks that a sequence's outputs and final state are
+// bit for bit the same whether the layer runs all steps in one call, one step at a time
+// feeding the final state back as the initial one (the acting loop; hT, cT alias h0, c0), or
+// each sequence alone or in another batch: acting and re-computing the same steps in training
+// must agree exactly, so PPO's first probability ratio is exactly 1. A nil initial state must
+// equal an explicit zero one.
+func TestLSTMRowsDoNotDependOnStepsOrBatch(t *testing.T) {
+	for _, sz := range []struct{ in, hidden int }{{2, 64}, {7, 13}, {16, 96}} {
+		t.Run(fmt.Sprintf("in%d-h%d", sz.in, sz.hidden), func(t *testing.T) {
+			const steps, batch = 9, 5
+			in, H := sz.in, sz.hidden
+			rows := steps * batch
+			rng := rand.New(rand.NewPCG(7, uint64(H)))
+			w := lstmRandomWeights(rng, in, H, 1.5/math.Sqrt(float64(H)))
+			x := randomInput(rng, rows*in)
+			h0, c0 := randomInput(rng, batch*H), randomInput(rng, batch*H)
+			starts := lstmStarts(rng, rows)
+
+			l := NewLSTMLayer(in, H) // one layer for every call: buffers shrink and grow
+			y, hT, cT := make([]float32, rows*H), make([]float32, batch*H), make([]float32, batch*H)
+			l.Forward(y, x, steps, batch, h0, c0, starts, hT, cT, w)
+
+			// One step at a time.
+			h, c := append([]float32(nil), h0...), append([]float32(nil), c0...)
+			yt := make([]float32, batch*H)
+			for tt := range steps {
+				l.Forward(yt, x[tt*batch*in:(tt+1)*batch*in], 1, batch, h, c, starts[tt*batch:(tt+1)*batch], h, c, w)
+				lstmSameBits(t, fmt.Sprintf("step %d alone: y", tt), yt, y[tt*batch*H:(tt+1)*batch*H])
+			}
+			lstmSameBits(t, "step by step: hT", h, hT)
+			lstmSameBits(t, "step by step: cT", c, cT)
+
+			// Each sequence alone, and all of them in reverse order with a
+			// sequence of other data in between.
+			xs, ss := make([]float32, steps*in), make([]float32, steps)
+			ys, hs, cs := make([]float32, steps*H), make([]float32, H), make([]float32, H)
+			const batch2 = batch + 1
+			x2, s2 := make([]float32, steps*batch2*in), make([]float32, steps*batch2)
+			h02, c02 := randomInput(rng, batch2*H), randomInput(rng, batch2*H)
+			xOther := randomInput(rng, steps*in)
+			for b := range batch {
+				b2 := batch - 1 - b
+				if b2 >= 2 {
+					b2++ // sequence 2 of the second batch is the other one
+				}
+				for tt := range steps {
+					copy(xs[tt*in:(tt+1)*in], x[(tt*batch+b)*in:])
+					ss[tt] = starts[tt*batch+b]
+					copy(x2[(tt*batch2+b2)*in:(tt*batch2+b2+1)*in], x[(tt*batch+b)*in:])
+					s2[tt*batch2+b2] = ss[tt]
+					copy(x2[(tt*batch2+2)*in:(tt*batch2+3)*in], xOther[tt*in:])
+				}
+				copy(h02[b2*H:(b2+1)*H], h0[b*H:])
+				copy(c02[b2*H:(b2+1)*H], c0[b*H:])
+				l.Forward(ys, xs, steps, 1, h0[b*H:(b+1)*H], c0[b*H:(b+1)*H], ss, hs, cs, w)
+				for tt := range steps {
+					lstmSameBits(t, fmt.Sprintf("sequence %d alone, step %d: y", b, tt), ys[tt*H:(tt+1)*H], y[(tt*batch+b)*H:(tt*batch+b+1)*H])
+				}
+				lstmSameBits(t, fmt.Sprintf("sequence %d alone: hT", b), hs, hT[b*H:(b+1)*H])
+				lstmSameBits(t, fmt.Sprintf("sequence %d alone: cT", b), cs, cT[b*H:(b+1)*H])
+			}
+			y2 := make([]float32, steps*batch2*H)
+			l.Forward(y2, x2, steps, batch2, h02, c02, s2, nil, nil, w)
+			for b := range batch {
+				b2 := batch - 1 - b
+				if b2 >= 2 {
+					b2++
+				}
+				for tt := range steps {
+					lstmSameBits(t, fmt.Sprintf("sequence %d in another batch, step %d: y", b, tt),
+						y2[(tt*batch2+b2)*H:(tt*batch2+b2+1)*H], y[(tt*batch+b)*H:(tt*batch+b+1)*H])
+				}
+			}
+
+			// A nil initial state is zeros.
+			zeros := make([]float32, batch*H)
+			yz, yn := make([]float32, rows*H), make([]float32, rows*H)
+			l.Forward(yz, x, steps, batch, zeros, zeros, starts, nil, nil, w)
+			l.Forward(yn, x, steps, batch, nil, nil, starts, nil, nil, w)
+			lstmSameBits(t, "nil initial state: y", yn, yz)
+		})
+	}
+}
+
+// TestLSTMActivationsWithinOneULP checks the float32 σ and tanh of the forward pass against
+// float64 math rounded to float32, on a sweep of exponents, random values, the branches'
+// edges and special values: at most 1 ulp apart, NaN for NaN, ±1 (or 1, 0) at ±Inf.
+func TestLSTMActivationsWithinOneULP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var vs []float32
+	for e := -40; e <= 7; e++ { // 1e-12 … 128 and their negatives
+		for range 2000 {
+			v := float32(math.Ldexp(1+rng.Float64(), e))
+			vs = append(vs, v, -v)
+		}
+	}
+	for range 200000 {
+		vs = append(vs, float32(8*rng.NormFloat64()))
+	}
+	edges := []float32{0, 1e-5, 10, 110, 1e-45, 1e-38, 88, 89, 103, 104, 105, 1e30, float32(math.MaxFloat32)}
+	for _, v := range edges {
+		for _, u := range []float32{v, math.Nextafter32(v, 0), math.Nextafter32(v, 1e38)} {
+			vs = append(vs, u, -u)
+		}
+	}
+	vs = append(vs, float32(math.Copysign(0, -1)))
+	sig, th := make([]float32, len(vs)), make([]float32, len(vs))
+	lstmSigmoid(sig, vs)
+	lstmTanh(th, vs)
+	ulps := func(a, b float32) int64 {
+		if math.Signbit(float64(a)) != math.Signbit(float64(b)) {
+			return int64(math.Float32bits(a)&0x7fffffff) + int64(math.Float32bits(b)&0x7fffffff)
+		}
+		d := int64(math.Float32bits(a)) - int64(math.Float32bits(b))
+		return max(d, -d)
+	}
+	off := 0
+	for k, v := range vs {
+		ws := float32(1 / (1 + math.Exp(-float64(v))))
+		wt := float32(math.Tanh(float64(v)))
+		if d := ulps(sig[k], ws); d > 1 {
+			t.Fatalf("σ(%v) = %v, want %v (%d ulps)", v, sig[k], ws, d)
+		} else if d == 1 {
+			off++
+		}
+		if d := ulps(th[k], wt); d > 1 {
+			t.Fatalf("tanh(%v) = %v, want %v (%d ulps)", v, th[k], wt, d)
+		} else if d == 1 {
+			off++
+		}
+	}
+	t.Logf("%d of %d values 1 ulp off", off, 2*len(vs))
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	lstmSigmoid(sig[:3], special)
+	lstmTanh(th[:3], special)
+	if sig[0] == sig[0] || th[0] == th[0] {
+		t.Errorf("σ(NaN) = %v, tanh(NaN) = %v, want NaN", sig[0], th[0])
+	}
+	if sig[1] != 1 || sig[2] != 0 || th[1] != 1 || th[2] != -1 {
+		t.Errorf("σ(±Inf) = %v, %v, tanh(±Inf) = %v, %v, want 1, 0, 1, −1", sig[1], sig[2], th[1], th[2])
+	}
+}
+
+// TestLSTMNoAllocations checks that training (forward and backward on 256 rows) and acting
+// (one step of 8 sequences) allocate nothing once the buffers have grown.
+func TestLSTMNoAllocations(t *testing.T) {
+	const in, H, steps, batch = 2, 64, 32, 8
+	rows := steps * batch
+	rng := rand.New(rand.NewPCG(5, 5))
+	w, g := lstmRandomWeights(rng, in, H, 0.2), lstmZeroWeights(in, H)
+	x, dy := randomInput(rng, rows*in), randomInput(rng, rows*H)
+	starts := lstmStarts(rng, rows)
+	y, dx := make([]float32, rows*H), make([]float32, rows*in)
+	h, c := make([]float32, batch*H), make([]float32, batch*H)
+	l := NewLSTMLayer(in, H)
+	run := func() {
+		l.Forward(y, x, steps, batch, h, c, starts, nil, nil, w)
+		l.Backward(dx, dy, x, w, g)
+		l.Backward(nil, dy, x, w, g)
+		l.Forward(y, x, 1, batch, h, c, starts, h, c, w)
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Fatalf("%v allocations per run, want 0", n)
+	}
+}
+
+// lstmRefTensor is a tensor of the PyTorch reference files.
+type lstmRefTensor struct {
+	Shape []int
+	Data  []float64
+}
+
+// lstmRefFile is a stacked-LSTM reference of ../shared/testdata/nets (see its README).
+type lstmRefFile struct {
+	Sizes struct {
+		Input, Hidden, Steps, Batch, Layers int
+	}
+	X, Starts, H0, C0, R, Y lstmRefTensor
+	GradX                   lstmRefTensor `json:"grad_x"`
+	Params                  map[string]lstmRefTensor
+	GradParams              map[string]lstmRefTensor `json:"grad_params"`
+}
+
+// lstmFromTorch returns layer L's parameters of p in our layout (the weights transposed from
+// PyTorch's [out, in]).
+func lstmFromTorch(t *testing.T, p map[string]lstmRefTensor, layer int) LSTMWeights {
+	t.Helper()
+	get := func(name string) lstmRefTensor {
+		v, ok := p[fmt.Sprintf("lstm.%d.%s", layer, name)]
+		if !ok {
+			t.Fatalf("reference has no lstm.%d.%s", layer, name)
+		}
+		return v
+	}
+	tr := func(v lstmRefTensor) []float32 {
+		out, in := v.Shape[0], v.Shape[1]
+		m := make([]float32, in*out)
+		for o := range out {
+			for i := range in {
+				m[i*out+o] = float32(v.Data[o*in+i])
+			}
+		}
+		return m
+	}
+	var w LSTMWeights
+	for q, gate := range "ifgo" {
+		w.Wih[q] = tr(get(fmt.Sprintf("w_ih.%c", gate)))
+		w.Whh[q] = tr(get(fmt.Sprintf("w_hh.%c", gate)))
+		w.Bih[q] = lstmF32(get(fmt.Sprintf("b_ih.%c", gate)).Data)
+		w.Bhh[q] = lstmF32(get(fmt.Sprintf("b_hh.%c", gate)).Data)
+	}
+	return w
+}
+
+func lstmF32(x []float64) []float32 {
+	o := make([]float32, len(x))
+	for i, v := range x {
+		o[i] = float32(v)
+	}
+	return o
+}
+
+// TestLSTMMatchesPyTorch runs the stacked LSTMs of ../shared/testdata/nets (PyTorch, float64;
+// input 5, hidden 8, 6 steps, batch 3, with resets and a nonzero initial state) as a stack of
+// LSTMLayers, and checks the top layer's output, every parameter's gradient of
+// loss = Σ y·R and the gradient of x within 1e-5 of each tensor's largest magnitude: gate
+// order, bias handling, reset semantics and the backward pass through time as PyTorch has them.
+func TestLSTMMatchesPyTorch(t *testing.T) {
+	for _, name := range []string{"lstm_1layer.json", "lstm_2layer.json"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("..", "..", "shared", "testdata", "nets", name)
+			raw, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				t.Skipf("PyTorch reference %s is absent", path)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ref lstmRefFile
+			if err := json.Unmarshal(raw, &ref); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			sz := ref.Sizes
+			H, steps, batch, layers := sz.Hidden, sz.Steps, sz.Batch, sz.Layers
+			rows := steps * batch
+			x, starts := lstmF32(ref.X.Data), lstmF32(ref.Starts.Data)
+			h0, c0 := lstmF32(ref.H0.Data), lstmF32(ref.C0.Data)
+
+			ls := make([]*LSTMLayer, layers)
+			ws, gs := make([]LSTMWeights, layers), make([]LSTMWeights, layers)
+			ys := make([][]float32, layers)
+			in := sz.Input
+			for k := range layers {
+				ls[k] = NewLSTMLayer(in, H)
+				ws[k] = lstmFromTorch(t, ref.Params, k)
+				gs[k] = lstmZeroWeights(in, H)
+				ys[k] = make([]float32, rows*H)
+				in = H
+			}
+			input := x
+			for k, l := range ls {
+				st := k * batch * H
+				l.Forward(ys[k], input, steps, batch, h0[st:st+batch*H], c0[st:st+batch*H], starts, nil, nil, ws[k])
+				input = ys[k]
+			}
+			lstmCheckClose(t, "y", ys[layers-1], ref.Y.Data, 1e-5)
+
+			dy := lstmF32(ref.R.Data)
+			for k := layers - 1; k >= 0; k-- {
+				in, dx := x, make([]float32, rows*ls[k].In)
+				if k > 0 {
+					in = ys[k-1]
+				}
+				ls[k].Backward(dx, dy, in, ws[k], gs[k])
+				dy = dx
+			}
+			lstmCheckClose(t, "dx", dy, ref.GradX.Data, 1e-5)
+			for k := range layers {
+				want := lstmFromTorch(t, ref.GradParams, k)
+				names, got := lstmTensors(gs[k])
+				_, wt := lstmTensors(want)
+				for i, n := range names {
+					lstmCheckClose(t, fmt.Sprintf("lstm.%d.%s gradient", k, n), got[i], lstmF64(wt[i]), 1e-5)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLSTMLayer measures acting (one step of 8 sequences, forward only) and training
+// (32 steps of 8 sequences, forward and backward with dx) for a CartPole-sized layer: 2
+// inputs, 64 units. GFLOP/s counts 2 flops per multiply-add of the matrix products: the
+// forward pass rows·2·4H·(In+H), the backward pass twice that (dW and dx, dh).
+func BenchmarkLSTMLayer(b *testing.B) {
+	for _, bc := range []struct {
+		name                     string
+		in, hidden, steps, batch int
+		backward                 bool
+	}{
+		{"act/in2-h64-steps1-batch8", 2, 64, 1, 8, false},
+		{"train/in2-h64-steps32-batch8", 2, 64, 32, 8, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			in, H, steps, batch := bc.in, bc.hidden, bc.steps, bc.batch
+			rows := steps * batch
+			rng := rand.New(rand.NewPCG(1, 2))
+			w, g := lstmRandomWeights(rng, in, H, 0.2), lstmZeroWeights(in, H)
+			x, dy := randomInput(rng, rows*in), randomInput(rng, rows*H)
+			starts := lstmStarts(rng, rows)
+			y, dx := make([]float32, rows*H), make([]float32, rows*in)
+			h, c := make([]float32, batch*H), make([]float32, batch*H)
+			l := NewLSTMLayer(in, H)
+			flops := float64(rows * 2 * 4 * H * (in + H))
+			if bc.backward {
+				flops *= 3
+			}
+			l.Forward(y, x, steps, batch, h, c, starts, h, c, w) // grow the buffers
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Forward(y, x, steps, batch, h, c, starts, h, c, w)
+				if bc.backward {
+					l.Backward(dx, dy, x, w, g)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
