@@ -2,17 +2,65 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
 	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend
 )
 
 // backends are the two network backends an agent can run on: the plain-Go
 // one it uses by default, and the gorgonia reference.
 var backends = []string{"go", "gorgonia"}
+
+// benchEncoder is an agent of one encoder kind at the sizes of the
+// matched peer configs (../shared/peers/go-configs), so that the numbers
+// here can be set beside the PyTorch peers'.
+type benchEncoder struct {
+	name string
+	env  string
+	cfg  func() Config
+}
+
+func benchEncoders() []benchEncoder {
+	mlp := func() Config { // mlp-matched: Tanh 64 → latent 32 → head 64, batch 256
+		c := DefaultConfig()
+		c.BatchSize, c.LearnStep, c.UpdateEpochs = 256, 256, 20
+		c.Net = netconf.DefaultSpec(netconf.EncoderMLP)
+		c.Net.MLP.Hidden, c.Net.MLP.Activation = []int{64}, netconf.Tanh
+		c.Net.Latent.Size = 32
+		c.Net.Head.Hidden, c.Net.Head.Activation = []int{64}, netconf.Tanh
+		return c
+	}
+	relu := func() Config { return DefaultConfig() } // the CartPole default: ReLU 64-64, batch 64
+	cnn := func() Config { // cnn-matched-catch: conv 50 3×3 → latent 128 → head 16, shared, batch 256
+		c := DefaultConfig()
+		c.BatchSize, c.LearnStep, c.ShareEncoders = 256, 1024, true
+		c.Net = netconf.DefaultSpec(netconf.EncoderCNN)
+		c.Net.CNN.Channels, c.Net.CNN.Kernels, c.Net.CNN.Strides = []int{50}, []int{3}, []int{1}
+		c.Net.Latent.Size = 128
+		c.Net.Head.Hidden = []int{16}
+		return c
+	}
+	lstm := func() Config { // lstm-matched: LSTM 64 → latent 32 → head 64, sequences of 32, batch 256
+		c := DefaultConfig()
+		c.BatchSize, c.LearnStep, c.UpdateEpochs, c.MaxSeqLen, c.NormalizeObs = 256, 256, 20, 32, true
+		c.Net = netconf.DefaultSpec(netconf.EncoderLSTM)
+		c.Net.LSTM.Hidden = 64
+		c.Net.Latent.Size = 32
+		c.Net.Head.Hidden = []int{64}
+		return c
+	}
+	return []benchEncoder{
+		{"mlp-relu", "CartPole-v1", relu},
+		{"mlp-tanh", "CartPole-v1", mlp},
+		{"cnn", "Catch-v0", cnn},
+		{"lstm", "CartPoleNoVel-v1", lstm},
+	}
+}
 
 // BenchmarkPPOCartPole trains one agent with the default config on 8
 // CartPole-v1 envs until a deterministic evaluation over 10 episodes
@@ -65,14 +113,14 @@ func benchCartPole(b *testing.B, backend string) {
 	}
 }
 
-// benchAgent returns a default-config CartPole agent with one collected
-// rollout, on the named backend.
-func benchAgent(b *testing.B, backend string) *PPO {
-	vec, err := envs.MakeVector("CartPole-v1", 8, nil)
+// benchAgent returns an agent of e on 8 envs with one collected rollout,
+// on the named backend.
+func benchAgent(b *testing.B, e benchEncoder, backend string) *PPO {
+	vec, err := envs.MakeVector(e.env, 8, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := e.cfg()
 	cfg.Backend = backend
 	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 1)
 	if err != nil {
@@ -87,48 +135,142 @@ func benchAgent(b *testing.B, backend string) *PPO {
 	return a
 }
 
-// BenchmarkUpdate is one PPO minibatch step (batch 64, default network):
-// forward, backward, clipping and Adam, on each backend.
+// firstMinibatch is the first minibatch Learn would take from the rollout.
+func firstMinibatch(a *PPO) minibatch {
+	buf := a.roll.buf
+	if a.recurrent() {
+		L := a.cfg.MaxSeqLen
+		seqs, _ := buf.Sequences(a.mode(), L)
+		per := max(1, a.cfg.BatchSize/L)
+		sb := buffer.NewSeqBatch(buf.Dims, L, per)
+		group := make([]buffer.Sequence, per)
+		copy(group, seqs)
+		buf.GatherSequences(group, sb)
+		return seqBatch(sb, L)
+	}
+	idx, _ := buf.Minibatches(a.rng, a.cfg.BatchSize)
+	batch := buffer.NewBatch(buf.Dims, a.cfg.BatchSize)
+	buf.Gather(idx[0], batch)
+	return flatBatch(batch)
+}
+
+// BenchmarkUpdate is one PPO minibatch step (forward, loss, backward,
+// clipping and Adam) per encoder at the matched configs' sizes, on each
+// backend. flop/s counts the networks' multiply-adds (2 flops each) of the
+// forward and backward passes: see updateFLOPs.
 func BenchmarkUpdate(b *testing.B) {
-	for _, be := range backends {
-		b.Run("backend="+be, func(b *testing.B) {
-			a := benchAgent(b, be)
-			buf := a.roll.buf
-			idx, _ := buf.Minibatches(a.rng, 64)
-			batch := buffer.NewBatch(buf.Dims, 64)
-			buf.Gather(idx[0], batch)
-			mb := flatBatch(batch)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := a.update(mb); err != nil {
-					b.Fatal(err)
+	for _, e := range benchEncoders() {
+		for _, be := range backends {
+			b.Run(fmt.Sprintf("%s/backend=%s", e.name, be), func(b *testing.B) {
+				a := benchAgent(b, e, be)
+				mb := firstMinibatch(a)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := a.update(mb); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+				b.ReportMetric(updateFLOPs(a, mb.rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 
-// BenchmarkCollectStep is one vectorised acting step over 8 CartPoles:
-// preprocessing, the policy and value forward pass, sampling and the env
-// step, on each backend.
-func BenchmarkCollectStep(b *testing.B) {
-	for _, be := range backends {
-		b.Run("backend="+be, func(b *testing.B) {
-			a := benchAgent(b, be)
-			r := a.roll
-			b.ReportAllocs()
-			for b.Loop() {
-				x := r.buf.Obs[:len(r.obs)]
-				a.preprocess(x, r.obs, true)
-				if err := a.act(x, r.masks, r.state, false, false, &r.out); err != nil {
-					b.Fatal(err)
-				}
-				res, err := r.vec.Step(r.out.envActions)
-				if err != nil {
-					b.Fatal(err)
-				}
-				copy(r.obs, res.Obs)
+// updateFLOPs counts the flops of the networks' matrix products in one
+// update over rows rows: 2 per multiply-add, three products per layer
+// (forward, input gradient, weight gradient), except that the first
+// layer's input gradient is not computed.
+func updateFLOPs(a *PPO, rows int) float64 {
+	fwd, first := netFLOPs(a.actorSpec)
+	total := 3*fwd - first
+	if a.cfg.ShareEncoders {
+		head, _ := headFLOPs(a.criticSpec)
+		total += 3 * head
+	} else {
+		fc, firstC := netFLOPs(a.criticSpec)
+		total += 3*fc - firstC
+	}
+	return float64(rows) * total
+}
+
+// netFLOPs returns the forward flops per row of a network and those of its
+// first layer.
+func netFLOPs(s netconf.Spec) (total, first float64) {
+	in := s.Input[0]
+	switch {
+	case s.Encoder == netconf.EncoderMLP:
+		for _, h := range s.MLP.Hidden {
+			f := 2 * float64(in*h)
+			if first == 0 {
+				first = f
 			}
-		})
+			total += f
+			in = h
+		}
+	case s.Encoder == netconf.EncoderCNN:
+		c, h, w := s.Input[0], s.Input[1], s.Input[2]
+		for i, out := range s.CNN.Channels {
+			k, st := s.CNN.Kernels[i], s.CNN.Strides[i]
+			oh, ow := (h-k)/st+1, (w-k)/st+1
+			f := 2 * float64(out*c*k*k*oh*ow)
+			if first == 0 {
+				first = f
+			}
+			total += f
+			c, h, w = out, oh, ow
+		}
+		in = c * h * w
+	case s.Encoder == netconf.EncoderLSTM:
+		for range s.LSTM.Layers {
+			f := 2 * float64(4*s.LSTM.Hidden*(in+s.LSTM.Hidden))
+			if first == 0 {
+				first = f
+			}
+			total += f
+			in = s.LSTM.Hidden
+		}
+	}
+	lat := 2 * float64(in*s.Latent.Size)
+	if first == 0 {
+		first = lat
+	}
+	head, _ := headFLOPs(s)
+	return total + lat + head, first
+}
+
+// headFLOPs returns the forward flops per row of the head and output layer.
+func headFLOPs(s netconf.Spec) (float64, float64) {
+	in, total := s.LatentWidth(), 0.0
+	for _, h := range s.Head.Hidden {
+		total += 2 * float64(in*h)
+		in = h
+	}
+	return total + 2*float64(in*s.Output), 0
+}
+
+// BenchmarkCollectStep is one vectorised acting step over 8 envs per
+// encoder: preprocessing, the policy and value forward pass, sampling and
+// the env step, on each backend.
+func BenchmarkCollectStep(b *testing.B) {
+	for _, e := range benchEncoders() {
+		for _, be := range backends {
+			b.Run(fmt.Sprintf("%s/backend=%s", e.name, be), func(b *testing.B) {
+				a := benchAgent(b, e, be)
+				r := a.roll
+				x := make([]float32, len(r.obs))
+				b.ReportAllocs()
+				for b.Loop() {
+					a.preprocess(x, r.obs, true)
+					if err := a.act(x, r.masks, r.state, false, false, &r.out); err != nil {
+						b.Fatal(err)
+					}
+					res, err := r.vec.Step(r.out.envActions)
+					if err != nil {
+						b.Fatal(err)
+					}
+					copy(r.obs, res.Obs)
+				}
+			})
+		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package netconf describes evolvable networks as plain data: specs, their mutations, the
 // layout of their weights (tensor names, shapes and roles), initialisation and weight
-// transfer. It does no network maths: the backends in package nn (plain Go) and
-// nn/gorgonia (gorgonia graphs) compute the networks it describes.
+// transfer. It does no network maths: the network backends of package nn (its plain-Go
+// core, and the reference backend of autodiff graphs beside it) compute the networks it
+// describes, each reading the layout and weights from here.
 //
 // A network is encoder → latent → head → output layer:
 //

@@ -3,7 +3,8 @@ package netconf
 import "math/rand/v2"
 
 // smallSpec is a small network of the given encoder kind (EncoderDict: an image key between
-// two flat keys, one of a single feature). nn/gorgonia's tests use the same networks.
+// two flat keys, one of a single feature). The reference network backend's tests use the
+// same networks.
 func smallSpec(kind EncoderKind, act Activation, norm bool) Spec {
 	s := Spec{Encoder: kind, Latent: Latent{Size: 3, Min: 1, Max: 8},
 		Head:   MLP{Hidden: []int{4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8},

@@ -100,7 +100,12 @@ func countValues(s Spec) int64 {
 }
 
 // satAdd and satMul are + and · on non-negative counts, saturating at paramLimit.
-func satAdd(x, y int64) int64 { return min(paramLimit, x+y) }
+func satAdd(x, y int64) int64 {
+	if x > paramLimit-y {
+		return paramLimit
+	}
+	return x + y
+}
 
 func satMul(x, y int64) int64 {
 	if x == 0 || y == 0 {
@@ -109,7 +114,7 @@ func satMul(x, y int64) int64 {
 	if x > paramLimit/y {
 		return paramLimit
 	}
-	return min(paramLimit, x*y)
+	return x * y
 }
 
 // LSTMGates returns PyTorch's gate order, the suffixes of an LSTM layer's per-gate tensors

@@ -134,8 +134,8 @@ func TestMutationRegistry(t *testing.T) {
 }
 
 // TestRandomMutationSequencesStayValid applies random operators in sequence and checks that
-// every result validates and transfers into params of its layout. (nn/gorgonia runs the
-// same sequences through networks.)
+// every result validates and transfers into params of its layout. (The reference network
+// backend's tests run the same sequences through networks.)
 func TestRandomMutationSequencesStayValid(t *testing.T) {
 	steps := 700
 	if testing.Short() {

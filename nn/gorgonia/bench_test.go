@@ -7,6 +7,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/evolverl/evolve/netconf"
+	"github.com/evolverl/evolve/nn"
 )
 
 // benchCase is a typical network: the default architecture of each encoder on a
@@ -141,6 +142,37 @@ func BenchmarkTransferAfterAddNode(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := netconf.Transfer(p, grown, rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkModelForwardBackward is one training step of the backend: actor and a separate
+// critic of the same architecture, forward and backward.
+func BenchmarkModelForwardBackward(b *testing.B) {
+	for _, c := range benchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			critic := c.spec.Clone()
+			critic.Output, critic.OutputGain = 1, netconf.ValueGain
+			rng := rand.New(rand.NewPCG(1, 2))
+			pa, _ := netconf.Init(c.spec, rng)
+			pc, _ := netconf.Init(critic, rng)
+			m, err := Backend{}.NewModel(c.spec, critic, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := nn.Batch{Actor: pa, Critic: pc, Rows: c.rows, Steps: c.steps,
+				Obs: randomInput(rng, c.rows*shapeSize(c.spec.Input))}
+			dOut, dValues := randomInput(rng, c.rows*c.spec.Output), randomInput(rng, c.rows)
+			ga, gc := zerosLike(pa), zerosLike(pc)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := m.Forward(batch); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Backward(dOut, dValues, ga, gc); err != nil {
 					b.Fatal(err)
 				}
 			}
