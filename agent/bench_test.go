@@ -36,7 +36,7 @@ func benchEncoders() []benchEncoder {
 		return c
 	}
 	relu := func() Config { return DefaultConfig() } // the CartPole default: ReLU 64-64, batch 64
-	cnn := func() Config { // cnn-matched-catch: conv 50 3×3 → latent 128 → head 16, shared, batch 256
+	cnn := func() Config {                           // cnn-matched-catch: conv 50 3×3 → latent 128 → head 16, shared, batch 256
 		c := DefaultConfig()
 		c.BatchSize, c.LearnStep, c.ShareEncoders = 256, 1024, true
 		c.Net = netconf.DefaultSpec(netconf.EncoderCNN)
