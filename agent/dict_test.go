@@ -269,12 +269,24 @@ func TestDictImageKeysAreScaled(t *testing.T) {
 }
 
 // TestLatentOfAKeyNamedNormIsAWeightMatrix: a Dict key may be called
-// "norm"; its latent weight is still a weight matrix for evolution.
+// "norm"; its latent weight is still a weight matrix for evolution, and
+// LayerNorm parameters never are.
 func TestLatentOfAKeyNamedNormIsAWeightMatrix(t *testing.T) {
-	for name, want := range map[string]bool{"latent.norm.weight": true, "head.0.norm.weight": false,
-		"encoder.norm.mlp.1.norm.weight": false, "encoder.norm.mlp.1.weight": true, "latent.norm.bias": false} {
-		if got := isWeightMatrix(name); got != want {
-			t.Errorf("isWeightMatrix(%q) = %v, want %v", name, got, want)
+	obs, _ := envs.NewDict([]string{"norm"}, []envs.Space{envs.NewBox(-1, 1, 3)})
+	cfg := probeConfig(netconf.EncoderMLP)
+	cfg.Net.MLP.LayerNorm, cfg.Net.MLP.Hidden = true, []int{16, 16}
+	a, err := New(obs, envs.Discrete{N: 2}, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, w := range a.WeightMatrices() {
+		got[w.Name] = true
+	}
+	for name, want := range map[string]bool{"actor.latent.norm.weight": true, "actor.encoder.norm.mlp.1.norm.weight": false,
+		"actor.encoder.norm.mlp.1.weight": true, "actor.latent.norm.bias": false, "critic.out.weight": true} {
+		if got[name] != want {
+			t.Errorf("%s among the weight matrices: %v, want %v", name, got[name], want)
 		}
 	}
 }

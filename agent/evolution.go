@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/evolverl/evolve/netconf"
 )
@@ -24,29 +23,24 @@ var ErrNonFinite = errors.New("agent: non-finite loss or gradient")
 // the agent (its Adam moments are left as they are).
 func (a *PPO) WeightMatrices() []netconf.Tensor {
 	var out []netconf.Tensor
-	add := func(prefix string, p netconf.Params) {
+	add := func(prefix string, s netconf.Spec, p netconf.Params) {
+		l, err := netconf.Layout(s)
+		if err != nil {
+			panic("agent: the agent's own spec is invalid: " + err.Error())
+		}
+		weight := map[string]bool{}
+		for _, ts := range l {
+			weight[ts.Name] = ts.Role == netconf.RoleWeight
+		}
 		for _, t := range p {
-			if isWeightMatrix(t.Name) {
+			if weight[t.Name] {
 				out = append(out, netconf.Tensor{Name: prefix + t.Name, Shape: t.Shape, Data: t.Data})
 			}
 		}
 	}
-	add("actor.", a.actor)
-	add("critic.", a.critic)
+	add("actor.", a.actorSpec, a.actor)
+	add("critic.", a.criticSpec, a.critic)
 	return out
-}
-
-// isWeightMatrix reports whether a netconf tensor name is a weight matrix:
-// "….weight" (but not a LayerNorm's "<layer>.norm.weight", whose layer is a
-// number, unlike the latent "latent.norm.weight" of a Dict key "norm") or
-// an LSTM "w_ih"/"w_hh".
-func isWeightMatrix(name string) bool {
-	if layer, ok := strings.CutSuffix(name, ".norm.weight"); ok {
-		if i := strings.LastIndexByte(layer, '.'); i >= 0 && isDigits(layer[i+1:]) {
-			return false
-		}
-	}
-	return strings.HasSuffix(name, ".weight") || strings.Contains(name, ".w_ih.") || strings.Contains(name, ".w_hh.")
 }
 
 // SetConfig replaces the agent's hyperparameters (evolution's rl_hp
@@ -103,13 +97,4 @@ func (a *PPO) CheckFinite() error {
 		}
 	}
 	return nil
-}
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

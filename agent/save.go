@@ -311,7 +311,12 @@ func decodeAgent(file []byte) (*PPO, error) {
 	for _, t := range tensors {
 		held += int64(len(t.Data))
 	}
-	if need := paramCount(a.actorSpec) + paramCount(a.criticSpec); need > held {
+	na, errA := netconf.ParamCount(a.actorSpec)
+	nc, errC := netconf.ParamCount(a.criticSpec)
+	if err := errors.Join(errA, errC); err != nil {
+		return nil, fmt.Errorf("specs: %w", err)
+	}
+	if need := min(na+nc, 1<<62); need > held {
 		return nil, fmt.Errorf("the specs need %d weights for actor and critic, but the file holds only %d values", need, held)
 	}
 	actor, err := netconf.Zeros(a.actorSpec)
@@ -474,82 +479,4 @@ func (a *PPO) loadNorm(d *normJSON, mean, vars []float32) error {
 	}
 	a.norm = &RunningNorm{Mean: fromExact(d.Mean), Var: fromExact(d.Var), Count: float64(d.Count)}
 	return nil
-}
-
-// paramCount returns the number of weights netconf lays out for a valid
-// spec, computed without allocating and saturating at 1<<62, so that a
-// hostile spec (hidden [1e9], a huge max_nodes) can be refused before
-// netconf.Zeros allocates it.
-func paramCount(s netconf.Spec) int64 {
-	const limit = int64(1) << 62
-	add := func(x, y int64) int64 { return min(limit, x+y) }
-	mul := func(x, y int64) int64 {
-		if x == 0 || y == 0 {
-			return 0
-		}
-		if x > limit/y {
-			return limit
-		}
-		return x * y
-	}
-	mlp := func(in int64, m netconf.MLP) (n, out int64) {
-		for _, h := range m.Hidden {
-			h := int64(h)
-			n = add(n, add(mul(in, h), h))
-			if m.LayerNorm {
-				n = add(n, mul(2, h))
-			}
-			in = h
-		}
-		return n, in
-	}
-	cnn := func(input []int, c netconf.CNN) (n, out int64) {
-		in := int64(input[0])
-		for i, ch := range c.Channels {
-			k := int64(c.Kernels[i])
-			n = add(n, add(mul(mul(int64(ch), in), mul(k, k)), int64(ch)))
-			in = int64(ch)
-		}
-		o, err := c.OutputShape(input)
-		if err != nil {
-			return limit, 1
-		}
-		return n, mul(mul(int64(o[0]), int64(o[1])), int64(o[2]))
-	}
-	lat := int64(s.Latent.Size)
-	var n, out int64
-	switch {
-	case s.Dict():
-		for _, k := range s.Inputs {
-			var kn, kout int64
-			if k.Encoder == netconf.EncoderCNN {
-				kn, kout = cnn(k.Input, *k.CNN)
-			} else {
-				kn, kout = mlp(int64(k.Input[0]), *k.MLP)
-			}
-			n = add(n, add(kn, add(mul(kout, lat), lat)))
-		}
-	case s.Encoder == netconf.EncoderMLP:
-		n, out = mlp(int64(s.Input[0]), *s.MLP)
-	case s.Encoder == netconf.EncoderCNN:
-		n, out = cnn(s.Input, *s.CNN)
-	case s.Encoder == netconf.EncoderLSTM:
-		in, h := int64(s.Input[0]), int64(s.LSTM.Hidden)
-		for l := 0; l < s.LSTM.Layers && n < limit; l++ { // layers is a number in the file: stop at the limit
-			n = add(n, mul(4, add(add(mul(in, h), mul(h, h)), mul(2, h))))
-			in = h
-		}
-		out = h
-	}
-	if !s.Dict() {
-		n = add(n, add(mul(out, lat), lat))
-	}
-	width := lat // what the head reads
-	if s.Dict() {
-		width = mul(lat, int64(len(s.Inputs)))
-	}
-	hn, last := mlp(width, s.Head)
-	n = add(n, hn)
-	o := int64(s.Output)
-	return add(n, add(mul(last, o), o))
 }

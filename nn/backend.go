@@ -44,6 +44,10 @@ type Batch struct {
 	// means zeros. Final, if not nil, receives the state after the last step in the same
 	// layout; it may be State itself.
 	State, Final []float32
+	// Starts, if not nil, is [Rows]: where Starts[r] ≠ 0 an episode starts at row r, and
+	// the recurrent state of its sequence is zeroed before that step. (The agent cuts
+	// sequences at episode ends and leaves it nil.)
+	Starts []float32
 }
 
 // Backend builds Models from specs.

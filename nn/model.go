@@ -49,7 +49,7 @@ func (m *goModel) Forward(b Batch) (out, values []float32, err error) {
 	m.pa, m.pc = b.Actor, b.Critic
 	size := m.StateSize()
 	steps := max(1, b.Steps)
-	m.recA = Recurrence{Steps: steps, State: b.State, Final: b.Final, Stride: size}
+	m.recA = Recurrence{Steps: steps, State: b.State, Final: b.Final, Stride: size, Starts: b.Starts}
 	lat, err := m.actor.ForwardEncoder(b.Actor, b.Obs, b.Rows, &m.recA)
 	if err != nil {
 		return nil, nil, fmt.Errorf("actor: %w", err)
@@ -59,7 +59,7 @@ func (m *goModel) Forward(b Batch) (out, values []float32, err error) {
 	}
 	if !m.shared {
 		// The critic's state follows the actor's in each sequence's slice.
-		m.recC = Recurrence{Steps: steps, Stride: size}
+		m.recC = Recurrence{Steps: steps, Stride: size, Starts: b.Starts}
 		off := m.actor.StateSize()
 		if b.State != nil {
 			m.recC.State = b.State[off:]

@@ -61,6 +61,9 @@ type Recurrence struct {
 	// be State itself.
 	State, Final []float32
 	Stride       int
+	// Starts, if not nil, is [rows]: h and c of a sequence are zeroed before the step of a
+	// row whose entry is not 0, as at an episode start.
+	Starts []float32
 }
 
 // encoder is the part of a network before the head: it maps the input to the latent.
@@ -164,6 +167,9 @@ func (n *Net) ForwardEncoder(p netconf.Params, x []float32, rows int, rec *Recur
 		need := (rows/rec.Steps-1)*rec.Stride + n.StateSize()
 		if rec.State != nil && (len(rec.State) < need || rec.Stride < n.StateSize()) {
 			return nil, fmt.Errorf("nn: recurrent state of %d values with stride %d for %d sequences of %d", len(rec.State), rec.Stride, rows/rec.Steps, n.StateSize())
+		}
+		if rec.Starts != nil && len(rec.Starts) < rows {
+			return nil, fmt.Errorf("nn: %d episode starts for %d rows", len(rec.Starts), rows)
 		}
 		if rec.Final != nil && (len(rec.Final) < need || rec.Stride < n.StateSize()) {
 			return nil, fmt.Errorf("nn: final state of %d values with stride %d for %d sequences of %d", len(rec.Final), rec.Stride, rows/rec.Steps, n.StateSize())
@@ -408,7 +414,7 @@ func (e *lstmEncoder) forward(b *binding, p netconf.Params, x []float32, rows in
 			}
 		}
 		e.y[l] = grow32(e.y[l], rows*h)
-		layer.Forward(e.y[l], in, steps, batch, e.h0[l], e.c0[l], nil, e.hT[l], e.cT[l], e.weights(b, p, l))
+		layer.Forward(e.y[l], in, steps, batch, e.h0[l], e.c0[l], rec.Starts, e.hT[l], e.cT[l], e.weights(b, p, l))
 		in = e.y[l]
 	}
 	if rec.Final != nil {

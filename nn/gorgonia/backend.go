@@ -124,6 +124,9 @@ func (m *model) Forward(b nn.Batch) (out, values []float32, err error) {
 		return nil, nil, fmt.Errorf("batch state has %d values and final %d, want %d sequences × %d",
 			len(b.State), len(b.Final), sh.rows/sh.steps, m.stateSize)
 	}
+	if b.Starts != nil && len(b.Starts) != b.Rows {
+		return nil, nil, fmt.Errorf("batch has %d episode starts for %d rows", len(b.Starts), b.Rows)
+	}
 	if err := copyParams(m.actor, b.Actor, m.actorLayout); err != nil {
 		return nil, nil, fmt.Errorf("actor weights: %w", err)
 	}
@@ -138,6 +141,7 @@ func (m *model) Forward(b nn.Batch) (out, values []float32, err error) {
 	clear(Data(g.dOut))
 	clear(Data(g.dValues))
 	g.setState(b.State, m.stateSize)
+	g.setStarts(b.Starts)
 	if err := g.run(); err != nil {
 		return nil, nil, err
 	}
@@ -249,6 +253,20 @@ func (g *graph) setState(state []float32, stride int) {
 			copy(d, state[seq*stride+off:])
 		}
 	})
+}
+
+// setStarts writes the episode starts (none for nil) into every LSTM's starts input. The
+// graph keeps 1 − starts of the state, so any nonzero start is written as 1.
+func (g *graph) setStarts(starts []float32) {
+	for _, r := range g.recurrent {
+		d := Data(r.Starts)
+		clear(d)
+		for i, s := range starts {
+			if s != 0 {
+				d[i] = 1
+			}
+		}
+	}
 }
 
 // finalState copies each sequence's state after the last step into final.
