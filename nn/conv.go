@@ -6,58 +6,61 @@ import (
 	"github.com/evolverl/evolve/internal/simd"
 )
 
-// Conv2d is a 2-D convolution over NCHW images with a square kernel, a stride, no
-// padding and a bias, as PyTorch's nn.Conv2d(In, Out, Kernel, stride=Stride) computes it:
+// Conv2d is a 2-D convolution over NCHW images with a square kernel, a stride, no padding
+// and a bias, as PyTorch's nn.Conv2d(In, Out, Kernel, stride=Stride) computes it:
 //
 //	y[s,o,i,j] = b[o] + Σ_{c<In, u<K, v<K} w[o,c,u,v] · x[s, c, i·Stride+u, j·Stride+v]
 //
-// with x [n, In, H, W], w [Out, In, K, K] (PyTorch's layout), b [Out] and
-// y [n, Out, OH, OW], all row-major float32.
+// for x [n, In, H, W], w [Out, In, K, K] (PyTorch's layout), b [Out] and y [n, Out, OH, OW],
+// all row-major float32, K = Kernel.
 //
-// Both passes are matrix products over im2col columns: for a group of samples, col holds one
+// Both passes are matrix products over im2col columns. For a group of samples, col holds one
 // column per output pixel, col[(c,u,v), (s,i,j)] = x[s, c, i·Stride+u, j·Stride+v], so that
-// y[o, ·] = b[o] + w[o, ·]·col. Grouping several samples puts a few hundred columns side by
-// side, enough for the widest vector kernels even when one image has only a few dozen output
-// pixels, while the group's columns stay in cache.
+// y[o, ·] = b[o] + w[o, ·]·col. A group puts the pixels of several samples side by side: a
+// small image has only a few dozen output pixels, too few for the widest vector kernel,
+// while a group's few hundred columns use it fully and still fit in cache.
 //
-// Every output is computed by the same float32 operations whatever the batch: a pixel's
-// column goes through the same vector kernel (the group width is padded to a multiple of 8,
-// so no column falls into the kernels' scalar tail), summing over (c,u,v) in order, and the
-// input gradient of a sample is gathered from its own columns in a fixed order. So a sample's
-// y and dx are bit-identical whether it is run alone or within any batch. The weight and bias
-// gradients are sums over the batch and depend on its grouping.
+// A sample's y and dx are bit-identical whether it runs alone or in any batch, so acting and
+// training see the same numbers. Each output is one fused multiply-add chain over (c,u,v) in
+// order, and every column takes the same chain: the vector kernels run on a width padded to a
+// multiple of 8, so no column falls into their scalar tail. dx is summed in a fixed order from
+// the sample's own columns (see col2im). dw and db are sums over the batch, whose rounding
+// depends on how it splits into groups.
 //
-// A Conv2d keeps scratch buffers that grow to the largest group it has seen (at most
-// groupCols columns); after that no call allocates. It is not safe for concurrent use.
+// A Conv2d keeps scratch buffers for one group, which grow to the largest n seen; after that
+// no call allocates. It is not safe for concurrent use.
 type Conv2d struct {
 	In, Out, Kernel, Stride int // input channels, output channels, kernel size, stride
 	H, W                    int // input height and width
 	OH, OW                  int // output height and width: (H−Kernel)/Stride + 1, (W−Kernel)/Stride + 1
 
-	ckk   int // In·Kernel·Kernel: the length of a weight row and the rows of col
-	p     int // OH·OW: the output pixels, hence columns, of one sample
-	group int // samples per group: about groupCols columns
+	ckk   int // In·Kernel·Kernel: the length of a weight row, the rows of im2col
+	p     int // OH·OW: one sample's output pixels, hence columns
+	group int // samples per group
 
-	// Scratch of one group, each a row-major matrix with ld columns (the group's columns,
-	// rounded up to a multiple of 8).
-	col  []float32 // [ckk, ld]: im2col of the group's inputs
+	// Scratch for one group, each a row-major matrix with ld columns: the group's g·p
+	// columns, padded to a multiple of 8, then skewed so that ld is not a multiple of
+	// 16 floats (64 bytes); with a power-of-two row stride the rows of col that a
+	// kernel reads together fall into the same few cache sets and evict each other.
+	ld   int
+	col  []float32 // [1+ckk, ld]: a row of ones (for the bias), then the im2col of x
 	out  []float32 // [Out, ld]: the group's outputs (Forward) or output gradients (Backward)
-	dcol []float32 // [ckk, ld]: wᵀ·dy, the gradient of col (Backward with dx)
-	ones []float32 // at least a group's columns of ones, for the bias gradient as a dot product
+	dcol []float32 // [ckk, ld]: wᵀ·dy, the gradient of col's rows after the first
+	wb   []float32 // [Out, 1+ckk]: row o is b[o] then w[o, ·], to go with col's ones
 }
 
-// groupCols is the number of im2col columns a group aims at. Wide enough that the products
-// run in the 64-column kernel with little overhead per call, small enough that a group's
-// col and output (a few tens of KiB for small images) stay in L1 and L2.
-const groupCols = 512
+// colBudget is about the number of floats of col for one group (64 KiB): a group then has
+// hundreds of columns for small images, and col stays in L1 or L2 while every output row
+// passes over it.
+const colBudget = 16384
 
-// tileCols is the width of the column tiles of the products: col's rows restricted to a
-// tile stay in L1 while every output row passes over them.
+// tileCols is the width of the column tiles of the products, that of the widest kernel:
+// a tile of col (or of dy) stays in L1 while every row of the result passes over it.
 const tileCols = 64
 
-// NewConv2d returns a convolution from in channels of h×w images to out channels with a
-// kernel×kernel kernel and the given stride. It panics (message prefixed "nn: ") if a size is
-// not positive or the kernel does not fit in the image.
+// NewConv2d returns the convolution of h×w images with in channels to out channels, with a
+// kernel×kernel kernel moved by stride. It panics (message prefixed "nn: ") if a size is not
+// positive or the kernel does not fit in the image.
 func NewConv2d(in, out, kernel, stride, h, w int) *Conv2d {
 	if in < 1 || out < 1 || kernel < 1 || stride < 1 || h < 1 || w < 1 {
 		panic(fmt.Sprintf("nn: NewConv2d(in %d, out %d, kernel %d, stride %d, h %d, w %d): sizes must be positive", in, out, kernel, stride, h, w))
@@ -71,7 +74,7 @@ func NewConv2d(in, out, kernel, stride, h, w int) *Conv2d {
 	}
 	c.ckk = in * kernel * kernel
 	c.p = c.OH * c.OW
-	c.group = max(1, groupCols/c.p)
+	c.group = max(1, max(colBudget/(1+c.ckk), tileCols)/c.p)
 	return c
 }
 
@@ -82,43 +85,62 @@ func (c *Conv2d) Forward(y, x, w, b []float32, n int) {
 		panic(fmt.Sprintf("nn: Conv2d.Forward: y has %d values, b %d; want %d and %d", len(y), len(b), n*c.Out*c.p, c.Out))
 	}
 	ld := c.grow(n, false)
+	// Each sum starts with the bias as its first term, b[o]·1, so that no pass over the
+	// output is needed to put it there.
+	kb := 1 + c.ckk
+	for o := range c.Out {
+		c.wb[o*kb] = b[o]
+		copy(c.wb[o*kb+1:(o+1)*kb], w[o*c.ckk:(o+1)*c.ckk])
+	}
+	// With whole tiles of 8 columns per sample, from 64 on, the products go straight to y
+	// sample by sample; for smaller images (or odd pixel counts) to out first, across the
+	// group, then are copied to y.
+	direct := c.p%8 == 0 && c.p >= tileCols
 	for s0 := 0; s0 < n; s0 += c.group {
 		g := min(c.group, n-s0)
-		width := pad8(g * c.p) // columns computed; those past g·p are ignored
 		c.im2col(x, s0, g, ld)
-		for o := range c.Out {
-			row := c.out[o*ld : o*ld+width]
-			for j := range row {
-				row[j] = b[o]
+		if direct {
+			for t := range g {
+				ys := y[(s0+t)*c.Out*c.p : (s0+t+1)*c.Out*c.p]
+				for j0 := 0; j0 < c.p; j0 += tileCols {
+					j1 := min(j0+tileCols, c.p)
+					for o := range c.Out {
+						yt := ys[o*c.p+j0 : o*c.p+j1]
+						clear(yt)
+						simd.VecMatAdd(yt, c.wb[o*kb:(o+1)*kb], c.col[t*c.p+j0:], ld)
+					}
+				}
 			}
+			continue
 		}
-		// out[o, ·] += w[o, ·]·col, tile by tile so that the tile of col is reused from L1
-		// by every output row.
+		width := pad8(g * c.p)
 		for j0 := 0; j0 < width; j0 += tileCols {
 			j1 := min(j0+tileCols, width)
 			for o := range c.Out {
-				simd.VecMatAdd(c.out[o*ld+j0:o*ld+j1], w[o*c.ckk:(o+1)*c.ckk], c.col[j0:], ld)
+				t := c.out[o*ld+j0 : o*ld+j1]
+				clear(t)
+				simd.VecMatAdd(t, c.wb[o*kb:(o+1)*kb], c.col[j0:], ld)
 			}
 		}
-		// Scatter [Out, (s, pixel)] to y's [s, Out, pixel].
-		for k := range g {
-			ys := y[(s0+k)*c.Out*c.p:]
+		// out [Out, (s, pixel)] to y [s, Out, pixel]; the padding columns are dropped.
+		for t := range g {
+			ys := y[(s0+t)*c.Out*c.p : (s0+t+1)*c.Out*c.p]
 			for o := range c.Out {
-				copy(ys[o*c.p:(o+1)*c.p], c.out[o*ld+k*c.p:o*ld+(k+1)*c.p])
+				copy(ys[o*c.p:(o+1)*c.p], c.out[o*ld+t*c.p:])
 			}
 		}
 	}
 }
 
-// Backward adds the gradients of w and b for the output gradient dy [n, Out, OH, OW] into dw
-// [Out, In, Kernel, Kernel] and db [Out], where x [n, In, H, W] is the forward input, and writes
-// (not adds) the input gradient into dx [n, In, H, W] unless dx is nil:
+// Backward adds the gradients of w and b for the output gradient dy [n, Out, OH, OW] into
+// dw [Out, In, Kernel, Kernel] and db [Out], x [n, In, H, W] being the forward input, and
+// writes the input gradient into dx [n, In, H, W] (overwriting it) unless dx is nil:
 //
 //	db[o]       += Σ_{s,i,j} dy[s,o,i,j]
 //	dw[o,c,u,v] += Σ_{s,i,j} dy[s,o,i,j] · x[s, c, i·Stride+u, j·Stride+v]
 //	dx[s,c,h,w]  = Σ_{o,u,v,i,j: i·Stride+u = h, j·Stride+v = w} w[o,c,u,v] · dy[s,o,i,j]
 //
-// In im2col terms, per group: dw += dy·colᵀ, and dx is col2im of dcol = wᵀ·dy.
+// In im2col terms, group by group: [db dw] += dy·colᵀ, and dx = col2im(wᵀ·dy).
 func (c *Conv2d) Backward(dx, dw, db, dy, x, w []float32, n int) {
 	c.check("Backward", x, w, n)
 	if len(dy) < n*c.Out*c.p || len(dw) < c.Out*c.ckk || len(db) < c.Out || (dx != nil && len(dx) < n*c.In*c.H*c.W) {
@@ -129,31 +151,32 @@ func (c *Conv2d) Backward(dx, dw, db, dy, x, w []float32, n int) {
 	for s0 := 0; s0 < n; s0 += c.group {
 		g := min(c.group, n-s0)
 		cols := g * c.p
-		width := pad8(cols)
 		c.im2col(x, s0, g, ld)
-		// Gather dy's [s, Out, pixel] into out [Out, (s, pixel)], the layout of col's columns.
-		for k := range g {
-			dys := dy[(s0+k)*c.Out*c.p:]
+		// dy [s, Out, pixel] to out [Out, (s, pixel)], the layout of col.
+		for t := range g {
+			dys := dy[(s0+t)*c.Out*c.p : (s0+t+1)*c.Out*c.p]
 			for o := range c.Out {
-				copy(c.out[o*ld+k*c.p:o*ld+(k+1)*c.p], dys[o*c.p:(o+1)*c.p])
+				copy(c.out[o*ld+t*c.p:o*ld+(t+1)*c.p], dys[o*c.p:])
 			}
 		}
-		// db and dw as dot products along the group's columns: the sums run over the
-		// long side (pixels of every sample), which the dot kernel vectorises, whereas
-		// both sides of dw (Out and In·K·K) can be as small as 9 or 16.
+		// db and dw as dot products along the group's columns: the sums run over the long
+		// side (every pixel of every sample), which the dot kernel vectorises, whereas both
+		// sides of dw (Out and In·K·K) can be as small as 9 or 16. db is the dot with
+		// col's row of ones.
 		for o := range c.Out {
 			dyo := c.out[o*ld : o*ld+cols]
-			db[o] += simd.Dot(dyo, c.ones)
+			db[o] += simd.Dot(dyo, c.col)
 			dwo := dw[o*c.ckk : (o+1)*c.ckk]
 			for r := range dwo {
-				dwo[r] += simd.Dot(dyo, c.col[r*ld:])
+				dwo[r] += simd.Dot(dyo, c.col[(1+r)*ld:])
 			}
 		}
 		if dx == nil {
 			continue
 		}
-		// dcol = wᵀ·dy: row r of dcol sums column r of w (stride ckk) times the rows of dy.
-		// The padding columns of out hold stale values; their dcol columns are not read.
+		// dcol = wᵀ·dy: row r sums column r of w (stride ckk) times the rows of dy. The
+		// padding columns of out hold stale values; their dcol columns are never read.
+		width := pad8(cols)
 		clear(c.dcol[:c.ckk*ld])
 		for j0 := 0; j0 < width; j0 += tileCols {
 			j1 := min(j0+tileCols, width)
@@ -165,7 +188,7 @@ func (c *Conv2d) Backward(dx, dw, db, dy, x, w []float32, n int) {
 	}
 }
 
-// check panics unless x and w hold n samples and the weights.
+// check panics unless x holds n samples and w the weights.
 func (c *Conv2d) check(method string, x, w []float32, n int) {
 	if n < 1 || len(x) < n*c.In*c.H*c.W || len(w) < c.Out*c.ckk {
 		panic(fmt.Sprintf("nn: Conv2d.%s: n %d, x has %d values, w %d; want n ≥ 1, %d and %d",
@@ -173,23 +196,26 @@ func (c *Conv2d) check(method string, x, w []float32, n int) {
 	}
 }
 
-// grow sizes the scratch for groups of min(n, group) samples and returns the leading
-// dimension of the group matrices. Each buffer only grows, so once the largest n has been
-// seen nothing allocates. The leading dimension changes with n, which moves rows but not
-// results: a column's sums do not depend on where its rows start.
+// grow sizes the scratch for groups of min(n, group) samples and returns its leading
+// dimension. Buffers only grow, so once the largest n has been seen nothing allocates. The
+// leading dimension changes with n, which moves the rows but not the results: a column's
+// sums do not depend on where the rows start.
 func (c *Conv2d) grow(n int, dcol bool) int {
-	g := min(n, c.group)
-	ld := pad8(g * c.p)
-	c.col = growConv(c.col, c.ckk*ld)
+	ld := pad8(min(n, c.group) * c.p)
+	if ld%16 == 0 {
+		ld += 8
+	}
+	c.col = growConv(c.col, (1+c.ckk)*ld)
 	c.out = growConv(c.out, c.Out*ld)
+	c.wb = growConv(c.wb, c.Out*(1+c.ckk))
 	if dcol {
 		c.dcol = growConv(c.dcol, c.ckk*ld)
 	}
-	if len(c.ones) < g*c.p {
-		c.ones = make([]float32, g*c.p)
-		for i := range c.ones {
-			c.ones[i] = 1
+	if ld != c.ld {
+		for i := range ld {
+			c.col[i] = 1
 		}
+		c.ld = ld
 	}
 	return ld
 }
@@ -205,29 +231,46 @@ func growConv(s []float32, n int) []float32 {
 // pad8 rounds n up to a multiple of 8, the width of the narrowest vector kernel.
 func pad8(n int) int { return (n + 7) &^ 7 }
 
-// im2col writes col[(ch,u,v), k·p + i·OW + j] = x[s0+k, ch, i·Stride+u, j·Stride+v] for the
-// g samples from s0.
+// im2col writes row 1+(ch,u,v) of col, col[1+(ch,u,v), t·p + i·OW + j] =
+// x[s0+t, ch, i·Stride+u, j·Stride+v], for the g samples from s0.
+//
+// Most rows are shifted copies of an earlier one, since kernel entry (u, v) sees at output
+// pixel (i, j) what (u−Stride, v) sees at (i+1, j), and what (u, v−Stride) sees at (i, j+1).
+// So row (u, v) is row (u−Stride, v) moved left by OW columns, or row (u, v−Stride) moved
+// left by one, in one copy for the whole group; only the pixels whose neighbour lies beyond
+// the sample's last output row, or beyond the end of an output row, are then read from x.
+// Only the Stride² rows per channel with u, v < Stride are gathered pixel by pixel, a few
+// values per call. This measured three times faster than gathering every row.
 func (c *Conv2d) im2col(x []float32, s0, g, ld int) {
-	hw := c.H * c.W
-	for k := range g {
-		xs := x[(s0+k)*c.In*hw : (s0+k+1)*c.In*hw]
-		off := k * c.p
-		r := 0
-		for ch := range c.In {
-			xc := xs[ch*hw : (ch+1)*hw]
-			for u := range c.Kernel {
-				for v := range c.Kernel {
-					dst := c.col[r*ld+off : r*ld+off+c.p]
-					r++
-					for i := range c.OH {
-						src := xc[(i*c.Stride+u)*c.W+v:]
-						d := dst[i*c.OW : (i+1)*c.OW]
-						if c.Stride == 1 {
-							copy(d, src)
-							continue
+	k, s, oh, ow, p := c.Kernel, c.Stride, c.OH, c.OW, c.p
+	chw, cols := c.H*c.W, g*c.p
+	for ch := range c.In {
+		for u := range k {
+			for v := range k {
+				r := 1 + (ch*k+u)*k + v
+				row := c.col[r*ld : r*ld+cols]
+				switch {
+				case u >= s:
+					q := r - s*k // row (u−s, v)
+					copy(row[:cols-ow], c.col[q*ld+ow:q*ld+cols])
+					for t := range g {
+						xc := x[((s0+t)*c.In+ch)*chw:]
+						gatherStrided(row[t*p+(oh-1)*ow:(t+1)*p], xc[((oh-1)*s+u)*c.W+v:], s)
+					}
+				case v >= s:
+					q := r - s // row (u, v−s)
+					copy(row[:cols-1], c.col[q*ld+1:q*ld+cols])
+					for t := range g {
+						xc := x[((s0+t)*c.In+ch)*chw:]
+						for i := range oh {
+							row[t*p+i*ow+ow-1] = xc[(i*s+u)*c.W+(ow-1)*s+v]
 						}
-						for j := range d {
-							d[j] = src[j*c.Stride]
+					}
+				default:
+					for t := range g {
+						xc := x[((s0+t)*c.In+ch)*chw:]
+						for i := range oh {
+							gatherStrided(row[t*p+i*ow:t*p+(i+1)*ow], xc[(i*s+u)*c.W+v:], s)
 						}
 					}
 				}
@@ -236,39 +279,82 @@ func (c *Conv2d) im2col(x []float32, s0, g, ld int) {
 	}
 }
 
-// col2im writes dx[s0+k, ch, h, w] = Σ dcol[(ch,u,v), k·p + i·OW + j] over the (u,v,i,j)
-// with i·Stride+u = h and j·Stride+v = w, for the g samples from s0: the adjoint of im2col.
-// The sum runs in a fixed order (u, v, then i, j), so a sample's dx depends only on its own
-// columns.
+// col2im writes into dx, for the g samples from s0, the adjoint of im2col applied to dcol:
+//
+//	dx[s0+t, ch, h, w] = Σ dcol[(ch,u,v), t·p + i·OW + j] over i·Stride+u = h, j·Stride+v = w.
+//
+// It undoes im2col's copies in reverse order. A row that im2col copied from row q is added
+// back into row q, shifted the other way, in one vector add over the group (1·a + b in the
+// kernel rounds as a + b does, wherever the element falls); first its entries that im2col
+// read from x go to dx and are zeroed. The Stride² gathered rows per channel then go to dx
+// entry by entry. Each dx value is thus summed in a fixed order from its sample's columns
+// only. (The vector add also carries the zeroed entries across sample boundaries; x + 0 is x
+// but for the sign of a zero x, which dx, cleared to +0 and only added to, does not keep.)
+// dcol is consumed.
 func (c *Conv2d) col2im(dx []float32, s0, g, ld int) {
-	hw := c.H * c.W
-	for k := range g {
-		dxs := dx[(s0+k)*c.In*hw : (s0+k+1)*c.In*hw]
-		clear(dxs)
-		off := k * c.p
-		r := 0
-		for ch := range c.In {
-			dxc := dxs[ch*hw : (ch+1)*hw]
-			for u := range c.Kernel {
-				for v := range c.Kernel {
-					src := c.dcol[r*ld+off : r*ld+off+c.p]
-					r++
-					for i := range c.OH {
-						d := dxc[(i*c.Stride+u)*c.W+v:]
-						sr := src[i*c.OW : (i+1)*c.OW]
-						if c.Stride == 1 {
-							d = d[:len(sr)]
-							for j, v := range sr {
-								d[j] += v
-							}
-							continue
+	k, s, oh, ow, p := c.Kernel, c.Stride, c.OH, c.OW, c.p
+	chw, cols := c.H*c.W, g*c.p
+	clear(dx[s0*c.In*chw : (s0+g)*c.In*chw])
+	one := c.col[:1] // col's row of ones
+	for ch := range c.In {
+		for u := k - 1; u >= 0; u-- {
+			for v := k - 1; v >= 0; v-- {
+				r := (ch*k+u)*k + v
+				row := c.dcol[r*ld : r*ld+cols]
+				switch {
+				case u >= s:
+					for t := range g {
+						dxc := dx[((s0+t)*c.In+ch)*chw:]
+						e := row[t*p+(oh-1)*ow : (t+1)*p]
+						scatterAddStrided(dxc[((oh-1)*s+u)*c.W+v:], e, s)
+						clear(e)
+					}
+					q := r - s*k
+					simd.VecMatAdd(c.dcol[q*ld+ow:q*ld+cols], one, row, 0)
+				case v >= s:
+					for t := range g {
+						dxc := dx[((s0+t)*c.In+ch)*chw:]
+						for i := range oh {
+							dxc[(i*s+u)*c.W+(ow-1)*s+v] += row[t*p+i*ow+ow-1]
+							row[t*p+i*ow+ow-1] = 0
 						}
-						for j, v := range sr {
-							d[j*c.Stride] += v
+					}
+					q := r - s
+					simd.VecMatAdd(c.dcol[q*ld+1:q*ld+cols], one, row, 0)
+				default:
+					for t := range g {
+						dxc := dx[((s0+t)*c.In+ch)*chw:]
+						for i := range oh {
+							scatterAddStrided(dxc[(i*s+u)*c.W+v:], row[t*p+i*ow:t*p+(i+1)*ow], s)
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// gatherStrided writes src[j·stride] to d[j] for every j of d.
+func gatherStrided(d, src []float32, stride int) {
+	if stride == 1 {
+		copy(d, src)
+		return
+	}
+	for j := range d {
+		d[j] = src[j*stride]
+	}
+}
+
+// scatterAddStrided adds e[j] to d[j·stride] for every j of e.
+func scatterAddStrided(d, e []float32, stride int) {
+	if stride == 1 {
+		d = d[:len(e)]
+		for j, v := range e {
+			d[j] += v
+		}
+		return
+	}
+	for j, v := range e {
+		d[j*stride] += v
 	}
 }

@@ -23,8 +23,9 @@ func (c convShape) String() string {
 }
 
 // convShapes covers stride 1, 2 and 3, kernel 1, a kernel as large as the input, non-square
-// inputs, one input channel, one sample, and batches spanning several groups with a partial
-// last one (9 pixels per sample: groups of 56).
+// inputs, one input channel, one sample, a batch spanning several groups with a partial last
+// one, and both ways of computing the forward pass: across a group for small images, straight
+// into y, sample by sample, for a multiple of 8 pixels from 64 on.
 var convShapes = []convShape{
 	{in: 1, out: 3, k: 3, s: 1, h: 5, w: 5, n: 1},
 	{in: 3, out: 4, k: 3, s: 2, h: 11, w: 11, n: 5},
@@ -36,6 +37,10 @@ var convShapes = []convShape{
 	{in: 1, out: 50, k: 3, s: 1, h: 10, w: 5, n: 5},
 	{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 5},
 	{in: 2, out: 3, k: 3, s: 2, h: 7, w: 7, n: 130},
+	{in: 2, out: 3, k: 2, s: 1, h: 10, w: 10, n: 5}, // 81 pixels
+	{in: 2, out: 4, k: 3, s: 2, h: 17, w: 17, n: 3}, // 64 pixels with stride 2
+	{in: 2, out: 3, k: 5, s: 1, h: 12, w: 20, n: 3}, // two tiles of 64 pixels
+	{in: 3, out: 4, k: 3, s: 1, h: 40, w: 40, n: 3}, // one sample per group
 }
 
 // convRandom returns the layer of shape c with random input, weights, bias and output
@@ -282,6 +287,7 @@ func TestConv2dSamplesDoNotDependOnBatch(t *testing.T) {
 		{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 37},
 		{in: 2, out: 3, k: 3, s: 2, h: 7, w: 7, n: 131},
 		{in: 3, out: 5, k: 2, s: 1, h: 3, w: 4, n: 301},
+		{in: 2, out: 4, k: 3, s: 2, h: 17, w: 17, n: 20},
 	} {
 		t.Run(c.String(), func(t *testing.T) {
 			l, x, w, b, dy := convRandom(c, uint64(100+i))
@@ -483,6 +489,9 @@ func BenchmarkConv2d(b *testing.B) {
 			if c.backward {
 				flops *= 3
 			}
+			// Grow the buffers before timing, as in training.
+			l.Forward(y, x, w, bias, c.n)
+			l.Backward(dx, dw, db, dy, x, w, c.n)
 			b.ReportAllocs()
 			for b.Loop() {
 				l.Forward(y, x, w, bias, c.n)

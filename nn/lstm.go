@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/evolverl/evolve/internal/simd"
 )
@@ -127,18 +126,16 @@ func (l *LSTMLayer) Forward(y, x []float32, steps, batch int, h0, c0, starts, hT
 			for q := range 4 {
 				simd.VecMatAdd(z[q*H:(q+1)*H], hp, w.Whh[q], H)
 			}
-			// In two passes of independent elements (the gates, then the cell), so
-			// that the processor overlaps the long chains of dependent operations of
-			// consecutive elements' nonlinearities.
-			lstmSigmoid(z[:2*H], z[:2*H]) // i, f
-			lstmTanh(z[2*H:3*H], z[2*H:3*H])
-			lstmSigmoid(z[3*H:G], z[3*H:G]) // o
+			// The nonlinearities in the vector kernels, whole gates at a time.
+			simd.Sigmoid(z[:2*H], z[:2*H]) // i, f
+			simd.Tanh(z[2*H:3*H], z[2*H:3*H])
+			simd.Sigmoid(z[3*H:G], z[3*H:G]) // o
 			i, f, g, o := z[:H], z[H:2*H], z[2*H:3*H], z[3*H:G]
 			c, tc, h := l.c[r*H:(r+1)*H], l.tc[r*H:(r+1)*H], y[r*H:(r+1)*H]
 			for j := range H {
 				c[j] = f[j]*cp[j] + i[j]*g[j]
 			}
-			lstmTanh(tc, c)
+			simd.Tanh(tc, c)
 			for j := range H {
 				h[j] = o[j] * tc[j]
 			}
@@ -300,88 +297,3 @@ func lstmCopyOrClear(dst, src []float32, off int) {
 	}
 	copy(dst, src[off:off+len(dst)])
 }
-
-// The gates' nonlinearities are float64 formulas on a float64 exp of our own, rounded once to
-// float32: math.Exp and math.Tanh, which handle every float64 and are accurate to the last
-// float64 bit, took three quarters of the time of an acting step. lstmExp is accurate to about
-// 1e-13 relative, so the float32 results are the correctly rounded σ and tanh except within
-// 1e-13 of a rounding boundary: at most 1 ulp off, and then rarely
-// (TestLSTMActivationsWithinOneULP). They work on slices, so that the loop has no calls
-// (which would spill its variables) and the processor overlaps consecutive elements.
-
-// lstmSigmoid sets dst[j] = σ(src[j]) = 1/(1 + e^−src[j]); dst may be src.
-func lstmSigmoid(dst, src []float32) {
-	dst = dst[:len(src)]
-	for j, v := range src {
-		x := -lstmWiden(v)
-		// Beyond ±110 the float32 result is 0 or 1 already; the clamp keeps 2^n in range.
-		if x > 110 {
-			x = 110
-		}
-		if x < -110 {
-			x = -110
-		}
-		dst[j] = float32(1 / (1 + lstmExp(x)))
-	}
-}
-
-// lstmTanh sets dst[j] = tanh(src[j]) = sign·(1 − 2/(e^{2|src[j]|} + 1)); dst may be src.
-func lstmTanh(dst, src []float32) {
-	dst = dst[:len(src)]
-	for j, v := range src {
-		x := lstmWiden(v)
-		a := math.Abs(x)
-		switch {
-		case a < 1e-5:
-			// tanh v = v·(1 − v²/3 + …) rounds to v itself in float32 here (the formula's
-			// cancellation would cost digits); this keeps −0 and subnormals too.
-			dst[j] = v
-		case a > 10:
-			// 1 − tanh(10) = 4e-9 rounds to 1 in float32.
-			dst[j] = float32(math.Copysign(1, x))
-		default:
-			dst[j] = float32(math.Copysign(1-2/(lstmExp(2*a)+1), x))
-		}
-	}
-}
-
-// lstmWiden returns float64(v). The conversion instruction (CVTSS2SD) writes only the low
-// half of its register and so waits for the register's last value, often the previous
-// element's result: that false dependency chained the elements of a loop one after another
-// and made an acting step twice as slow. Moving the bits through an integer register
-// writes the whole register. Zeros, subnormals, infinities and NaN take the instruction.
-func lstmWiden(v float32) float64 {
-	b := uint64(math.Float32bits(v))
-	e := b >> 23 & 0xff
-	if e == 0 || e == 0xff {
-		return float64(v)
-	}
-	// Rebias the exponent from 127 to 1023 and widen the mantissa from 23 to 52 bits.
-	return math.Float64frombits(b>>31<<63 | (e+1023-127)<<52 | (b&0x7fffff)<<29)
-}
-
-// lstmExp returns e^x for |x| ≤ 110 (NaN for NaN) with a relative error below 1e-13:
-// e^x = 2^(k/64)·e^r with k the integer nearest 64x/ln 2 and |r| ≤ ln2/128, 2^(k/64) from
-// lstmExp2 and the exponent of 2^⌊k/64⌋, e^r by its Taylor polynomial to r⁴ (the remainder is
-// below 0.0055⁵/120 ≈ 5e-14). The short polynomial keeps the chain of dependent operations
-// short, which is what an element costs when the loops cannot be vectorised.
-func lstmExp(x float64) float64 {
-	const (
-		s     = 64 / math.Ln2
-		ln2s  = math.Ln2 / 64
-		round = 0x1.8p52 // adding it rounds to an integer (to nearest) for |values| < 2^51
-	)
-	n := (x*s + round) - round
-	k := int64(n)
-	r := x - n*ln2s
-	p := 1 + r*(1+r*(1./2+r*(1./6+r*(1./24))))
-	return p * math.Float64frombits(math.Float64bits(lstmExp2[k&63])+uint64(k>>6)<<52)
-}
-
-// lstmExp2 holds 2^(j/64) for j < 64, read by lstmExp (never written).
-var lstmExp2 = func() (t [64]float64) {
-	for j := range t {
-		t[j] = math.Exp2(float64(j) / 64)
-	}
-	return t
-}()

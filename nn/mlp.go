@@ -306,7 +306,7 @@ func layerNormBackward(du, xhat, rstd, gamma, dGamma, dBeta []float32, rows, n i
 }
 
 // geluC is √(2/π), the GELU tanh approximation's constant.
-var geluC = math.Sqrt(2 / math.Pi)
+const geluC = 0.7978845608028654
 
 // The bits of float32(1) and of LeakyReLU's slope float32(0.01), selected
 // by negMask (TestDenseMatchesGraph checks the slope).
@@ -333,13 +333,9 @@ func activate(act netconf.Activation, u, y []float32) {
 			y[i] = v * math.Float32frombits(one32&^m|slope32&m)
 		}
 	case netconf.Tanh:
-		for i, v := range u {
-			y[i] = float32(math.Tanh(float64(v)))
-		}
+		simd.Tanh(y, u)
 	case netconf.Sigmoid:
-		for i, v := range u {
-			y[i] = float32(1 / (1 + math.Exp(-float64(v))))
-		}
+		simd.Sigmoid(y, u)
 	case netconf.ELU:
 		for i, v := range u {
 			if v >= 0 {
@@ -353,10 +349,19 @@ func activate(act netconf.Activation, u, y []float32) {
 			y[i] = v / (1 + float32(math.Abs(float64(v))))
 		}
 	case netconf.GELU:
+		geluInner(y, u)
+		simd.Tanh(y, y)
 		for i, v := range u {
-			x := float64(v)
-			y[i] = float32(0.5 * x * (1 + math.Tanh(geluC*(x+0.044715*x*x*x))))
+			y[i] = float32(0.5 * float64(v) * (1 + float64(y[i])))
 		}
+	}
+}
+
+// geluInner writes √(2/π)·(x + 0.044715·x³), the argument of GELU's tanh, to dst.
+func geluInner(dst, x []float32) {
+	for i, v := range x {
+		x := float64(v)
+		dst[i] = float32(geluC * (x + 0.044715*x*x*x))
 	}
 }
 
@@ -402,11 +407,12 @@ func activateGrad(act netconf.Activation, u, y, dy, du []float32) {
 			du[i] = dy[i] / (a * a)
 		}
 	case netconf.GELU:
+		// du holds tanh of the inner argument first, then the gradient.
+		geluInner(du, u)
+		simd.Tanh(du, du)
 		for i, v := range u {
-			x := float64(v)
-			t := math.Tanh(geluC * (x + 0.044715*x*x*x))
-			g := 0.5*(1+t) + 0.5*x*(1-t*t)*geluC*(1+3*0.044715*x*x)
-			du[i] = dy[i] * float32(g)
+			x, t := float64(v), float64(du[i])
+			du[i] = dy[i] * float32(0.5*(1+t)+0.5*x*(1-t*t)*geluC*(1+3*0.044715*x*x))
 		}
 	}
 }

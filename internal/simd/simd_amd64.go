@@ -31,3 +31,6 @@ func reluGrad8(du, u, dy *float32, n int)
 
 //go:noescape
 func adamStep4(p, gr, m, v *float32, n int, c *AdamConsts)
+
+//go:noescape
+func tanh8(y, x *float32, n int)

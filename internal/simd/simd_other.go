@@ -15,3 +15,4 @@ func dot8(x, y *float32, n int) float32                    { unsupported(); retu
 func relu8(y, u *float32, n int)                           { unsupported() }
 func reluGrad8(du, u, dy *float32, n int)                  { unsupported() }
 func adamStep4(p, gr, m, v *float32, n int, c *AdamConsts) { unsupported() }
+func tanh8(y, x *float32, n int)                           { unsupported() }
