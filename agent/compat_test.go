@@ -1,6 +1,6 @@
 // The agent files in testdata/compat were written by the code of commit
-// 0eeb408, the last one before the networks moved from gorgonia graphs (CNN
-// and LSTM) and the MLP fast path to the plain-Go backend of package nn.
+// 0eeb408, the last one before the networks moved from gorgonia graphs (CNN,
+// LSTM and Dict) and the MLP fast path to the plain-Go backend of package nn.
 // A throwaway program in a worktree of that commit
 // (git worktree add /tmp/old-evolve 0eeb408) did, for each file:
 //
@@ -26,7 +26,8 @@
 // For the others observation k (k = 0..5) comes from a fresh env reset with
 // seed s+k (s = 11, 12, 14, 15 in the order above) and stepped k times with
 // the deterministic actions of a second copy of the file, so that the
-// observations vary.
+// observations vary. The program is deterministic: run again at 0eeb408 it
+// rewrites every file byte for byte.
 
 package agent
 
