@@ -144,6 +144,8 @@ func convClose(t *testing.T, name string, got []float32, want, scale []float64, 
 	}
 }
 
+// TestConv2dOutputSize checks OH and OW against PyTorch's (H−K)/S + 1 without padding,
+// including strides that leave input rows unused.
 func TestConv2dOutputSize(t *testing.T) {
 	for _, c := range []struct{ k, s, h, w, oh, ow int }{
 		{3, 1, 10, 5, 8, 3}, {3, 2, 11, 11, 5, 5}, {3, 2, 10, 10, 4, 4}, {4, 4, 4, 4, 1, 1}, {1, 3, 7, 8, 3, 3},
@@ -155,7 +157,9 @@ func TestConv2dOutputSize(t *testing.T) {
 	}
 }
 
-func TestNewConv2dPanicsWhenKernelDoesNotFit(t *testing.T) {
+// TestNewConv2dPanicsOnBadSizes checks that a kernel larger than the input, or a size that
+// is not positive, is refused with a panic prefixed "nn: ".
+func TestNewConv2dPanicsOnBadSizes(t *testing.T) {
 	for _, c := range []convShape{
 		{in: 1, out: 1, k: 4, s: 1, h: 3, w: 5}, {in: 1, out: 1, k: 4, s: 1, h: 5, w: 3},
 		{in: 0, out: 1, k: 1, s: 1, h: 3, w: 3}, {in: 1, out: 1, k: 1, s: 0, h: 3, w: 3},
@@ -173,7 +177,8 @@ func TestNewConv2dPanicsWhenKernelDoesNotFit(t *testing.T) {
 }
 
 // TestConv2dForwardMatchesDirectLoops compares Forward with the definition evaluated in
-// float64, within float32 rounding of the sum of the terms' magnitudes.
+// float64, within the worst-case rounding error of a float32 sum of m terms in any order,
+// m·2⁻²⁴·Σ|term|.
 func TestConv2dForwardMatchesDirectLoops(t *testing.T) {
 	for i, c := range convShapes {
 		t.Run(c.String(), func(t *testing.T) {
@@ -181,7 +186,7 @@ func TestConv2dForwardMatchesDirectLoops(t *testing.T) {
 			y := make([]float32, c.n*c.out*l.OH*l.OW)
 			l.Forward(y, x, w, b, c.n)
 			want, mag := convDirect(l, x, w, b, c.n)
-			convClose(t, "y", y, want, mag, 1e-6)
+			convClose(t, "y", y, want, mag, float64(c.in*c.k*c.k+1)*0x1p-24)
 		})
 	}
 }
