@@ -62,7 +62,7 @@ type Config struct {
 	// reference backend, which a program makes available by importing
 	// github.com/evolverl/evolve/nn/gorgonia. The loss and the optimizer are
 	// the same whatever the backend.
-	Backend string `toml:"backend" json:"backend,omitempty"`
+	Backend string `toml:"-" json:"backend,omitempty"`
 }
 
 // DefaultConfig returns the documented defaults: batch 64, lr 3e-4, learn

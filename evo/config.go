@@ -18,6 +18,7 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
+	"github.com/evolverl/evolve/nn"
 )
 
 // ErrBadInput marks every error caused by what the user gave rather than by
@@ -280,12 +281,28 @@ func ParseConfig(data []byte) (Config, error) {
 	if err != nil {
 		return Config{}, badInput(err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	var keys []string
+	for _, k := range md.Undecoded() {
+		if k.String() != "net.backend" { // not a part of the spec: read below
+			keys = append(keys, k.String())
 		}
+	}
+	if len(keys) > 0 {
 		return Config{}, badInput(fmt.Errorf("unknown keys: %s", strings.Join(keys, ", ")))
+	}
+	if md.IsDefined("net", "backend") {
+		var nb struct {
+			Net struct {
+				Backend string `toml:"backend"`
+			} `toml:"net"`
+		}
+		if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&nb); err != nil {
+			return Config{}, badInput(err)
+		}
+		if nb.Net.Backend == "" {
+			return Config{}, badInput(fmt.Errorf("net.backend = \"\": want %q (the default) or another registered backend", nn.DefaultBackend))
+		}
+		cfg.PPO.Backend = nb.Net.Backend
 	}
 	var errs []error
 	if md.IsDefined("ppo", "net") {
@@ -397,7 +414,15 @@ func (c Config) Validate() error {
 	if c.PPO.LearnStep < c.Env.NumEnvs && c.Env.NumEnvs >= 1 {
 		bad("ppo.learn_step", c.PPO.LearnStep, fmt.Sprintf(">= env.num_envs (%d): a rollout takes learn_step/num_envs steps of each env", c.Env.NumEnvs))
 	}
-	ppoErr := c.PPO.Validate()
+	ppo := c.PPO
+	if ppo.Backend != "" {
+		// The backend is chosen in [net], not [ppo]: check it here by its key.
+		if _, err := nn.Lookup(ppo.Backend); err != nil {
+			errs = append(errs, fmt.Errorf("net.backend = %q: %w", ppo.Backend, err))
+		}
+		ppo.Backend = ""
+	}
+	ppoErr := ppo.Validate()
 	if ppoErr != nil {
 		errs = append(errs, prefixLines("ppo.", ppoErr))
 	}
@@ -480,6 +505,7 @@ func (c Config) validateHP(name string, r HPRange) []error {
 		v   float64
 	}{{"min", r.Min}, {"max", r.Max}} {
 		t := c.PPO
+		t.Backend = "" // checked once, as net.backend
 		setHP(&t, name, end.v)
 		if err := t.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s.%s = %v: %w", key, end.key, end.v, err))
@@ -532,8 +558,10 @@ type fileConfig struct {
 }
 
 // netFile is [net] as written: netconf.Spec without what the agent sets
-// from the env's spaces (input, output, output_gain).
+// from the env's spaces (input, output, output_gain), and the backend when
+// one was chosen.
 type netFile struct {
+	Backend string              `toml:"backend,omitempty"`
 	Encoder netconf.EncoderKind `toml:"encoder"`
 	MLP     *netconf.MLP        `toml:"mlp,omitempty"`
 	CNN     *netconf.CNN        `toml:"cnn,omitempty"`
@@ -556,7 +584,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	}
 	n := c.Net
 	f := fileConfig{Seed: c.Seed, OutDir: c.OutDir, Env: c.Env, Population: c.Population, PPO: ppo,
-		Net: netFile{Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, Checkpoint: c.Checkpoint}
+		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, Checkpoint: c.Checkpoint}
 	if f.Env.Options == nil {
 		f.Env.Options = envs.Options{}
 	}

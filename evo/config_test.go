@@ -15,6 +15,9 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		want       []string // substrings of the error
 	}{
 		{"unknown key", "[population]\nsizee = 4\n", []string{"unknown keys", "population.sizee"}},
+		{"unknown backend", "[net]\nbackend = \"torch\"\n", []string{"net.backend = \"torch\"", "registered"}},
+		{"empty backend", "[net]\nbackend = \"\"\n", []string{"net.backend"}},
+		{"backend under ppo", "[ppo]\nbackend = \"go\"\n", []string{"unknown keys", "ppo.backend"}},
 		{"unknown section", "[populaton]\nsize = 4\n", []string{"unknown keys", "populaton"}},
 		{"syntax error", "[population\nsize = 4\n", []string{"line 2", "table name"}},
 		{"type error", "[population]\nsize = \"four\"\n", []string{"population.size", "string"}},
@@ -151,5 +154,32 @@ func TestShippedConfigsValidate(t *testing.T) {
 				t.Errorf("configs/pop.toml does not document %s", key)
 			}
 		}
+	}
+}
+
+// TestBackendIsChosenInNet: [net] backend selects the network backend of
+// every agent, and the resolved config file keeps it.
+func TestBackendIsChosenInNet(t *testing.T) {
+	cfg, err := ParseConfig([]byte("[net]\nbackend = \"go\"\nencoder = \"mlp\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PPO.Backend != "go" {
+		t.Fatalf("backend %q, want go", cfg.PPO.Backend)
+	}
+	text, err := cfg.MarshalTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseConfig(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.PPO.Backend != "go" || !reflect.DeepEqual(back, cfg) {
+		t.Fatalf("resolved config reads back with backend %q", back.PPO.Backend)
+	}
+	def, _ := ParseConfig(nil)
+	if def.PPO.Backend != "" {
+		t.Fatalf("default backend %q, want empty (the plain-Go one)", def.PPO.Backend)
 	}
 }
