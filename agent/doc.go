@@ -29,15 +29,16 @@
 //     Load round-trip everything needed to act and to continue training
 //     bit for bit.
 //
-// # Two backends
+// # One loss, two network backends
 //
-// Agents whose encoder is an MLP (the common case) act and learn on a
-// plain-Go backend (fast.go over netconf.Dense, with AVX2/FMA kernels on
-// amd64): no graph, no allocation per step, about 15× faster updates and
-// 25× faster acting than gorgonia at these sizes. CNN and LSTM agents use
-// gorgonia graphs (graphs.go, dist.go), and so do agents for Dict
-// observations, whose networks have one encoder per key. Tests hold the two
-// backends to the same losses and gradients on MLP agents.
+// The networks are computed by an nn.Model from the backend named in
+// Config.Backend: the plain-Go one by default (package nn: AVX2/FMA kernels,
+// no graph, no allocation per step), or the gorgonia reference backend
+// (package nn/gorgonia, which a program makes available by importing it).
+// Everything else — the distributions (dist.go), the PPO loss and its
+// gradient with respect to the networks' outputs (loss.go), gradient
+// clipping and Adam — is written once, here, and the update replays the
+// PyTorch references in shared/testdata/ppo on both backends.
 //
 // Acting and training compute log-probabilities with the same operations,
 // so the first ratio of every update is exactly 1. Nothing here reads a

@@ -44,7 +44,7 @@ func agreePair(actorEnc, criticEnc func(s *netconf.Spec, act netconf.Activation,
 	other := acts[(slices.Index(acts, act)+3)%len(acts)]
 	actor = netconf.Spec{Latent: netconf.Latent{Size: 4, Min: 1, Max: 16}, Head: agreeMLP([]int{5}, act, norm),
 		Output: 3, OutputGain: netconf.PolicyGain}
-	critic = netconf.Spec{Latent: netconf.Latent{Size: 4, Min: 1, Max: 16}, Head: agreeMLP([]int{3}, other, norm),
+	critic = netconf.Spec{Latent: netconf.Latent{Size: 4, Min: 1, Max: 16}, Head: agreeMLP([]int{5}, other, norm),
 		Output: 1, OutputGain: netconf.ValueGain}
 	actorEnc(&actor, act, norm)
 	criticEnc(&critic, other, norm)
@@ -70,7 +70,7 @@ func agreeCases() []agreeCase {
 					s.Encoder, s.MLP, s.Input = netconf.EncoderMLP, &m, []int{5}
 				},
 				func(s *netconf.Spec, act netconf.Activation, norm bool) {
-					m := agreeMLP([]int{4}, act, norm)
+					m := agreeMLP([]int{6}, act, norm)
 					s.Encoder, s.MLP, s.Input = netconf.EncoderMLP, &m, []int{5}
 				}, act, norm)
 			name := "mlp/plain/" + string(act)
@@ -110,7 +110,7 @@ func agreeCases() []agreeCase {
 	for _, act := range []netconf.Activation{netconf.GELU, netconf.LeakyReLU} {
 		a, c := agreePair(
 			dictEnc([]int{5, 4}, agreeCNN([]int{3, 2}, []int{3, 2}, []int{1, 2}, act)),
-			dictEnc([]int{3}, agreeCNN([]int{2}, []int{3}, []int{2}, act)), act, act == netconf.GELU)
+			dictEnc([]int{5}, agreeCNN([]int{2}, []int{3}, []int{2}, act)), act, act == netconf.GELU)
 		fams = append(fams, family{"dict/" + string(act), a, c})
 	}
 
@@ -258,7 +258,7 @@ func TestBackendsAgreeOnOutputsAndGradients(t *testing.T) {
 			families = append(families, c.family)
 		}
 		t.Run(c.name, func(t *testing.T) {
-			in := newAgreeInputs(t, c, uint64(i))
+			in := newAgreeInputs(t, c, uint64(i)+1200)
 			ref := in.run(t, Name, c)
 			got := in.run(t, nn.DefaultBackend, c)
 			check := func(what string, g, w []float32) {
@@ -386,7 +386,7 @@ func TestDiag(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			in := newAgreeInputs(t, c, uint64(i)+800)
+			in := newAgreeInputs(t, c, uint64(i)+1200)
 			ref := in.run(t, Name, c)
 			got := in.run(t, nn.DefaultBackend, c)
 			_, _, ga, gc := diag64(t, c, in)
