@@ -302,7 +302,9 @@ func ParseConfig(data []byte) (Config, error) {
 		if nb.Net.Backend == "" {
 			return Config{}, badInput(fmt.Errorf("net.backend = \"\": want %q (the default) or another registered backend", nn.DefaultBackend))
 		}
-		cfg.PPO.Backend = nb.Net.Backend
+		if nb.Net.Backend != nn.DefaultBackend { // the default stays "", as in agent files
+			cfg.PPO.Backend = nb.Net.Backend
+		}
 	}
 	var errs []error
 	if md.IsDefined("ppo", "net") {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend, for [net] backend
 )
 
 func TestLoadConfigRejectsBadInput(t *testing.T) {
@@ -160,12 +162,12 @@ func TestShippedConfigsValidate(t *testing.T) {
 // TestBackendIsChosenInNet: [net] backend selects the network backend of
 // every agent, and the resolved config file keeps it.
 func TestBackendIsChosenInNet(t *testing.T) {
-	cfg, err := ParseConfig([]byte("[net]\nbackend = \"go\"\nencoder = \"mlp\"\n"))
+	cfg, err := ParseConfig([]byte("[net]\nbackend = \"gorgonia\"\nencoder = \"mlp\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.PPO.Backend != "go" {
-		t.Fatalf("backend %q, want go", cfg.PPO.Backend)
+	if cfg.PPO.Backend != "gorgonia" {
+		t.Fatalf("backend %q, want gorgonia", cfg.PPO.Backend)
 	}
 	text, err := cfg.MarshalTOML()
 	if err != nil {
@@ -175,11 +177,16 @@ func TestBackendIsChosenInNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.PPO.Backend != "go" || !reflect.DeepEqual(back, cfg) {
+	if back.PPO.Backend != "gorgonia" || !reflect.DeepEqual(back, cfg) {
 		t.Fatalf("resolved config reads back with backend %q", back.PPO.Backend)
 	}
-	def, _ := ParseConfig(nil)
-	if def.PPO.Backend != "" {
-		t.Fatalf("default backend %q, want empty (the plain-Go one)", def.PPO.Backend)
+	for _, text := range []string{"", "[net]\nbackend = \"go\"\n"} {
+		def, err := ParseConfig([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if def.PPO.Backend != "" {
+			t.Fatalf("%q: backend %q, want empty (the plain-Go default)", text, def.PPO.Backend)
+		}
 	}
 }
