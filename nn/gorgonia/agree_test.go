@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
-
-	"github.com/evolverl/evolve/internal/simd"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
@@ -116,12 +112,12 @@ func agreeCases() []agreeCase {
 
 	var cs []agreeCase
 	add := func(f family, shared bool, rows, steps int, starts []int, shape string) {
-		family, _, _ := strings.Cut(f.name, "/")
+		kind, _, _ := strings.Cut(f.name, "/")
 		sharing := "/separate/"
 		if shared {
 			sharing = "/shared/"
 		}
-		cs = append(cs, agreeCase{family: family, name: f.name + sharing + shape,
+		cs = append(cs, agreeCase{family: kind, name: f.name + sharing + shape,
 			actor: f.actor, critic: f.critic, shared: shared, rows: rows, steps: steps, starts: starts})
 	}
 	for _, f := range fams {
@@ -143,8 +139,8 @@ func agreeCases() []agreeCase {
 			}, netconf.Tanh, false)
 		f := family{fmt.Sprintf("lstm/%dlayer", layers), a, c}
 		for _, shared := range []bool{false, true} {
-			// Row t·3 + s is step t of sequence s: starts at step 0 (dropping the initial
-			// state), mid-sequence, and twice in one sequence.
+			// Row t·3 + s is step t of sequence s: sequence 1 drops its initial state at
+			// step 0, sequence 0 starts anew at step 2, sequence 2 at steps 1, 2 and 3.
 			add(f, shared, 3*4, 4, []int{1, 5, 6, 8, 11}, "batch=3/steps=4/starts")
 			add(f, shared, 3*4, 4, nil, "batch=3/steps=4/no-starts")
 			add(f, shared, 1*4, 4, []int{2}, "batch=1/steps=4/starts")
@@ -244,11 +240,12 @@ func (in *agreeInputs) run(t *testing.T, backend string, c agreeCase) agreeRun {
 // every output, final state and parameter gradient of the plain-Go one to the reference's:
 // |go − gorgonia| ≤ max(agreeTol · max|gorgonia|, agreeFloor) over each tensor.
 func TestBackendsAgreeOnOutputsAndGradients(t *testing.T) {
-	// Both sides compute in float32, summing in different orders. Most tensors agree to a
-	// few 1e-7 of their largest entry, but a sum that cancels (a bias gradient over the rows,
-	// a LayerNorm over three units) loses that much relative to its result, not to its terms:
-	// compared with a float64 graph, either side is then off by up to 1.4e-5 relative, by
-	// less than 2e-7 absolute. The floor covers those; a wrong formula is off by far more.
+	// Both sides compute in float32, summing in different orders, so most tensors agree to
+	// a few 1e-7 of their largest entry. A tensor whose entries come from sums that cancel
+	// (a bias gradient over the rows, the gradient through a LayerNorm of few units) loses
+	// precision relative to its own size: measured against a float64 graph, either side is
+	// then off by up to ~1.5e-5 relative but ~1e-6 absolute, which the floor allows. A wrong
+	// formula is off by the size of the values.
 	const agreeTol, agreeFloor = 1e-5, 1e-6
 	type stats struct{ rel, bound float64 } // worst relative error, worst error / allowed
 	worst := map[string]stats{}
@@ -258,7 +255,7 @@ func TestBackendsAgreeOnOutputsAndGradients(t *testing.T) {
 			families = append(families, c.family)
 		}
 		t.Run(c.name, func(t *testing.T) {
-			in := newAgreeInputs(t, c, uint64(i)+1200)
+			in := newAgreeInputs(t, c, uint64(i))
 			ref := in.run(t, Name, c)
 			got := in.run(t, nn.DefaultBackend, c)
 			check := func(what string, g, w []float32) {
@@ -336,105 +333,4 @@ func TestBackendsResetTheStateAtEpisodeStarts(t *testing.T) {
 			}
 		})
 	}
-}
-
-// DIAG (temporary): float64 graph of the case.
-func diag64(t *testing.T, c agreeCase, in *agreeInputs) (out, vals []float64, ga, gc [][]float64) {
-	g := G.NewGraph()
-	x := newValueInput(g, tensor.Float64, "x", f64(in.batch.Obs), obsShape(c.actor, c.rows)...)
-	a, err := newBuilder(g, tensor.Float64, in.pa, Options{Name: "a", Steps: c.steps}).network(c.actor, x, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v *G.Node
-	var cn []ParamNode
-	if c.shared {
-		b := newBuilder(g, tensor.Float64, in.pc, Options{Name: "c"})
-		v, err = b.head(c.critic, a.Latent)
-		cn = b.nodes
-	} else {
-		var n *Net
-		n, err = newBuilder(g, tensor.Float64, in.pc, Options{Name: "c", Steps: c.steps}).network(c.critic, x, true)
-		v, cn = n.Out, n.Params
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newValueInput(g, tensor.Float64, "r", f64(in.dOut), a.Out.Shape()...)
-	q := newValueInput(g, tensor.Float64, "q", f64(in.dValues), v.Shape()...)
-	loss, _ := G.Add(weightedSum(t, a.Out, r), weightedSum(t, v, q))
-	var wrt G.Nodes
-	for _, p := range append(slices.Clone(a.Params), cn...) {
-		wrt = append(wrt, p.Node)
-	}
-	var ov, vv G.Value
-	G.Read(a.Out, &ov)
-	G.Read(v, &vv)
-	runWithGrads(t, g, loss, wrt)
-	for _, p := range a.Params {
-		ga = append(ga, gradOf(t, p.Node))
-	}
-	for _, p := range cn {
-		gc = append(gc, gradOf(t, p.Node))
-	}
-	return values(t, ov), values(t, vv), ga, gc
-}
-
-func TestDiag(t *testing.T) {
-	for i, c := range agreeCases() {
-		if c.steps > 1 {
-			continue
-		}
-		t.Run(c.name, func(t *testing.T) {
-			in := newAgreeInputs(t, c, uint64(i)+1200)
-			ref := in.run(t, Name, c)
-			got := in.run(t, nn.DefaultBackend, c)
-			_, _, ga, gc := diag64(t, c, in)
-			for k, side := range [][][]float64{ga, gc} {
-				for j := range side {
-					g, r := got.gActor, ref.gActor
-					if k == 1 {
-						g, r = got.gCritic, ref.gCritic
-					}
-					eg, er := relErr(f64(g[j].Data), side[j], 0), relErr(f64(r[j].Data), side[j], 0)
-					if eg > 1e-5 || er > 1e-5 {
-						t.Logf("%d %s: vs float64 go %.2g gorgonia %.2g", k, g[j].Name, eg, er)
-					}
-				}
-			}
-		})
-	}
-}
-
-func TestDiagGELU(t *testing.T) {
-	const c = 0.7978845608028654
-	var xs []float32
-	for i := -60000; i <= 60000; i++ {
-		xs = append(xs, float32(i)*1e-4)
-	}
-	u := make([]float32, len(xs))
-	for i, v := range xs {
-		x := float64(v)
-		u[i] = float32(c * (x + 0.044715*x*x*x))
-	}
-	ts := make([]float32, len(xs))
-	simd.Tanh(ts, u)
-	wg, wr, wgAt, wrAt := 0.0, 0.0, float32(0), float32(0)
-	for i, v := range xs {
-		x := float64(v)
-		ue := c * (x + 0.044715*x*x*x)
-		te := math.Tanh(ue)
-		exact := 0.5*(1+te) + 0.5*x*(1-te*te)*c*(1+3*0.044715*x*x)
-		tg := float64(ts[i])
-		goD := float32(0.5*(1+tg) + 0.5*x*(1-tg*tg)*c*(1+3*0.044715*x*x))
-		tr := float64(float32(math.Tanh(float64(u[i]))))
-		refD := float32(0.5*(1+tr) + 0.5*x*(1-tr*tr)*c*(1+3*0.044715*x*x))
-		if e := math.Abs(float64(goD) - exact); e > wg {
-			wg, wgAt = e, v
-		}
-		if e := math.Abs(float64(refD) - exact); e > wr {
-			wr, wrAt = e, v
-		}
-	}
-	t.Logf("GELU' abs error: simd.Tanh %.2g at %v; correctly rounded float32 tanh %.2g at %v", wg, wgAt, wr, wrAt)
 }
