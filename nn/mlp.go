@@ -349,21 +349,15 @@ func activate(act netconf.Activation, u, y []float32) {
 			y[i] = v / (1 + float32(math.Abs(float64(v))))
 		}
 	case netconf.GELU:
-		geluInner(y, u)
-		simd.Tanh(y, y)
+		// In float64: 1 + tanh cancels for negative inputs and 1 − tanh² in the
+		// gradient near ±1, which would magnify the vector tanh's few ulps.
 		for i, v := range u {
-			y[i] = float32(0.5 * float64(v) * (1 + float64(y[i])))
+			x := float64(v)
+			y[i] = float32(0.5 * x * (1 + math.Tanh(geluC*(x+0.044715*x*x*x))))
 		}
 	}
 }
 
-// geluInner writes √(2/π)·(x + 0.044715·x³), the argument of GELU's tanh, to dst.
-func geluInner(dst, x []float32) {
-	for i, v := range x {
-		x := float64(v)
-		dst[i] = float32(geluC * (x + 0.044715*x*x*x))
-	}
-}
 
 // activateGrad writes dy·act′(u) to du; y = act(u). At the kinks it follows the graph: ReLU
 // and LeakyReLU take the positive branch at 0, and ELU, built as relu(x) + expm1(−relu(−x)),
@@ -407,12 +401,11 @@ func activateGrad(act netconf.Activation, u, y, dy, du []float32) {
 			du[i] = dy[i] / (a * a)
 		}
 	case netconf.GELU:
-		// du holds tanh of the inner argument first, then the gradient.
-		geluInner(du, u)
-		simd.Tanh(du, du)
 		for i, v := range u {
-			x, t := float64(v), float64(du[i])
-			du[i] = dy[i] * float32(0.5*(1+t)+0.5*x*(1-t*t)*geluC*(1+3*0.044715*x*x))
+			x := float64(v)
+			t := math.Tanh(geluC * (x + 0.044715*x*x*x))
+			g := 0.5*(1+t) + 0.5*x*(1-t*t)*geluC*(1+3*0.044715*x*x)
+			du[i] = dy[i] * float32(g)
 		}
 	}
 }
