@@ -13,6 +13,27 @@ func vecMat32(y, x, b *float32, k, ldb, incx int)
 //go:noescape
 func vecMat8(y, x, b *float32, k, ldb, incx int)
 
+// The tile kernels of matmul_amd64.s: each adds A·B to a rows×cols tile of
+// C (see MatMulAdd for the strides), k ≥ 1.
+
+//go:noescape
+func matMul6x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
+//go:noescape
+func matMul6x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
+//go:noescape
+func matMul4x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
+//go:noescape
+func matMul4x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
+//go:noescape
+func matMul2x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
+//go:noescape
+func matMul2x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
 func cpuHasAVX2FMA() bool
 
 // HasAVX2FMA reports whether the CPU (and the OS) support AVX2 and FMA: the

@@ -16,3 +16,10 @@ func relu8(y, u *float32, n int)                           { unsupported() }
 func reluGrad8(du, u, dy *float32, n int)                  { unsupported() }
 func adamStep4(p, gr, m, v *float32, n int, c *AdamConsts) { unsupported() }
 func tanh8(y, x *float32, n int)                           { unsupported() }
+
+func matMul6x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int) { unsupported() }
+func matMul6x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)  { unsupported() }
+func matMul4x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int) { unsupported() }
+func matMul4x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)  { unsupported() }
+func matMul2x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int) { unsupported() }
+func matMul2x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)  { unsupported() }

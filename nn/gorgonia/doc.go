@@ -19,8 +19,8 @@
 // Backend implements nn.Backend with those builders: a model builds, once per batch shape,
 // one graph computing the actor's output, the values and — through G.Grad — the gradient of
 // Σ out⊙dOut + Σ values⊙dValues for every parameter. It copies the caller's weights into
-// the graph's own at every Forward, so it never aliases them. An nn.Batch has no episode
-// starts: sequences are cut at episode ends, and the graphs' reset masks stay zero.
+// the graph's own at every Forward, so it never aliases them, and writes nn.Batch.Starts
+// into the LSTM graphs' reset masks.
 //
 // gorgonia v0.9.18 has sharp edges (see GORGONIA.md beside DESIGN.md); the builders work
 // around its wrong InverseSqrt gradient and its racy Rectify, and never use its
