@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
 	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend
@@ -81,7 +80,7 @@ func fastCases() []fastCase {
 }
 
 // collected returns a fresh agent for c with one collected rollout and the
-// first minibatch of it, built with seed.
+// first minibatch Learn would take from it, built with seed.
 func collected(t *testing.T, c fastCase, seed uint64, backend string) (*PPO, minibatch) {
 	t.Helper()
 	vec := c.vec(t)
@@ -98,22 +97,7 @@ func collected(t *testing.T, c fastCase, seed uint64, backend string) (*PPO, min
 	if _, _, _, err := a.collect(); err != nil {
 		t.Fatal(err)
 	}
-	buf := a.roll.buf
-	if a.recurrent() {
-		L := cfg.MaxSeqLen
-		seqs, err := buf.Sequences(a.mode(), L)
-		if err != nil {
-			t.Fatal(err)
-		}
-		per := max(1, cfg.BatchSize/L)
-		sb := buffer.NewSeqBatch(buf.Dims, L, per)
-		buf.GatherSequences(seqs[:min(per, len(seqs))], sb)
-		return a, seqBatch(sb, L)
-	}
-	idx, _ := buf.Minibatches(a.rng, cfg.BatchSize)
-	b := buffer.NewBatch(buf.Dims, cfg.BatchSize)
-	buf.Gather(idx[0], b)
-	return a, flatBatch(b)
+	return a, firstMinibatch(a)
 }
 
 // lastLogRatios returns log π − log π_old per row of the last update on a

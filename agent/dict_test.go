@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
 )
@@ -137,43 +136,6 @@ func TestDictObservationsRejectedClearly(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}
 		})
-	}
-}
-
-// TestDictAgentFirstRatioIsExactlyOne: as TestFirstRatioIsExactlyOne, for
-// a Dict agent with separate and with shared encoders.
-func TestDictAgentFirstRatioIsExactlyOne(t *testing.T) {
-	for _, share := range []bool{false, true} {
-		cfg := xorConfig()
-		cfg.LearnStep, cfg.BatchSize, cfg.ShareEncoders = 64, 32, share
-		vec := xorVector(t, 4)
-		a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.startRollout(vec); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, _, err := a.collect(); err != nil {
-			t.Fatal(err)
-		}
-		buf := a.roll.buf
-		idx, _ := buf.Minibatches(a.rng, cfg.BatchSize)
-		b := buffer.NewBatch(buf.Dims, cfg.BatchSize)
-		buf.Gather(idx[0], b)
-		mb := flatBatch(b)
-		st, err := a.update(mb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, x := range a.lastLogRatios(mb) {
-			if x != 0 {
-				t.Fatalf("share %v row %d: log ratio %g, want exactly 0", share, i, x)
-			}
-		}
-		if st.ApproxKL != 0 || st.ClipFrac != 0 {
-			t.Fatalf("share %v: approx KL %g, clip fraction %g: want 0", share, st.ApproxKL, st.ClipFrac)
-		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
 )
@@ -142,51 +141,14 @@ func matchVector(t *testing.T, kind string, n int) (*envs.Vector, []*matchEnv) {
 }
 
 // TestFirstRatioIsExactlyOne collects a rollout and runs the first
-// minibatch of the first epoch: the log-probabilities recomputed by the
-// training graph equal, bit for bit, those recorded while acting, for every
-// action family and for a recurrent policy.
+// minibatch of the first epoch: the log-probabilities recomputed for
+// training equal, bit for bit, those recorded while acting, for every
+// action family and every encoder (MLP, CNN, LSTM over BPTT sequences,
+// Dict; separate and shared).
 func TestFirstRatioIsExactlyOne(t *testing.T) {
-	cases := []struct {
-		name string
-		vec  func() *envs.Vector
-		kind netconf.EncoderKind
-	}{
-		{"discrete", func() *envs.Vector { v, _ := envs.MakeVector("CartPole-v1", 4, nil); return v }, netconf.EncoderMLP},
-		{"discrete-masked", func() *envs.Vector { v, _ := matchVector(t, "discrete-masked", 4); return v }, netconf.EncoderMLP},
-		{"multidiscrete", func() *envs.Vector { v, _ := matchVector(t, "multidiscrete", 4); return v }, netconf.EncoderMLP},
-		{"multibinary", func() *envs.Vector { v, _ := matchVector(t, "multibinary", 4); return v }, netconf.EncoderMLP},
-		{"gaussian", func() *envs.Vector { v, _ := envs.MakeVector("Pendulum-v1", 4, nil); return v }, netconf.EncoderMLP},
-		{"lstm", func() *envs.Vector { v, _ := envs.MakeVector("CartPoleNoVel-v1", 4, nil); return v }, netconf.EncoderLSTM},
-	}
-	for _, c := range cases {
+	for _, c := range fastCases() {
 		t.Run(c.name, func(t *testing.T) {
-			vec := c.vec()
-			cfg := probeConfig(c.kind)
-			cfg.LearnStep, cfg.BatchSize = 128, 32
-			a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := a.startRollout(vec); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, _, err := a.collect(); err != nil {
-				t.Fatal(err)
-			}
-			buf := a.roll.buf
-			var mb minibatch
-			if a.recurrent() {
-				seqs, _ := buf.Sequences(a.mode(), cfg.MaxSeqLen)
-				sb := buffer.NewSeqBatch(buf.Dims, cfg.MaxSeqLen, 4)
-				buf.GatherSequences(seqs[:4], sb)
-				mb = minibatch{rows: cfg.MaxSeqLen * 4, steps: cfg.MaxSeqLen, obs: sb.Obs, actions: sb.Actions, logp: sb.LogProbs,
-					values: sb.Values, adv: sb.Advantages, ret: sb.Returns, wts: sb.Valid, masks: sb.Masks, hidden: sb.Hidden}
-			} else {
-				idx, _ := buf.Minibatches(a.rng, cfg.BatchSize)
-				b := buffer.NewBatch(buf.Dims, cfg.BatchSize)
-				buf.Gather(idx[0], b)
-				mb = flatBatch(b)
-			}
+			a, mb := collected(t, c, 3, "")
 			st, err := a.update(mb)
 			if err != nil {
 				t.Fatal(err)
