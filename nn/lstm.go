@@ -97,15 +97,15 @@ func (l *LSTMLayer) Forward(y, x []float32, steps, batch int, h0, c0, starts, hT
 	}
 	// The input projections of all rows first: they do not depend on the recurrence.
 	for r := range rows {
-		z, xr := l.gates[r*G:(r+1)*G], x[r*In:(r+1)*In]
-		copy(z, l.bias)
-		for q := range 4 {
-			simd.VecMatAdd(z[q*H:(q+1)*H], xr, w.Wih[q], H)
-		}
+		copy(l.gates[r*G:(r+1)*G], l.bias)
+	}
+	for q := range 4 {
+		simd.MatMulAdd(l.gates[q*H:], G, x, In, 1, w.Wih[q], H, rows, H, In)
 	}
 	for t := range steps {
+		r0 := t * batch // the step's first row
 		for b := range batch {
-			r := t*batch + b
+			r := r0 + b
 			hp, cp := l.hp[r*H:(r+1)*H], l.cp[r*H:(r+1)*H]
 			l.reset[r] = starts != nil && starts[r] != 0
 			switch {
@@ -120,12 +120,16 @@ func (l *LSTMLayer) Forward(y, x []float32, steps, batch int, h0, c0, starts, hT
 				lstmCopyOrClear(hp, h0, b*H)
 				lstmCopyOrClear(cp, c0, b*H)
 			}
-			// h·Whh also for a zeroed h (adding 0·w changes nothing), so that a
-			// row's operations never depend on where its state came from.
-			z := l.gates[r*G : (r+1)*G]
-			for q := range 4 {
-				simd.VecMatAdd(z[q*H:(q+1)*H], hp, w.Whh[q], H)
-			}
+		}
+		// h·Whh for the step's rows at once, also for a zeroed h (adding 0·w
+		// changes nothing), so that a row's operations never depend on where
+		// its state came from.
+		for q := range 4 {
+			simd.MatMulAdd(l.gates[r0*G+q*H:], G, l.hp[r0*H:], H, 1, w.Whh[q], H, batch, H, H)
+		}
+		for b := range batch {
+			r := r0 + b
+			z, cp := l.gates[r*G:(r+1)*G], l.cp[r*H:(r+1)*H]
 			// The nonlinearities in the vector kernels, whole gates at a time.
 			simd.Sigmoid(z[:2*H], z[:2*H]) // i, f
 			simd.Tanh(z[2*H:3*H], z[2*H:3*H])
@@ -182,8 +186,9 @@ func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 	clear(dhs)
 	clear(dcs)
 	for t := steps - 1; t >= 0; t-- {
+		r0 := t * batch // the step's first row
 		for b := range batch {
-			r := t*batch + b
+			r := r0 + b
 			a, dz := l.gates[r*G:(r+1)*G], l.dz[r*G:(r+1)*G]
 			ai, af, ag, ao := a[:H], a[H:2*H], a[2*H:3*H], a[3*H:G]
 			di, df, dg, do := dz[:H], dz[H:2*H], dz[2*H:3*H], dz[3*H:G]
@@ -200,13 +205,19 @@ func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 				dc[j] = dcj * f
 			}
 			clear(dh)
-			if l.reset[r] || t == 0 {
-				// The state entering this step was a constant (zeros or h0, c0):
-				// nothing flows further back.
-				clear(dc)
-				continue
+		}
+		if t == 0 {
+			break // into h0 and c0 nothing flows
+		}
+		// dh = dz·Whhᵀ for the step's rows at once, then zero again where a
+		// reset made the state entering the step a constant: nothing flows
+		// through a reset into earlier steps.
+		simd.MatMulAdd(dhs, H, l.dz[r0*G:], G, 1, l.whhT, H, batch, H, G)
+		for b := range batch {
+			if l.reset[r0+b] {
+				clear(dhs[b*H : (b+1)*H])
+				clear(dcs[b*H : (b+1)*H])
 			}
-			simd.VecMatAdd(dh, dz, l.whhT, H)
 		}
 	}
 
@@ -218,13 +229,9 @@ func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 			g.Bih[q][j] += v
 			g.Bhh[q][j] += v
 		}
-		// Row k of dW[q] is column k of x (or hp) times dz's gate-q columns.
-		for k := range In {
-			simd.VecMatAddInc(g.Wih[q][k*H:(k+1)*H], x[k:], In, rows, dz[q*H:], G)
-		}
-		for k := range H {
-			simd.VecMatAddInc(g.Whh[q][k*H:(k+1)*H], l.hp[k:], H, rows, dz[q*H:], G)
-		}
+		// dW[q] += xᵀ·dz[q] (hpᵀ for Whh), the transposes read with swapped strides.
+		simd.MatMulAdd(g.Wih[q], H, x, 1, In, dz[q*H:], G, In, H, rows)
+		simd.MatMulAdd(g.Whh[q], H, l.hp, 1, H, dz[q*H:], G, H, H, rows)
 	}
 	if dx == nil {
 		return
@@ -248,11 +255,8 @@ func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 	for q := range 4 {
 		transpose(l.wihT[q*H*In:(q+1)*H*In], w.Wih[q], In, H)
 	}
-	for r := range rows {
-		dxr := dx[r*In : (r+1)*In]
-		clear(dxr)
-		simd.VecMatAdd(dxr, dz[r*G:(r+1)*G], l.wihT, In)
-	}
+	clear(dx[:rows*In])
+	simd.MatMulAdd(dx, In, dz, G, 1, l.wihT, In, rows, In, G)
 }
 
 // check panics unless w has the layer's shapes.

@@ -22,7 +22,7 @@ type denseLayer struct {
 	u             []float32          // activation input: z, or the LayerNorm's output in nb
 	y             []float32          // layer output: u when there is no activation, else in yb
 	du            []float32          // scratch for the backward pass
-	t1, t2        []float32          // scratch for the transposes of the backward pass
+	t2            []float32          // scratch of the backward pass: Wᵀ, or dWᵀ of a narrow layer
 	wt            []float32          // Wᵀ of a narrow layer, for the forward pass
 	w, b, g, beta int                // tensor slots in the part's binding
 }
@@ -131,9 +131,7 @@ func (l *denseLayer) forward(b *binding, p netconf.Params, x []float32, rows int
 			}
 		}
 	} else {
-		for r := range rows {
-			simd.VecMatAdd(l.z[r*l.out:(r+1)*l.out], x[r*l.in:(r+1)*l.in], w, l.out)
-		}
+		simd.MatMulAdd(l.z, l.out, x, l.in, 1, w, l.out, rows, l.out, l.in)
 	}
 	l.u = l.z
 	if l.norm {
@@ -198,34 +196,27 @@ func (l *denseLayer) backward(b, gb *binding, p, grad netconf.Params, in, dy, dI
 	// db += Σ_r dz[r] as ones·dz, in the vector kernel (1·x + acc rounds as
 	// x + acc does).
 	simd.VecMatAdd(gb.data(grad, l.b), ones[:rows], dz, l.out)
-	// dW += inᵀ·dz, row i of dW from column i of in. A narrow layer (the
-	// output layer) computes dWᵀ = dzᵀ·in instead, whose rows are the wide
-	// side the kernels vectorise.
+	// dW += inᵀ·dz: A = inᵀ is in read with the strides swapped. A narrow
+	// layer (the output layer) computes dWᵀ = dzᵀ·in instead, whose rows
+	// are the wide side the kernels vectorise.
 	dw := gb.data(grad, l.w)
 	if l.out < 8 && l.in >= 8 {
-		l.t1 = transpose(l.t1, dz, rows, l.out)
 		l.t2 = grow32(l.t2, l.out*l.in)
 		clear(l.t2)
-		for j := range l.out {
-			simd.VecMatAdd(l.t2[j*l.in:(j+1)*l.in], l.t1[j*rows:(j+1)*rows], in, l.in)
-		}
+		simd.MatMulAdd(l.t2, l.in, dz, 1, l.out, in, l.in, l.out, l.in, rows)
 		for i := range l.in {
 			for j := range l.out {
 				dw[i*l.out+j] += l.t2[j*l.in+i]
 			}
 		}
 	} else {
-		for i := range l.in {
-			simd.VecMatAddInc(dw[i*l.out:(i+1)*l.out], in[i:], l.in, rows, dz, l.out)
-		}
+		simd.MatMulAdd(dw, l.out, in, 1, l.in, dz, l.out, l.in, l.out, rows)
 	}
 	// dIn = dz·Wᵀ.
 	if dIn != nil {
 		l.t2 = transpose(l.t2, b.data(p, l.w), l.in, l.out)
 		clear(dIn)
-		for r := range rows {
-			simd.VecMatAdd(dIn[r*l.in:(r+1)*l.in], dz[r*l.out:(r+1)*l.out], l.t2, l.in)
-		}
+		simd.MatMulAdd(dIn, l.in, dz, l.out, 1, l.t2, l.in, rows, l.in, l.out)
 	}
 }
 
@@ -357,7 +348,6 @@ func activate(act netconf.Activation, u, y []float32) {
 		}
 	}
 }
-
 
 // activateGrad writes dy·act′(u) to du; y = act(u). At the kinks it follows the graph: ReLU
 // and LeakyReLU take the positive branch at 0, and ELU, built as relu(x) + expm1(−relu(−x)),
