@@ -75,17 +75,13 @@ func (a *PPO) CheckFinite() error {
 		}
 		return nil
 	}
-	for _, t := range a.actor {
-		if err := check("actor."+t.Name, t.Data); err != nil {
-			return err
+	var err error
+	eachTensor(a.actor, a.critic, &a.logStd, func(name string, _ []int, d *[]float32) {
+		if err == nil {
+			err = check(name, *d)
 		}
-	}
-	for _, t := range a.critic {
-		if err := check("critic."+t.Name, t.Data); err != nil {
-			return err
-		}
-	}
-	if err := check("actor.log_std", a.logStd); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	for i := range a.adam.M {

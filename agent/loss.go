@@ -127,7 +127,6 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 		zeroGrads(n.grads)
 		return st, fmt.Errorf("%w (loss %v)", ErrNonFinite, st.Loss)
 	}
-	n.params = a.appendTensors(n.params[:0])
 	a.adam.Update(n.params, n.grads)
 	zeroGrads(n.grads)
 	a.Updates++

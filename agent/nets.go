@@ -17,7 +17,11 @@ type nets struct {
 
 	gActor, gCritic netconf.Params // gradients, laid out like a.actor and a.critic
 	gLogStd         []float32
-	grads, params   [][]float32 // gradient and parameter slices in the order of (*PPO).tensors()
+	// grads and params are the gradient and parameter slices in the order of
+	// eachTensor. params is taken when the nets are built: whatever replaces
+	// a tensor's slice (Load, Clone, MutateArchitecture) goes through
+	// setSpecs, which drops the nets.
+	grads, params [][]float32
 
 	dist  distBuffers
 	dOut  []float32 // [rows·size] gradient of the actor's output
@@ -45,17 +49,11 @@ func (a *PPO) nets() (*nets, error) {
 	if m.StateSize() != a.stateSize() {
 		return nil, fmt.Errorf("build networks: backend %q keeps %d floats of recurrent state, want %d", a.cfg.Backend, m.StateSize(), a.stateSize())
 	}
-	n := &nets{model: m, gActor: zerosLike(a.actor), gCritic: zerosLike(a.critic)}
-	for _, t := range n.gActor {
-		n.grads = append(n.grads, t.Data)
-	}
-	for _, t := range n.gCritic {
-		n.grads = append(n.grads, t.Data)
-	}
+	n := &nets{model: m, gActor: zerosLike(a.actor), gCritic: zerosLike(a.critic), params: a.tensors()}
 	if a.logStd != nil {
 		n.gLogStd = make([]float32, len(a.logStd))
-		n.grads = append(n.grads, n.gLogStd)
 	}
+	eachTensor(n.gActor, n.gCritic, &n.gLogStd, func(_ string, _ []int, d *[]float32) { n.grads = append(n.grads, *d) })
 	a.work = n
 	return n, nil
 }

@@ -205,23 +205,29 @@ func (a *PPO) criticParams(p netconf.Params) netconf.Params {
 	return p
 }
 
-// tensors returns every trainable tensor's data in one fixed order (actor,
-// critic, log-std): the order of the optimizer's moments and of the graphs'
-// learnable nodes.
-func (a *PPO) tensors() [][]float32 { return a.appendTensors(nil) }
+// eachTensor calls f for every trainable tensor of actor, critic and logStd
+// (skipped when nil) in the one order of the agent's tensors — actor,
+// critic, log-std — with its name in agent files ("actor.<name>",
+// "critic.<name>", "actor.log_std"), its shape and a pointer to its data.
+// The optimizer's moments, gradient clipping, the gradients, save and load,
+// and the finiteness check all follow this order.
+func eachTensor(actor, critic netconf.Params, logStd *[]float32, f func(name string, shape []int, data *[]float32)) {
+	for i := range actor {
+		f("actor."+actor[i].Name, actor[i].Shape, &actor[i].Data)
+	}
+	for i := range critic {
+		f("critic."+critic[i].Name, critic[i].Shape, &critic[i].Data)
+	}
+	if *logStd != nil {
+		f("actor.log_std", []int{len(*logStd)}, logStd)
+	}
+}
 
-// appendTensors appends the slices of tensors() to dst.
-func (a *PPO) appendTensors(dst [][]float32) [][]float32 {
-	for _, t := range a.actor {
-		dst = append(dst, t.Data)
-	}
-	for _, t := range a.critic {
-		dst = append(dst, t.Data)
-	}
-	if a.logStd != nil {
-		dst = append(dst, a.logStd)
-	}
-	return dst
+// tensors returns every trainable tensor's data in the order of eachTensor.
+func (a *PPO) tensors() [][]float32 {
+	var out [][]float32
+	eachTensor(a.actor, a.critic, &a.logStd, func(_ string, _ []int, d *[]float32) { out = append(out, *d) })
+	return out
 }
 
 func (a *PPO) tensorSizes() []int {

@@ -126,30 +126,14 @@ func fromExact(x []exactFloat) []float64 {
 // the same order.
 func (a *PPO) tensorNames() []string {
 	var names []string
-	for _, t := range a.actor {
-		names = append(names, "actor."+t.Name)
-	}
-	for _, t := range a.critic {
-		names = append(names, "critic."+t.Name)
-	}
-	if a.logStd != nil {
-		names = append(names, "actor.log_std")
-	}
+	eachTensor(a.actor, a.critic, &a.logStd, func(name string, _ []int, _ *[]float32) { names = append(names, name) })
 	return names
 }
 
 // tensorShapes returns the shapes of (*PPO).tensors(), in the same order.
 func (a *PPO) tensorShapes() [][]int {
 	var shapes [][]int
-	for _, t := range a.actor {
-		shapes = append(shapes, t.Shape)
-	}
-	for _, t := range a.critic {
-		shapes = append(shapes, t.Shape)
-	}
-	if a.logStd != nil {
-		shapes = append(shapes, []int{len(a.logStd)})
-	}
+	eachTensor(a.actor, a.critic, &a.logStd, func(_ string, shape []int, _ *[]float32) { shapes = append(shapes, shape) })
 	return shapes
 }
 
@@ -344,15 +328,7 @@ func decodeAgent(file []byte) (*PPO, error) {
 	}
 	// Weights are written into the params' Data (the tensors are laid out
 	// by the specs, so the file's data, of the same shape, can replace them).
-	for i, t := range a.actor {
-		add(names[i], t.Shape, &a.actor[i].Data)
-	}
-	for i, t := range a.critic {
-		add(names[len(a.actor)+i], t.Shape, &a.critic[i].Data)
-	}
-	if a.logStd != nil {
-		add("actor.log_std", []int{len(a.logStd)}, &a.logStd)
-	}
+	eachTensor(a.actor, a.critic, &a.logStd, add)
 	a.adam = &Adam{LR: d.Adam.LR, Beta1: d.Adam.Beta1, Beta2: d.Adam.Beta2, Eps: d.Adam.Eps, Step: d.Adam.Step,
 		M: make([][]float32, len(dsts)), V: make([][]float32, len(dsts))}
 	for i := range dsts {
