@@ -13,7 +13,7 @@ import (
 // weights, log-std, Adam's moments and step, observation statistics,
 // counters and mutation history are copied, so training or mutating either
 // agent never changes the other. The clone has no rollout in progress, no
-// graphs yet and a zero recurrent state, and it draws its random numbers
+// networks built yet and a zero recurrent state, and it draws its random numbers
 // from its own stream seeded by seed (built as New builds one), not from a
 // copy of the original's. Evolution passes a seed derived from the run's
 // seed, the clone's index and the generation, so that every clone's stream
@@ -54,7 +54,7 @@ func cloneSlices(s [][]float32) [][]float32 {
 // netconf.Transfer (grown layers compute the same function as before; see
 // Transfer for the exceptions) and Adam's moments are resized alike with
 // netconf.Resize (kept where the tensors overlap, zero elsewhere). The
-// description is appended to History, and the graphs, the rollout in
+// description is appended to History, and the networks, the rollout in
 // progress and the recurrent state of Act are dropped, since their sizes may
 // have changed: the next Train resets its vector.
 //

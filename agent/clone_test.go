@@ -16,19 +16,19 @@ import (
 // TestCloneIsDeep: a clone equals its original in everything but the RNG
 // and acts like it deterministically; changing every part of the clone
 // leaves the original's saved bytes unchanged; the clone starts without a
-// rollout or graphs.
+// rollout or networks.
 func TestCloneIsDeep(t *testing.T) {
 	for _, ta := range testAgents(t, smallNet) {
 		t.Run(ta.name, func(t *testing.T) {
 			a := ta.build(t, 1)
 			scramble(a, 2)
-			if _, err := a.Act(randomObs(a, 2, 0), nil, true); err != nil { // the original has graphs and state
+			if _, err := a.Act(randomObs(a, 2, 0), nil, true); err != nil { // the original has networks and state
 				t.Fatal(err)
 			}
 			c := a.Clone(99)
 			checkSameAgent(t, a, c, false)
 			if c.roll != nil || c.work != nil || c.deploy != nil {
-				t.Error("the clone shares a rollout, graphs or recurrent state")
+				t.Error("the clone shares a rollout, networks or recurrent state")
 			}
 			for i := range 2 {
 				obs := randomObs(a, 3, uint64(i))
@@ -280,10 +280,8 @@ func checkWorks(t *testing.T, a *PPO, vec *envs.Vector, train bool, what string)
 // netconf.MutationsFor the agent's encoder keep the agent consistent (one
 // moment of the right size per tensor, the description in History) and able
 // to act after every mutation and to train one small rollout (after every
-// second mutation for MLP agents with separate and shared encoders; for the
-// LSTM agent, whose training graphs are slow to build, at the start and
-// after the last mutation — acting only while recurrent training is not
-// implemented); a CNN agent acts; the mutated agents save and load.
+// second mutation for MLP and LSTM agents); a CNN agent acts; the mutated
+// agents save and load.
 func TestMutateArchitectureProperty(t *testing.T) {
 	cpObs, cpAct := envSpaces(t, "CartPole-v1")
 	img := envs.NewBox(0, 255, 3, 12, 12)
@@ -294,11 +292,11 @@ func TestMutateArchitectureProperty(t *testing.T) {
 		share    bool
 		n        int
 		canTrain bool
-		every    int // train after every every-th mutation (recurrent training graphs are slow to build)
+		every    int // train after every every-th mutation
 	}{
 		{"mlp", cpObs, netconf.EncoderMLP, false, 50, true, 2},
 		{"mlp shared", cpObs, netconf.EncoderMLP, true, 30, true, 2},
-		{"lstm", cpObs, netconf.EncoderLSTM, false, 50, true, 50},
+		{"lstm", cpObs, netconf.EncoderLSTM, false, 50, true, 2},
 		{"cnn", img, netconf.EncoderCNN, false, 20, false, 1},
 	}
 	for _, c := range cases {

@@ -269,8 +269,9 @@ func (a *PPO) learnSequences(buf *buffer.Rollout, st Stats) (Stats, error) {
 	per := max(1, a.cfg.BatchSize/L)
 	sb := buffer.NewSeqBatch(buf.Dims, L, per)
 	// The last minibatch of an epoch is padded with empty sequences (weight
-	// 0 everywhere) to the full size: one graph shape per agent, instead of
-	// a new cached LSTM graph for every tail size a rollout happens to give.
+	// 0 everywhere) to the full size: one batch shape per agent, so buffers
+	// (and the reference backend's graphs) are sized once, not for every
+	// tail size a rollout happens to give.
 	group := make([]buffer.Sequence, per)
 epochs:
 	for range a.cfg.UpdateEpochs {
@@ -353,7 +354,7 @@ func explainedVariance(values, returns []float32) float64 {
 
 // minibatch is the training input of one update, flat or in sequences.
 type minibatch struct {
-	rows, steps                 int // graph rows (steps × sequences) and unroll length
+	rows, steps                 int // rows (steps × sequences, time-major) and sequence length
 	obs, actions                []float32
 	logp, values, adv, ret, wts []float32
 	masks                       []bool

@@ -97,10 +97,8 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 }
 
 // TestWorkersDoNotChangeRecurrentResults repeats the check for LSTM agents
-// (gorgonia graphs, BPTT) on Probe7.
+// (BPTT) on Probe7.
 func TestWorkersDoNotChangeRecurrentResults(t *testing.T) {
-	// With -race this also checks concurrent gorgonia graph building (see
-	// netconf.Rectify).
 	var dirs []string
 	for _, w := range []int{1, 2} {
 		cfg, err := ParseConfig([]byte(`
