@@ -1,14 +1,9 @@
 package nn
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,6 +48,13 @@ func convRandom(c convShape, seed uint64) (l *Conv2d, x, w, b, dy []float32) {
 	b = randomInput(rng, c.out)
 	dy = randomInput(rng, c.n*c.out*l.OH*l.OW)
 	return l, x, w, b, dy
+}
+
+// convForward returns the output of l.Forward on n samples x, in a new slice.
+func convForward(l *Conv2d, x, w, b []float32, n int) []float32 {
+	y := make([]float32, n*l.Out*l.OH*l.OW)
+	l.Forward(y, x, w, b, n)
+	return y
 }
 
 // convDirect is the definition of the convolution as direct loops in float64: it returns y
@@ -115,35 +117,6 @@ func convDirectBackward(l *Conv2d, dy, x, w []float32, n int) (dx, dw, db []floa
 	return dx, dw, db
 }
 
-// convClose fails t for the values of got more than tol·scale[i] away from want, where scale
-// is a per-element bound (nil: the largest |want|).
-func convClose(t *testing.T, name string, got []float32, want, scale []float64, tol float64) {
-	t.Helper()
-	if len(got) < len(want) {
-		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-	}
-	top := 0.0
-	for _, v := range want {
-		top = max(top, math.Abs(v))
-	}
-	bad := 0
-	for i, v := range want {
-		s := top
-		if scale != nil {
-			s = scale[i]
-		}
-		if d := math.Abs(float64(got[i]) - v); !(d <= tol*max(s, 1e-30)) {
-			if bad < 5 {
-				t.Errorf("%s[%d] = %.8g, want %.8g (diff %.3g, allowed %.3g)", name, i, got[i], v, d, tol*s)
-			}
-			bad++
-		}
-	}
-	if bad > 5 {
-		t.Errorf("%s: %d of %d values off", name, bad, len(want))
-	}
-}
-
 // TestConv2dOutputSize checks OH and OW against PyTorch's (H−K)/S + 1 without padding,
 // including strides that leave input rows unused.
 func TestConv2dOutputSize(t *testing.T) {
@@ -183,10 +156,9 @@ func TestConv2dForwardMatchesDirectLoops(t *testing.T) {
 	for i, c := range convShapes {
 		t.Run(c.String(), func(t *testing.T) {
 			l, x, w, b, _ := convRandom(c, uint64(i))
-			y := make([]float32, c.n*c.out*l.OH*l.OW)
-			l.Forward(y, x, w, b, c.n)
+			y := convForward(l, x, w, b, c.n)
 			want, mag := convDirect(l, x, w, b, c.n)
-			convClose(t, "y", y, want, mag, float64(c.in*c.k*c.k+1)*0x1p-24)
+			checkWithinBounds(t, "y", y, want, mag, float64(c.in*c.k*c.k+1)*0x1p-24)
 		})
 	}
 }
@@ -197,37 +169,25 @@ func TestConv2dBackwardMatchesDirectLoops(t *testing.T) {
 	for i, c := range convShapes {
 		t.Run(c.String(), func(t *testing.T) {
 			l, x, w, b, dy := convRandom(c, uint64(i))
-			y := make([]float32, c.n*c.out*l.OH*l.OW)
-			l.Forward(y, x, w, b, c.n)
+			convForward(l, x, w, b, c.n)
 			wantDx, wantDw, wantDb := convDirectBackward(l, dy, x, w, c.n)
 			// Start dw and db from 1 and dx from garbage.
-			dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(b))
-			for i := range dx {
-				dx[i] = float32(math.NaN())
-			}
-			for i := range dw {
-				dw[i] = 1
+			dx, dw, db := filled(len(x), float32(math.NaN())), filled(len(w), 1), filled(len(b), 1)
+			for i := range wantDw {
 				wantDw[i]++
 			}
-			for i := range db {
-				db[i] = 1
+			for i := range wantDb {
 				wantDb[i]++
 			}
 			l.Backward(dx, dw, db, dy, x, w, c.n)
-			convClose(t, "dx", dx, wantDx, nil, 1e-5)
-			convClose(t, "dw", dw, wantDw, nil, 1e-5)
-			convClose(t, "db", db, wantDb, nil, 1e-5)
+			checkClose(t, "dx", dx, wantDx, 1e-5, noScaleFloor)
+			checkClose(t, "dw", dw, wantDw, 1e-5, noScaleFloor)
+			checkClose(t, "db", db, wantDb, 1e-5, noScaleFloor)
 
 			// Without dx the parameter gradients are the same.
-			dw2, db2 := make([]float32, len(w)), make([]float32, len(b))
-			for i := range dw2 {
-				dw2[i] = 1
-			}
-			for i := range db2 {
-				db2[i] = 1
-			}
+			dw2, db2 := filled(len(w), 1), filled(len(b), 1)
 			l.Backward(nil, dw2, db2, dy, x, w, c.n)
-			if !convSameBits(dw, dw2) || !convSameBits(db, db2) {
+			if !sameBits(dw, dw2) || !sameBits(db, db2) {
 				t.Error("Backward without dx: dw or db differ from those with dx")
 			}
 		})
@@ -243,11 +203,7 @@ func TestConv2dGradientsMatchFiniteDifferences(t *testing.T) {
 	y := make([]float32, c.n*c.out*l.OH*l.OW)
 	loss := func() float64 {
 		l.Forward(y, x, w, b, c.n)
-		s := 0.0
-		for i, v := range y {
-			s += float64(v) * float64(r[i])
-		}
-		return s
+		return dot64(y, r)
 	}
 	dx, dw, db := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(b))
 	l.Backward(dx, dw, db, r, x, w, c.n)
@@ -266,21 +222,8 @@ func TestConv2dGradientsMatchFiniteDifferences(t *testing.T) {
 			// The step actually taken is the float32 difference of the two points.
 			num[i] = (plus - minus) / (float64(v+eps) - float64(v-eps))
 		}
-		convClose(t, "d"+p.name, p.got, num, nil, 1e-3)
+		checkClose(t, "d"+p.name, p.got, num, 1e-3, noScaleFloor)
 	}
-}
-
-// convSameBits reports whether a and b hold the same float32 bit patterns.
-func convSameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestConv2dSamplesDoNotDependOnBatch checks that a sample's output and input gradient are
@@ -311,10 +254,10 @@ func TestConv2dSamplesDoNotDependOnBatch(t *testing.T) {
 						dx2 := make([]float32, m*xs)
 						sub.Forward(y2, x[s0*xs:(s0+m)*xs], w, b, m)
 						sub.Backward(dx2, dw, db, dy[s0*ys:(s0+m)*ys], x[s0*xs:(s0+m)*xs], w, m)
-						if !convSameBits(y2, y[s0*ys:(s0+m)*ys]) {
+						if !sameBits(y2, y[s0*ys:(s0+m)*ys]) {
 							t.Fatalf("y of samples %d..%d run as a batch of %d differs from the batch of %d", s0, s0+m-1, m, c.n)
 						}
-						if !convSameBits(dx2, dx[s0*xs:(s0+m)*xs]) {
+						if !sameBits(dx2, dx[s0*xs:(s0+m)*xs]) {
 							t.Fatalf("dx of samples %d..%d run as a batch of %d differs from the batch of %d", s0, s0+m-1, m, c.n)
 						}
 					}
@@ -344,20 +287,6 @@ func TestConv2dDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// convRefTensor is a tensor of the reference files: a shape and row-major float64 data.
-type convRefTensor struct {
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-}
-
-func (r convRefTensor) float32s() []float32 {
-	v := make([]float32, len(r.Data))
-	for i, d := range r.Data {
-		v[i] = float32(d)
-	}
-	return v
-}
-
 // TestConv2dMatchesPyTorch runs PyTorch's reference CNN (../shared/testdata/nets/cnn.json:
 // conv 3→4 k3 s2, ReLU, conv 4→8 k3 s1, ReLU, flatten, linear 72→6 on x [2,3,11,11]) with two
 // Conv2d layers and an inline ReLU and linear, and compares the output, the gradients of
@@ -365,32 +294,8 @@ func (r convRefTensor) float32s() []float32 {
 // largest value. This pins the weight layout [out, in, kh, kw] and PyTorch's conventions,
 // which the direct loops of the other tests only restate.
 func TestConv2dMatchesPyTorch(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "testdata", "nets", "cnn.json")
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("PyTorch reference %s not found; it lives in the shared test data next to the repository", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		X          convRefTensor            `json:"x"`
-		R          convRefTensor            `json:"R"`
-		Y          convRefTensor            `json:"y"`
-		Params     map[string]convRefTensor `json:"params"`
-		GradParams map[string]convRefTensor `json:"grad_params"`
-		GradX      convRefTensor            `json:"grad_x"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	param := func(name string) []float32 {
-		p, ok := ref.Params[name]
-		if !ok {
-			t.Fatalf("%s: no parameter %q", path, name)
-		}
-		return p.float32s()
-	}
+	ref := loadRefNet(t, "cnn.json")
+	param := func(name string) []float32 { return ref.param(t, name).float32s() }
 	n := ref.X.Shape[0]
 	conv0 := NewConv2d(3, 4, 3, 2, 11, 11)
 	conv1 := NewConv2d(4, 8, 3, 1, conv0.OH, conv0.OW)
@@ -451,7 +356,7 @@ func TestConv2dMatchesPyTorch(t *testing.T) {
 	conv0.Backward(dx, dw0, db0, dh0, x, w0, n)
 
 	const tol = 1e-5
-	convClose(t, "y", y, ref.Y.Data, nil, tol)
+	checkClose(t, "y", y, ref.Y.Data, tol, noScaleFloor)
 	for _, g := range []struct {
 		name string
 		got  []float32
@@ -459,13 +364,9 @@ func TestConv2dMatchesPyTorch(t *testing.T) {
 		{"conv.0.weight", dw0}, {"conv.0.bias", db0}, {"conv.1.weight", dw1}, {"conv.1.bias", db1},
 		{"linear.weight", dlw}, {"linear.bias", dlb},
 	} {
-		want, ok := ref.GradParams[g.name]
-		if !ok {
-			t.Fatalf("%s: no gradient of %q", path, g.name)
-		}
-		convClose(t, "grad "+g.name, g.got, want.Data, nil, tol)
+		checkClose(t, "grad "+g.name, g.got, ref.grad(t, g.name).Data, tol, noScaleFloor)
 	}
-	convClose(t, "grad x", dx, ref.GradX.Data, nil, tol)
+	checkClose(t, "grad x", dx, ref.GradX.Data, tol, noScaleFloor)
 }
 
 // BenchmarkConv2d times the layers of the Catch and MinAtar networks for a training

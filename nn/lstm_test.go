@@ -1,14 +1,9 @@
 package nn
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -58,6 +53,29 @@ func lstmStarts(rng *rand.Rand, rows int) []float32 {
 	return s
 }
 
+// lstmBatch is what the allocation test and the benchmark run: a layer with weights uniform in
+// ±0.2 and zeroed gradients, a random input, output gradient and episode starts for its
+// steps·batch rows, and the buffers its passes write.
+type lstmBatch struct {
+	l                    *LSTMLayer
+	w, g                 LSTMWeights
+	x, dy, starts, y, dx []float32
+	h, c                 []float32 // the state of the batch's sequences
+}
+
+// newLSTMBatch returns the lstmBatch of a layer of in inputs and H units for steps of batch
+// sequences, drawing from rng.
+func newLSTMBatch(rng *rand.Rand, in, H, steps, batch int) *lstmBatch {
+	rows := steps * batch
+	s := &lstmBatch{l: NewLSTMLayer(in, H)}
+	s.w, s.g = lstmRandomWeights(rng, in, H, 0.2), lstmZeroWeights(in, H)
+	s.x, s.dy = randomInput(rng, rows*in), randomInput(rng, rows*H)
+	s.starts = lstmStarts(rng, rows)
+	s.y, s.dx = make([]float32, rows*H), make([]float32, rows*in)
+	s.h, s.c = make([]float32, batch*H), make([]float32, batch*H)
+	return s
+}
+
 // lstmForward64 is a naive float64 LSTM written from PyTorch's equations, the reference of the
 // gradient test: w holds the 16 tensors in lstmTensors' order, in our [in, out] layout.
 func lstmForward64(w [][]float64, in, hidden int, x []float64, steps, batch int, h0, c0, starts []float64) []float64 {
@@ -96,36 +114,6 @@ func lstmForward64(w [][]float64, in, hidden int, x []float64, steps, batch int,
 		}
 	}
 	return y
-}
-
-func lstmF64(x []float32) []float64 {
-	o := make([]float64, len(x))
-	for i, v := range x {
-		o[i] = float64(v)
-	}
-	return o
-}
-
-// lstmCheckClose fails unless got is within tol of want, relative to want's largest magnitude.
-func lstmCheckClose(t *testing.T, name string, got []float32, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-	}
-	scale := 0.0
-	for _, v := range want {
-		scale = max(scale, math.Abs(v))
-	}
-	worst, at := 0.0, 0
-	for i, v := range want {
-		if d := math.Abs(float64(got[i]) - v); d > worst || math.IsNaN(d) {
-			worst, at = d, i
-		}
-	}
-	if !(worst <= tol*max(scale, 1e-3)) {
-		t.Errorf("%s[%d] = %v, want %v: error %.3g, %.3g of the largest |value| %.3g (tolerance %g)",
-			name, at, got[at], want[at], worst, worst/max(scale, 1e-3), scale, tol)
-	}
 }
 
 // TestLSTMGradientsMatchFiniteDifferences checks y against a naive float64 LSTM and every
@@ -171,10 +159,10 @@ func TestLSTMGradientsMatchFiniteDifferences(t *testing.T) {
 			names, ws := lstmTensors(w)
 			w64 := make([][]float64, len(ws))
 			for i, v := range ws {
-				w64[i] = lstmF64(v)
+				w64[i] = float64s(v)
 			}
-			x64, R64 := lstmF64(x), lstmF64(R)
-			h064, c064, s64 := lstmF64(h0), lstmF64(c0), lstmF64(starts)
+			x64, R64 := float64s(x), float64s(R)
+			h064, c064, s64 := float64s(h0), float64s(c0), float64s(starts)
 			loss := func() float64 {
 				y := lstmForward64(w64, in, H, x64, steps, batch, h064, c064, s64)
 				s := 0.0
@@ -183,7 +171,7 @@ func TestLSTMGradientsMatchFiniteDifferences(t *testing.T) {
 				}
 				return s
 			}
-			lstmCheckClose(t, "y", y, lstmForward64(w64, in, H, x64, steps, batch, h064, c064, s64), 1e-5)
+			checkClose(t, "y", y, lstmForward64(w64, in, H, x64, steps, batch, h064, c064, s64), 1e-5, smallScaleFloor)
 
 			// fd returns the float64 central difference of the loss in v[i] (error ~1e-10).
 			const eps = 1e-6
@@ -211,7 +199,7 @@ func TestLSTMGradientsMatchFiniteDifferences(t *testing.T) {
 				for k, i := range idx {
 					sub[k], want[k] = got[i], fd(v, i)
 				}
-				lstmCheckClose(t, name, sub, want, 1e-5)
+				checkClose(t, name, sub, want, 1e-5, smallScaleFloor)
 			}
 			_, gs := lstmTensors(g)
 			for i, name := range names {
@@ -231,7 +219,7 @@ func TestLSTMGradientsMatchFiniteDifferences(t *testing.T) {
 			l.Backward(nil, R, x, w, g2)
 			_, g2s := lstmTensors(g2)
 			for i, name := range names {
-				lstmSameBits(t, "d"+name+" with dx nil", g2s[i], gs[i])
+				requireSameBits(t, "d"+name+" with dx nil", g2s[i], gs[i])
 			}
 		})
 	}
@@ -243,16 +231,6 @@ func lstmClone(ts [][]float32) [][]float32 {
 		o[i] = append([]float32(nil), v...)
 	}
 	return o
-}
-
-// lstmSameBits fails unless got and want are bit for bit equal.
-func lstmSameBits(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v, want %v bit for bit", what, i, got[i], want[i])
-		}
-	}
 }
 
 // TestLSTMRowsDoNotDependOnStepsOrBatch checks that a sequence's outputs and final state are
@@ -282,10 +260,10 @@ func TestLSTMRowsDoNotDependOnStepsOrBatch(t *testing.T) {
 			yt := make([]float32, batch*H)
 			for tt := range steps {
 				l.Forward(yt, x[tt*batch*in:(tt+1)*batch*in], 1, batch, h, c, starts[tt*batch:(tt+1)*batch], h, c, w)
-				lstmSameBits(t, fmt.Sprintf("step %d alone: y", tt), yt, y[tt*batch*H:(tt+1)*batch*H])
+				requireSameBits(t, fmt.Sprintf("step %d alone: y", tt), yt, y[tt*batch*H:(tt+1)*batch*H])
 			}
-			lstmSameBits(t, "step by step: hT", h, hT)
-			lstmSameBits(t, "step by step: cT", c, cT)
+			requireSameBits(t, "step by step: hT", h, hT)
+			requireSameBits(t, "step by step: cT", c, cT)
 
 			// Each sequence alone, and all of them in reverse order with a
 			// sequence of other data in between.
@@ -311,10 +289,10 @@ func TestLSTMRowsDoNotDependOnStepsOrBatch(t *testing.T) {
 				copy(c02[b2*H:(b2+1)*H], c0[b*H:])
 				l.Forward(ys, xs, steps, 1, h0[b*H:(b+1)*H], c0[b*H:(b+1)*H], ss, hs, cs, w)
 				for tt := range steps {
-					lstmSameBits(t, fmt.Sprintf("sequence %d alone, step %d: y", b, tt), ys[tt*H:(tt+1)*H], y[(tt*batch+b)*H:(tt*batch+b+1)*H])
+					requireSameBits(t, fmt.Sprintf("sequence %d alone, step %d: y", b, tt), ys[tt*H:(tt+1)*H], y[(tt*batch+b)*H:(tt*batch+b+1)*H])
 				}
-				lstmSameBits(t, fmt.Sprintf("sequence %d alone: hT", b), hs, hT[b*H:(b+1)*H])
-				lstmSameBits(t, fmt.Sprintf("sequence %d alone: cT", b), cs, cT[b*H:(b+1)*H])
+				requireSameBits(t, fmt.Sprintf("sequence %d alone: hT", b), hs, hT[b*H:(b+1)*H])
+				requireSameBits(t, fmt.Sprintf("sequence %d alone: cT", b), cs, cT[b*H:(b+1)*H])
 			}
 			y2 := make([]float32, steps*batch2*H)
 			l.Forward(y2, x2, steps, batch2, h02, c02, s2, nil, nil, w)
@@ -324,7 +302,7 @@ func TestLSTMRowsDoNotDependOnStepsOrBatch(t *testing.T) {
 					b2++
 				}
 				for tt := range steps {
-					lstmSameBits(t, fmt.Sprintf("sequence %d in another batch, step %d: y", b, tt),
+					requireSameBits(t, fmt.Sprintf("sequence %d in another batch, step %d: y", b, tt),
 						y2[(tt*batch2+b2)*H:(tt*batch2+b2+1)*H], y[(tt*batch+b)*H:(tt*batch+b+1)*H])
 				}
 			}
@@ -334,7 +312,7 @@ func TestLSTMRowsDoNotDependOnStepsOrBatch(t *testing.T) {
 			yz, yn := make([]float32, rows*H), make([]float32, rows*H)
 			l.Forward(yz, x, steps, batch, zeros, zeros, starts, nil, nil, w)
 			l.Forward(yn, x, steps, batch, nil, nil, starts, nil, nil, w)
-			lstmSameBits(t, "nil initial state: y", yn, yz)
+			requireSameBits(t, "nil initial state: y", yn, yz)
 		})
 	}
 }
@@ -342,20 +320,13 @@ func TestLSTMRowsDoNotDependOnStepsOrBatch(t *testing.T) {
 // TestLSTMNoAllocations checks that training (forward and backward on 256 rows) and acting
 // (one step of 8 sequences) allocate nothing once the buffers have grown.
 func TestLSTMNoAllocations(t *testing.T) {
-	const in, H, steps, batch = 2, 64, 32, 8
-	rows := steps * batch
-	rng := rand.New(rand.NewPCG(5, 5))
-	w, g := lstmRandomWeights(rng, in, H, 0.2), lstmZeroWeights(in, H)
-	x, dy := randomInput(rng, rows*in), randomInput(rng, rows*H)
-	starts := lstmStarts(rng, rows)
-	y, dx := make([]float32, rows*H), make([]float32, rows*in)
-	h, c := make([]float32, batch*H), make([]float32, batch*H)
-	l := NewLSTMLayer(in, H)
+	const steps, batch = 32, 8
+	s := newLSTMBatch(rand.New(rand.NewPCG(5, 5)), 2, 64, steps, batch)
 	run := func() {
-		l.Forward(y, x, steps, batch, h, c, starts, nil, nil, w)
-		l.Backward(dx, dy, x, w, g)
-		l.Backward(nil, dy, x, w, g)
-		l.Forward(y, x, 1, batch, h, c, starts, h, c, w)
+		s.l.Forward(s.y, s.x, steps, batch, s.h, s.c, s.starts, nil, nil, s.w)
+		s.l.Backward(s.dx, s.dy, s.x, s.w, s.g)
+		s.l.Backward(nil, s.dy, s.x, s.w, s.g)
+		s.l.Forward(s.y, s.x, 1, batch, s.h, s.c, s.starts, s.h, s.c, s.w)
 	}
 	run()
 	if n := testing.AllocsPerRun(20, run); n != 0 {
@@ -363,60 +334,19 @@ func TestLSTMNoAllocations(t *testing.T) {
 	}
 }
 
-// lstmRefTensor is a tensor of the PyTorch reference files.
-type lstmRefTensor struct {
-	Shape []int
-	Data  []float64
-}
-
-// lstmRefFile is a stacked-LSTM reference of ../shared/testdata/nets (see its README).
-type lstmRefFile struct {
-	Sizes struct {
-		Input, Hidden, Steps, Batch, Layers int
-	}
-	X, Starts, H0, C0, R, Y lstmRefTensor
-	GradX                   lstmRefTensor `json:"grad_x"`
-	Params                  map[string]lstmRefTensor
-	GradParams              map[string]lstmRefTensor `json:"grad_params"`
-}
-
-// lstmFromTorch returns layer L's parameters of p in our layout (the weights transposed from
-// PyTorch's [out, in]).
-func lstmFromTorch(t *testing.T, p map[string]lstmRefTensor, layer int) LSTMWeights {
+// lstmFromTorch returns layer's tensors of a reference in our layout (the weights transposed
+// from PyTorch's [out, in]); tensor is the reference's param or grad.
+func lstmFromTorch(t *testing.T, tensor func(*testing.T, string) refTensor, layer int) LSTMWeights {
 	t.Helper()
-	get := func(name string) lstmRefTensor {
-		v, ok := p[fmt.Sprintf("lstm.%d.%s", layer, name)]
-		if !ok {
-			t.Fatalf("reference has no lstm.%d.%s", layer, name)
-		}
-		return v
-	}
-	tr := func(v lstmRefTensor) []float32 {
-		out, in := v.Shape[0], v.Shape[1]
-		m := make([]float32, in*out)
-		for o := range out {
-			for i := range in {
-				m[i*out+o] = float32(v.Data[o*in+i])
-			}
-		}
-		return m
+	get := func(kind string, gate rune) []float32 {
+		return tensor(t, fmt.Sprintf("lstm.%d.%s.%c", layer, kind, gate)).ourLayout()
 	}
 	var w LSTMWeights
 	for q, gate := range "ifgo" {
-		w.Wih[q] = tr(get(fmt.Sprintf("w_ih.%c", gate)))
-		w.Whh[q] = tr(get(fmt.Sprintf("w_hh.%c", gate)))
-		w.Bih[q] = lstmF32(get(fmt.Sprintf("b_ih.%c", gate)).Data)
-		w.Bhh[q] = lstmF32(get(fmt.Sprintf("b_hh.%c", gate)).Data)
+		w.Wih[q], w.Whh[q] = get("w_ih", gate), get("w_hh", gate)
+		w.Bih[q], w.Bhh[q] = get("b_ih", gate), get("b_hh", gate)
 	}
 	return w
-}
-
-func lstmF32(x []float64) []float32 {
-	o := make([]float32, len(x))
-	for i, v := range x {
-		o[i] = float32(v)
-	}
-	return o
 }
 
 // TestLSTMMatchesPyTorch runs the stacked LSTMs of ../shared/testdata/nets (PyTorch, float64;
@@ -427,23 +357,12 @@ func lstmF32(x []float64) []float32 {
 func TestLSTMMatchesPyTorch(t *testing.T) {
 	for _, name := range []string{"lstm_1layer.json", "lstm_2layer.json"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("..", "..", "shared", "testdata", "nets", name)
-			raw, err := os.ReadFile(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				t.Skipf("PyTorch reference %s is absent", path)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ref lstmRefFile
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
+			ref := loadRefNet(t, name)
 			sz := ref.Sizes
 			H, steps, batch, layers := sz.Hidden, sz.Steps, sz.Batch, sz.Layers
 			rows := steps * batch
-			x, starts := lstmF32(ref.X.Data), lstmF32(ref.Starts.Data)
-			h0, c0 := lstmF32(ref.H0.Data), lstmF32(ref.C0.Data)
+			x, starts := ref.X.float32s(), ref.Starts.float32s()
+			h0, c0 := ref.H0.float32s(), ref.C0.float32s()
 
 			ls := make([]*LSTMLayer, layers)
 			ws, gs := make([]LSTMWeights, layers), make([]LSTMWeights, layers)
@@ -451,7 +370,7 @@ func TestLSTMMatchesPyTorch(t *testing.T) {
 			in := sz.Input
 			for k := range layers {
 				ls[k] = NewLSTMLayer(in, H)
-				ws[k] = lstmFromTorch(t, ref.Params, k)
+				ws[k] = lstmFromTorch(t, ref.param, k)
 				gs[k] = lstmZeroWeights(in, H)
 				ys[k] = make([]float32, rows*H)
 				in = H
@@ -462,9 +381,9 @@ func TestLSTMMatchesPyTorch(t *testing.T) {
 				l.Forward(ys[k], input, steps, batch, h0[st:st+batch*H], c0[st:st+batch*H], starts, nil, nil, ws[k])
 				input = ys[k]
 			}
-			lstmCheckClose(t, "y", ys[layers-1], ref.Y.Data, 1e-5)
+			checkClose(t, "y", ys[layers-1], ref.Y.Data, 1e-5, smallScaleFloor)
 
-			dy := lstmF32(ref.R.Data)
+			dy := ref.R.float32s()
 			for k := layers - 1; k >= 0; k-- {
 				in, dx := x, make([]float32, rows*ls[k].In)
 				if k > 0 {
@@ -473,13 +392,13 @@ func TestLSTMMatchesPyTorch(t *testing.T) {
 				ls[k].Backward(dx, dy, in, ws[k], gs[k])
 				dy = dx
 			}
-			lstmCheckClose(t, "dx", dy, ref.GradX.Data, 1e-5)
+			checkClose(t, "dx", dy, ref.GradX.Data, 1e-5, smallScaleFloor)
 			for k := range layers {
-				want := lstmFromTorch(t, ref.GradParams, k)
+				want := lstmFromTorch(t, ref.grad, k)
 				names, got := lstmTensors(gs[k])
 				_, wt := lstmTensors(want)
 				for i, n := range names {
-					lstmCheckClose(t, fmt.Sprintf("lstm.%d.%s gradient", k, n), got[i], lstmF64(wt[i]), 1e-5)
+					checkClose(t, fmt.Sprintf("lstm.%d.%s gradient", k, n), got[i], float64s(wt[i]), 1e-5, smallScaleFloor)
 				}
 			}
 		})
@@ -501,24 +420,17 @@ func BenchmarkLSTMLayer(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			in, H, steps, batch := bc.in, bc.hidden, bc.steps, bc.batch
-			rows := steps * batch
-			rng := rand.New(rand.NewPCG(1, 2))
-			w, g := lstmRandomWeights(rng, in, H, 0.2), lstmZeroWeights(in, H)
-			x, dy := randomInput(rng, rows*in), randomInput(rng, rows*H)
-			starts := lstmStarts(rng, rows)
-			y, dx := make([]float32, rows*H), make([]float32, rows*in)
-			h, c := make([]float32, batch*H), make([]float32, batch*H)
-			l := NewLSTMLayer(in, H)
-			flops := float64(rows * 2 * 4 * H * (in + H))
+			s := newLSTMBatch(rand.New(rand.NewPCG(1, 2)), in, H, steps, batch)
+			flops := float64(steps * batch * 2 * 4 * H * (in + H))
 			if bc.backward {
 				flops *= 3
 			}
-			l.Forward(y, x, steps, batch, h, c, starts, h, c, w) // grow the buffers
+			s.l.Forward(s.y, s.x, steps, batch, s.h, s.c, s.starts, s.h, s.c, s.w) // grow the buffers
 			b.ReportAllocs()
 			for b.Loop() {
-				l.Forward(y, x, steps, batch, h, c, starts, h, c, w)
+				s.l.Forward(s.y, s.x, steps, batch, s.h, s.c, s.starts, s.h, s.c, s.w)
 				if bc.backward {
-					l.Backward(dx, dy, x, w, g)
+					s.l.Backward(s.dx, s.dy, s.x, s.w, s.g)
 				}
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -47,14 +47,6 @@ func denseCases() []denseCase {
 	return cases
 }
 
-func toF64(x []float32) []float64 {
-	o := make([]float64, len(x))
-	for i, v := range x {
-		o[i] = float64(v)
-	}
-	return o
-}
-
 // TestDenseRowsDoNotDependOnBatch checks that each row's output is bit for bit the same
 // whether it is evaluated alone or in a batch.
 func TestDenseRowsDoNotDependOnBatch(t *testing.T) {

@@ -243,15 +243,6 @@ func netScale(out, r []float32) float64 {
 	return s
 }
 
-// netLoss returns Σ out·r in float64.
-func netLoss(out, r []float32) float64 {
-	s := 0.0
-	for i, v := range out {
-		s += float64(v) * float64(r[i])
-	}
-	return s
-}
-
 // netGradCases are the networks of the gradient checks: MLPs with and without LayerNorm for
 // every activation (hidden layers of 9 and 6 and a head of 8, so both the narrow and the wide
 // products run), CNNs, LSTMs of one and two layers, and Dict networks with an MLP key and a
@@ -340,7 +331,7 @@ func TestNetGradientsMatchFiniteDifferences(t *testing.T) {
 					t.Fatal(err)
 				}
 				cur = netKinks(cur[:0], n)
-				return netLoss(out, r), slices.Equal(cur, base)
+				return dot64(out, r), slices.Equal(cur, base)
 			}
 			st := netCheckGradients(t, p, analytic, eval, scale)
 			t.Logf("%d entries checked (%d with a smaller step), %d skipped at kinks; worst error %.2f of the tolerance (%s)",
@@ -396,20 +387,23 @@ func TestNetSharedEncoderSplit(t *testing.T) {
 			gA, _ := netconf.Zeros(aSpec)
 			gCAll, _ := netconf.Zeros(cSpec)
 			gC := gCAll.Filter("head.", "out.")
-			lat, err := actor.ForwardEncoder(pA, x, c.rows, rec)
-			if err != nil {
-				t.Fatal(err)
+			// forward runs the encoder once and both heads on its latent output, as the agent
+			// does; the outputs are the Nets' buffers.
+			forward := func() (outA, v []float32) {
+				lat, err := actor.ForwardEncoder(pA, x, c.rows, rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if outA, err = actor.ForwardHead(pA, lat, c.rows); err != nil {
+					t.Fatal(err)
+				}
+				if v, err = critic.ForwardHead(pCHead, lat, c.rows); err != nil {
+					t.Fatal(err)
+				}
+				return outA, v
 			}
-			outA, err := actor.ForwardHead(pA, lat, c.rows)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outA = slices.Clone(outA)
-			v, err := critic.ForwardHead(pCHead, lat, c.rows)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v = slices.Clone(v)
+			outA, v := forward()
+			outA, v = slices.Clone(outA), slices.Clone(v)
 			dA, err := actor.BackwardHead(pA, gA, rA)
 			if err != nil {
 				t.Fatal(err)
@@ -442,44 +436,33 @@ func TestNetSharedEncoderSplit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				lstmSameBits(t, w.what+" output of the split network", w.out, out)
+				requireSameBits(t, w.what+" output of the split network", w.out, out)
 				if err := w.n.Backward(w.p, w.g, w.r); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for _, g := range gA {
 				if strings.HasPrefix(g.Name, "head.") || strings.HasPrefix(g.Name, "out.") {
-					lstmSameBits(t, "actor gradient of "+g.Name, g.Data, wA.Tensor(g.Name).Data)
+					requireSameBits(t, "actor gradient of "+g.Name, g.Data, wA.Tensor(g.Name).Data)
 					continue
 				}
 				want := make([]float64, len(g.Data))
 				for j := range want {
 					want[j] = float64(wA.Tensor(g.Name).Data[j]) + float64(wC.Tensor(g.Name).Data[j])
 				}
-				lstmCheckClose(t, "shared gradient of "+g.Name, g.Data, want, 1e-5)
+				checkClose(t, "shared gradient of "+g.Name, g.Data, want, 1e-5, smallScaleFloor)
 			}
 			for _, g := range gC {
-				lstmSameBits(t, "critic gradient of "+g.Name, g.Data, wC.Tensor(g.Name).Data)
+				requireSameBits(t, "critic gradient of "+g.Name, g.Data, wC.Tensor(g.Name).Data)
 			}
 
 			// The encoder's gradients against finite differences of the combined loss.
 			eval := func() (float64, bool) {
-				lat, err := actor.ForwardEncoder(pA, x, c.rows, rec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				outA, err := actor.ForwardHead(pA, lat, c.rows)
-				if err != nil {
-					t.Fatal(err)
-				}
-				v, err := critic.ForwardHead(pCHead, lat, c.rows)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return netLoss(outA, rA) + netLoss(v, rC), true // no kinked activation
+				outA, v := forward()
+				return dot64(outA, rA) + dot64(v, rC), true // no kinked activation
 			}
 			enc := pA.Filter("encoder.", "latent.")
-			st := netCheckGradients(t, enc, func(name string) []float64 { return toF64(gA.Tensor(name).Data) }, eval, netScale(outA, rA)+netScale(v, rC))
+			st := netCheckGradients(t, enc, func(name string) []float64 { return float64s(gA.Tensor(name).Data) }, eval, netScale(outA, rA)+netScale(v, rC))
 			t.Logf("%d encoder entries checked; worst error %.2f of the tolerance (%s)", st.checked, st.worst, st.worstAt)
 		})
 	}

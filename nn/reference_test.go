@@ -1,100 +1,12 @@
 package nn
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/netconf"
 )
-
-// refNet is a PyTorch reference network of ../shared/testdata/nets (see its README): input,
-// parameters, output and the gradients of loss = Σ y·R, in float64, Linear weights [out, in].
-type refNet struct {
-	X, R, Y    convRefTensor
-	Params     map[string]convRefTensor `json:"params"`
-	GradParams map[string]convRefTensor `json:"grad_params"`
-	GradX      convRefTensor            `json:"grad_x"`
-}
-
-// loadRefNet reads the reference network in file name, skipping t when the shared test data
-// is absent.
-func loadRefNet(t *testing.T, name string) *refNet {
-	t.Helper()
-	path := filepath.Join("..", "..", "shared", "testdata", "nets", name)
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("PyTorch reference %s not found; it lives in the shared test data next to the repository", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref refNet
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return &ref
-}
-
-// refTensor returns the tensor called name of m, failing t if there is none.
-func refTensor(t *testing.T, m map[string]convRefTensor, what, name string) convRefTensor {
-	t.Helper()
-	v, ok := m[name]
-	if !ok {
-		t.Fatalf("reference has no %s %q", what, name)
-	}
-	return v
-}
-
-// refLayout returns v in our layout: a Linear weight [out, in] transposed to [in, out],
-// anything else as it is.
-func refLayout(v convRefTensor) []float32 {
-	if len(v.Shape) != 2 {
-		return v.float32s()
-	}
-	out, in := v.Shape[0], v.Shape[1]
-	m := make([]float32, in*out)
-	for o := range out {
-		for i := range in {
-			m[i*out+o] = float32(v.Data[o*in+i])
-		}
-	}
-	return m
-}
-
-// refCheck fails t unless got is within tol of want relative to want's largest magnitude,
-// and returns the error so relative.
-func refCheck(t *testing.T, name string, got []float32, want []float64, tol float64) float64 {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-	}
-	top := 0.0
-	for _, v := range want {
-		top = max(top, math.Abs(v))
-	}
-	worst, at := 0.0, 0
-	for i, v := range want {
-		if d := math.Abs(float64(got[i]) - v); d > worst || math.IsNaN(d) {
-			worst, at = d, i
-		}
-	}
-	rel := worst / max(top, 1e-30)
-	if !(rel <= tol) {
-		t.Errorf("%s[%d] = %.8g, want %.8g: error %.3g, %.3g of the largest |value| %.3g (tolerance %g)",
-			name, at, got[at], want[at], worst, rel, top, tol)
-	}
-	return rel
-}
-
-// refLayout64 is refLayout in float64, for refCheck.
-func refLayout64(v convRefTensor) []float64 { return toF64(refLayout(v)) }
 
 // TestDenseLayersMatchPyTorch runs PyTorch's reference MLP (../shared/testdata/nets/
 // mlp_layernorm.json: x [4, 6] → Linear 10 → LayerNorm → ReLU → Linear 10 → LayerNorm → ReLU
@@ -106,17 +18,17 @@ func TestDenseLayersMatchPyTorch(t *testing.T) {
 	ref := loadRefNet(t, "mlp_layernorm.json")
 	rows, in := ref.X.Shape[0], ref.X.Shape[1]
 	hidden := []int{
-		refTensor(t, ref.Params, "parameter", "mlp.0.weight").Shape[0],
-		refTensor(t, ref.Params, "parameter", "mlp.1.weight").Shape[0],
+		ref.param(t, "mlp.0.weight").Shape[0],
+		ref.param(t, "mlp.1.weight").Shape[0],
 	}
-	outs := refTensor(t, ref.Params, "parameter", "out.weight").Shape[0]
+	outs := ref.param(t, "out.weight").Shape[0]
 
 	var b binding
 	layers, width := appendMLP(nil, "mlp", in, netconf.MLP{Hidden: hidden, Activation: netconf.ReLU, LayerNorm: true}, &b)
 	layers = append(layers, newDenseLayer("out", width, outs, false, "", &b))
 	p, grad := make(netconf.Params, len(b.names)), make(netconf.Params, len(b.names))
 	for i, name := range b.names {
-		w := refLayout(refTensor(t, ref.Params, "parameter", name))
+		w := ref.param(t, name).ourLayout()
 		if len(w) != b.sizes[i] {
 			t.Fatalf("%s: %d values in the reference, the layer wants %d", name, len(w), b.sizes[i])
 		}
@@ -137,19 +49,16 @@ func TestDenseLayersMatchPyTorch(t *testing.T) {
 	const tol = 1e-5
 	x := ref.X.float32s()
 	y := forwardLayers(layers, &b, p, x, rows)
-	worst := refCheck(t, "y", y, ref.Y.Data, tol)
-	ones := make([]float32, rows)
-	for i := range ones {
-		ones[i] = 1
-	}
+	worst := checkClose(t, "y", y, ref.Y.Data, tol, noScaleFloor)
+	ones := filled(rows, 1)
 	var tmp [2][]float32
 	dx := make([]float32, rows*in)
 	backwardLayers(layers, &b, &gb, p, grad, x, ref.R.float32s(), dx, &tmp, ones, rows)
 	for _, g := range grad {
-		want := refLayout64(refTensor(t, ref.GradParams, "gradient", g.Name))
-		worst = max(worst, refCheck(t, "gradient of "+g.Name, g.Data, want, tol))
+		want := float64s(ref.grad(t, g.Name).ourLayout())
+		worst = max(worst, checkClose(t, "gradient of "+g.Name, g.Data, want, tol, noScaleFloor))
 	}
-	worst = max(worst, refCheck(t, "gradient of x", dx, ref.GradX.Data, tol))
+	worst = max(worst, checkClose(t, "gradient of x", dx, ref.GradX.Data, tol, noScaleFloor))
 	t.Logf("worst error %.2g of a tensor's largest value", worst)
 }
 
@@ -167,7 +76,7 @@ func TestDenseLayersMatchPyTorch(t *testing.T) {
 // gradients of the two halves of the latent layer.
 func TestCNNNetMatchesPyTorch(t *testing.T) {
 	ref := loadRefNet(t, "cnn.json")
-	lw := refTensor(t, ref.Params, "parameter", "linear.weight") // [outs, flat]
+	lw := ref.param(t, "linear.weight") // [outs, flat]
 	outs, flat := lw.Shape[0], lw.Shape[1]
 	s := netconf.Spec{Encoder: netconf.EncoderCNN,
 		CNN: &netconf.CNN{Channels: []int{4, 8}, Kernels: []int{3, 3}, Strides: []int{2, 1}, Activation: netconf.ReLU,
@@ -189,12 +98,12 @@ func TestCNNNetMatchesPyTorch(t *testing.T) {
 	for i := range 2 {
 		for _, kind := range []string{"weight", "bias"} {
 			name := fmt.Sprintf("conv.%d.%s", i, kind)
-			copy(p.Tensor("encoder.cnn."+strings.TrimPrefix(name, "conv.")).Data, refTensor(t, ref.Params, "parameter", name).float32s())
+			copy(p.Tensor("encoder.cnn."+strings.TrimPrefix(name, "conv.")).Data, ref.param(t, name).float32s())
 		}
 	}
-	w, bias := refLayout(lw), refTensor(t, ref.Params, "parameter", "linear.bias").float32s() // w [flat, outs]
-	latW, latB := p.Tensor("latent.weight").Data, p.Tensor("latent.bias").Data                // [flat, 2·outs]
-	outW := p.Tensor("out.weight").Data                                                       // [2·outs, outs]
+	w, bias := lw.ourLayout(), ref.param(t, "linear.bias").float32s()          // w [flat, outs]
+	latW, latB := p.Tensor("latent.weight").Data, p.Tensor("latent.bias").Data // [flat, 2·outs]
+	outW := p.Tensor("out.weight").Data                                        // [2·outs, outs]
 	for j := range outs {
 		for i := range flat {
 			latW[i*2*outs+j], latW[i*2*outs+outs+j] = w[i*outs+j], -w[i*outs+j]
@@ -209,7 +118,7 @@ func TestCNNNetMatchesPyTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worst := refCheck(t, "y", y, ref.Y.Data, tol)
+	worst := checkClose(t, "y", y, ref.Y.Data, tol, noScaleFloor)
 	grad, _ := netconf.Zeros(s)
 	if err := n.Backward(p, grad, ref.R.float32s()); err != nil {
 		t.Fatal(err)
@@ -218,7 +127,7 @@ func TestCNNNetMatchesPyTorch(t *testing.T) {
 		for _, kind := range []string{"weight", "bias"} {
 			name := fmt.Sprintf("conv.%d.%s", i, kind)
 			got := grad.Tensor("encoder.cnn." + strings.TrimPrefix(name, "conv.")).Data
-			worst = max(worst, refCheck(t, "gradient of "+name, got, refTensor(t, ref.GradParams, "gradient", name).Data, tol))
+			worst = max(worst, checkClose(t, "gradient of "+name, got, ref.grad(t, name).Data, tol, noScaleFloor))
 		}
 	}
 	gW, gB := grad.Tensor("latent.weight").Data, grad.Tensor("latent.bias").Data
@@ -229,7 +138,7 @@ func TestCNNNetMatchesPyTorch(t *testing.T) {
 		}
 		db[j] = gB[j] - gB[outs+j]
 	}
-	worst = max(worst, refCheck(t, "gradient of linear.weight", dw, refLayout64(refTensor(t, ref.GradParams, "gradient", "linear.weight")), tol))
-	worst = max(worst, refCheck(t, "gradient of linear.bias", db, refTensor(t, ref.GradParams, "gradient", "linear.bias").Data, tol))
+	worst = max(worst, checkClose(t, "gradient of linear.weight", dw, float64s(ref.grad(t, "linear.weight").ourLayout()), tol, noScaleFloor))
+	worst = max(worst, checkClose(t, "gradient of linear.bias", db, ref.grad(t, "linear.bias").Data, tol, noScaleFloor))
 	t.Logf("worst error %.2g of a tensor's largest value", worst)
 }
