@@ -261,7 +261,7 @@ func layerNormForward(z, xhat, rstd, u, gamma, beta []float32, rows, n int) {
 			dv := float64(v) - mean
 			vr += dv * dv
 		}
-		s := 1 / math.Sqrt(vr/float64(n)+layerNormEps)
+		s := 1 / math.Sqrt(vr/float64(n)+netconf.LayerNormEps)
 		rstd[r] = float32(s)
 		xr, ur := xhat[r*n:(r+1)*n], u[r*n:(r+1)*n]
 		for j, v := range zr {
@@ -399,6 +399,3 @@ func activateGrad(act netconf.Activation, u, y, dy, du []float32) {
 		}
 	}
 }
-
-// layerNormEps is PyTorch's default LayerNorm epsilon.
-const layerNormEps = 1e-5

@@ -363,7 +363,7 @@ type lstmEncoder struct {
 
 func newLSTMEncoder(prefix string, in int, m netconf.LSTM, size int, act netconf.Activation, b *binding) *lstmEncoder {
 	e := &lstmEncoder{hidden: m.Hidden}
-	gates := [4]string{"i", "f", "g", "o"} // PyTorch's order, as netconf names them
+	gates := netconf.LSTMGates()
 	for l := range m.Layers {
 		name := prefix + "." + strconv.Itoa(l)
 		var s [4][4]int
