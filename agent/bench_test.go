@@ -95,7 +95,7 @@ func benchCartPole(b *testing.B, backend string) {
 				b.Fatal(err)
 			}
 			train += time.Since(t0)
-			ret, err := a.Evaluate(eval, 10, 1)
+			ret, err := a.Evaluate(eval, 10, 1000, 1)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -25,11 +25,11 @@ func TestCNNAgentImprovesOnCatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, _ := envs.Make("Catch-v0", nil)
-	before, _ := a.Evaluate(env, 50, 1)
+	before, _ := a.Evaluate(env, 50, 1000, 1)
 	if _, err := a.Train(context.Background(), vec, 6000); err != nil {
 		t.Fatal(err)
 	}
-	after, err := a.Evaluate(env, 50, 1)
+	after, err := a.Evaluate(env, 50, 1000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

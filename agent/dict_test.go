@@ -94,11 +94,11 @@ func TestDictAgentLearnsATaskNeedingBothKeys(t *testing.T) {
 		t.Fatalf("actor spec %s", got)
 	}
 	env := newXorEnv()
-	before, _ := a.Evaluate(env, 200, 1)
+	before, _ := a.Evaluate(env, 200, 1000, 1)
 	if _, err := a.Train(context.Background(), vec, 8000); err != nil {
 		t.Fatal(err)
 	}
-	after, err := a.Evaluate(env, 200, 1)
+	after, err := a.Evaluate(env, 200, 1000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,11 @@ func TestCNNAgentLearnsFromImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &sideEnv{}
-	before, _ := a.Evaluate(env, 100, 1)
+	before, _ := a.Evaluate(env, 100, 1000, 1)
 	if _, err := a.Train(context.Background(), vec, 4000); err != nil {
 		t.Fatal(err)
 	}
-	after, err := a.Evaluate(env, 100, 1)
+	after, err := a.Evaluate(env, 100, 1000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,11 +213,11 @@ func TestSmallTasksLearn(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := newMatchEnv(c.kind)
-			before, _ := a.Evaluate(env, 200, 1)
+			before, _ := a.Evaluate(env, 200, 1000, 1)
 			if _, err := a.Train(context.Background(), vec, c.steps); err != nil {
 				t.Fatal(err)
 			}
-			after, err := a.Evaluate(env, 200, 1)
+			after, err := a.Evaluate(env, 200, 1000, 1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -407,9 +407,34 @@ func (a *PPO) ResetState(i int) {
 
 // Evaluate plays episodes on env with deterministic actions, seeding the
 // first reset with seed, and returns the mean undiscounted return.
-func (a *PPO) Evaluate(env envs.Env, episodes int, seed int64) (float64, error) {
+//
+// An episode that reaches maxSteps steps is cut there and counts with its
+// return so far, as a truncation would: evaluation ends even on an env
+// without a time limit. Env output that training would refuse (an
+// observation of the wrong size, a NaN or Inf observation or reward) is an
+// error naming the env, as envs.Vector's are.
+func (a *PPO) Evaluate(env envs.Env, episodes, maxSteps int, seed int64) (float64, error) {
 	if episodes < 1 {
 		return 0, errors.New("evaluate: need at least one episode")
+	}
+	if maxSteps < 1 {
+		return 0, fmt.Errorf("evaluate: max steps %d: need at least one step per episode", maxSteps)
+	}
+	size := a.obsSpace.FlatSize()
+	// check mirrors envs.Vector's check of what an env returns.
+	check := func(call string, obs []float32, reward float64) error {
+		if len(obs) != size {
+			return fmt.Errorf("env %T %s returned %d observation values, want %d for %v", envs.Unwrapped(env), call, len(obs), size, a.obsSpace)
+		}
+		for j, x := range obs {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("env %T %s returned observation[%d] = %v", envs.Unwrapped(env), call, j, x)
+			}
+		}
+		if math.IsNaN(reward) || math.IsInf(reward, 0) {
+			return fmt.Errorf("env %T %s returned reward %v", envs.Unwrapped(env), call, reward)
+		}
+		return nil
 	}
 	total := 0.0
 	for ep := range episodes {
@@ -418,17 +443,20 @@ func (a *PPO) Evaluate(env envs.Env, episodes int, seed int64) (float64, error) 
 			s = seed
 		}
 		obs, info := env.Reset(s)
+		if err := check("reset", obs, 0); err != nil {
+			return 0, fmt.Errorf("evaluate episode %d: %w", ep, err)
+		}
 		a.ResetState(-1)
-		for {
+		for step := 1; step <= maxSteps; step++ {
 			act, err := a.Act(obs, [][]bool{info.ActionMask}, true)
 			if err != nil {
-				return 0, fmt.Errorf("evaluate episode %d: %w", ep, err)
+				return 0, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}
 			var r float64
 			var term, trunc bool
 			obs, r, term, trunc, info = env.Step(act)
-			if math.IsNaN(r) || math.IsInf(r, 0) {
-				return 0, fmt.Errorf("evaluate episode %d: env returned reward %v", ep, r)
+			if err := check("step", obs, r); err != nil {
+				return 0, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}
 			total += r
 			if term || trunc {

@@ -136,7 +136,7 @@ func TestProbe6(t *testing.T) {
 		}
 	}
 	env, _ := envs.Make("Probe6-v0", nil)
-	ret, err := a.Evaluate(env, 4, 1)
+	ret, err := a.Evaluate(env, 4, 1000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestProbe7(t *testing.T) {
 	cfg.MaxSeqLen, cfg.BatchSize = 5, 128 // a sequence per episode, 25 per minibatch
 	a := trainProbe(t, "Probe7-v0", cfg, 6000)
 	env, _ := envs.Make("Probe7-v0", nil)
-	ret, err := a.Evaluate(env, 40, 3)
+	ret, err := a.Evaluate(env, 40, 1000, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,13 @@ package evo
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/evolverl/evolve/agent"
 
@@ -20,21 +24,40 @@ import (
 )
 
 // A checkpoint is the directory checkpoints/gen-NNNNNN/ holding
-// population.json and one agent file per member, agent-NNNNNN.safetensors
-// by member index. It holds the population after generation NNNNNN's
-// selection and mutation (gen-000000: the initial population; the last
-// generation of a finished run: its population as evaluated), ready to
-// train the next generation. No RNG state of the trainer is stored: every
-// stream evolution draws from is derived from (seed, agent index,
-// generation, purpose), and each agent's own RNG is in its file.
+// population.json, population.sha256 and one agent file per member,
+// agent-NNNNNN.safetensors by member index. It holds the population after
+// generation NNNNNN's selection and mutation (gen-000000: the initial
+// population; the last generation of a finished run: its population as
+// evaluated), ready to train the next generation. No RNG state of the
+// trainer is stored: every stream evolution draws from is derived from
+// (seed, agent index, generation, purpose), and each agent's own RNG is in
+// its file.
+//
+// The files are bound together: population.json records each agent file's
+// size and SHA-256, and population.sha256 holds the SHA-256 of
+// population.json in the format of sha256sum ("<hex>  population.json\n",
+// so `sha256sum -c population.sha256` checks it by hand). Resume verifies
+// all of it, and that the directory holds no other file, before it loads
+// anything. The checksums detect damage and edits, not a forger who
+// rewrites them too: nothing in a checkpoint is secret.
 const (
-	populationFormat  = "evolve-population"
-	populationVersion = 1
+	populationFormat = "evolve-population"
+	// populationVersion 2 added the checksums; version 1 checkpoints are
+	// refused (see errPredatesChecksums).
+	populationVersion = 2
 	populationFile    = "population.json"
+	populationSumFile = "population.sha256"
 	latestFile        = "latest"
+	// maxPopulationBytes bounds what Resume reads of population.json: far
+	// above any real population (a member takes about 200 bytes plus 20
+	// per generation), far below what would exhaust memory.
+	maxPopulationBytes = 256 << 20
 )
 
-var genDirName = regexp.MustCompile(`^gen-[0-9]{6,}$`)
+var (
+	genDirName = regexp.MustCompile(`^gen-[0-9]{6,}$`)
+	sha256Hex  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
 
 // population is population.json.
 type population struct {
@@ -53,9 +76,12 @@ type population struct {
 }
 
 type memberJSON struct {
-	Index    int         `json:"index"`
-	Parent   int         `json:"parent"`
-	File     string      `json:"file"`
+	Index  int    `json:"index"`
+	Parent int    `json:"parent"`
+	File   string `json:"file"`
+	// Size and SHA256 (lower-case hex) are those of the agent file.
+	Size     int64       `json:"size"`
+	SHA256   string      `json:"sha256"`
 	Steps    int         `json:"steps"`
 	Mutation string      `json:"mutation"`
 	Fitness  []jsonFloat `json:"fitness"`
@@ -110,9 +136,15 @@ func memberFile(index int) string { return fmt.Sprintf("agent-%06d.safetensors",
 
 // prepare makes the run's directory ready before the first generation of
 // this session: for a fresh run the resolved config.toml, the metrics
-// header and the checkpoint of the initial population; for a resumed run
-// metrics.csv without the rows of generations after the checkpoint.
+// header and the checkpoint of the initial population, after checking that
+// out_dir can hold them; for a resumed run metrics.csv without the rows of
+// generations after the checkpoint.
 func (t *Trainer) prepare(wall float64) error {
+	if !t.resumed {
+		if err := CheckOutDir(t.dir); err != nil {
+			return fmt.Errorf("out_dir %s: %w", t.dir, err)
+		}
+	}
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
@@ -133,10 +165,57 @@ func (t *Trainer) prepare(wall float64) error {
 	return t.writeCheckpoint(wall)
 }
 
+// CheckOutDir reports, without leaving anything behind, whether a run can
+// be written to dir: dir, or else the nearest of its ancestors that exists,
+// must be a directory in which a directory can be created. That is tried
+// with a probe directory removed at once, since permission bits do not
+// tell (root ignores them; read-only mounts and /proc refuse anyway). Its
+// errors name the path at fault and match ErrBadInput.
+func CheckOutDir(dir string) error {
+	if dir == "" {
+		return badInput(errors.New("empty directory name"))
+	}
+	p := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if fi.Mode().IsRegular() {
+				return badInput(fmt.Errorf("%s is a file, not a directory", p))
+			}
+			if !fi.IsDir() {
+				return badInput(fmt.Errorf("%s is not a directory", p))
+			}
+			break
+		}
+		// ENOTDIR: an ancestor is a file, found further up.
+		parent := filepath.Dir(p)
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) || parent == p {
+			return badInput(fmt.Errorf("%s: %w", p, pathErr(err)))
+		}
+		p = parent
+	}
+	probe, err := os.MkdirTemp(p, ".evolve-probe-")
+	if err != nil {
+		return badInput(fmt.Errorf("cannot create a directory in %s (%w)", p, pathErr(err)))
+	}
+	return os.Remove(probe)
+}
+
+// pathErr returns the error inside a *fs.PathError, whose path the caller
+// names itself (os.DirFS's paths are relative).
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // writeCheckpoint writes the population as checkpoints/gen-NNNNNN: into a
-// temporary directory, every file fsynced, renamed into place, then
-// checkpoints/latest replaced atomically; then it removes all but the
-// newest checkpoint.keep checkpoints.
+// temporary directory, every file fsynced, population.json with the size
+// and SHA-256 of every agent file and population.sha256 with its own,
+// renamed into place, then checkpoints/latest replaced atomically; then it
+// removes all but the newest checkpoint.keep checkpoints.
 func (t *Trainer) writeCheckpoint(wall float64) error {
 	root := filepath.Join(t.dir, "checkpoints")
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -157,17 +236,27 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		StopReason: t.stopReason, ConfigDigest: t.digest}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
-		if err := m.Agent.Save(filepath.Join(tmp, f)); err != nil {
+		path := filepath.Join(tmp, f)
+		if err := m.Agent.Save(path); err != nil {
+			return fail(err)
+		}
+		// The checksum is of the bytes on disk, read back.
+		size, sum, err := hashFile(os.DirFS(tmp), f)
+		if err != nil {
 			return fail(err)
 		}
 		pop.Members = append(pop.Members, memberJSON{Index: m.Index, Parent: m.Parent, File: f,
-			Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: toJSONFloats(m.Fitness)})
+			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: toJSONFloats(m.Fitness)})
 	}
 	b, err := json.MarshalIndent(pop, "", "  ")
 	if err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(tmp, populationFile), append(b, '\n')); err != nil {
+	b = append(b, '\n')
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, populationFile), b); err != nil {
+		return fail(err)
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(tmp, populationSumFile), sumFileLine(b)); err != nil {
 		return fail(err)
 	}
 	final := filepath.Join(root, name)
@@ -186,6 +275,28 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		return fail(err)
 	}
 	return t.pruneCheckpoints(root, name)
+}
+
+// sumFileLine returns population.sha256 for population.json's bytes b, in
+// the format of sha256sum.
+func sumFileLine(b []byte) []byte {
+	return fmt.Appendf(nil, "%x  %s\n", sha256.Sum256(b), populationFile)
+}
+
+// hashFile returns the size and the SHA-256 (lower-case hex) of the file
+// name in fsys, read in a stream.
+func hashFile(fsys fs.FS, name string) (int64, string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // pruneCheckpoints removes the checkpoints older than the newest keep
@@ -217,10 +328,14 @@ func (t *Trainer) pruneCheckpoints(root, latest string) error {
 
 // Resume opens the run in dir to continue it: the config from
 // dir/config.toml (its out_dir is ignored: the run stays in dir) and the
-// population from the checkpoint named by dir/checkpoints/latest. A missing
-// or damaged file, or a config changed since the checkpoint, is an error
-// naming the file that matches ErrBadInput. Run then continues exactly as
-// the run would have without the stop.
+// population from the checkpoint named by dir/checkpoints/latest. Nothing
+// is trusted: the checkpoint is verified whole (see readCheckpoint) before
+// any agent is loaded, and the agents are then checked against it. A
+// missing, damaged or altered file, a config changed since the checkpoint,
+// or a checkpoint written before checksums existed is an error naming the
+// file that matches ErrBadInput; so is a dir that cannot be written. Run
+// then continues exactly as the run would have without the stop. Resume
+// leaves every file as it was.
 func Resume(dir string, opts Options) (*Trainer, error) {
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
 	if err != nil {
@@ -232,32 +347,29 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	root := filepath.Join(dir, "checkpoints")
-	lb, err := os.ReadFile(filepath.Join(root, latestFile))
+	latestPath := filepath.Join(root, latestFile)
+	lb, err := readFileFS(os.DirFS(root), latestFile, 256)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("resume %s: no checkpoint to resume from: %w", dir, err))
+		return nil, badInput(fmt.Errorf("resume %s: no checkpoint to resume from: %s: %w", dir, latestPath, err))
 	}
 	name := strings.TrimSpace(string(lb))
-	if !genDirName.MatchString(name) {
-		return nil, badInput(fmt.Errorf("resume: %s names %.40q, want gen-NNNNNN", filepath.Join(root, latestFile), name))
+	gen, err := strconv.Atoi(strings.TrimPrefix(name, "gen-"))
+	if !genDirName.MatchString(name) || err != nil {
+		return nil, badInput(fmt.Errorf("resume: %s names %.40q, want gen-NNNNNN", latestPath, name))
 	}
 	ckpt := filepath.Join(root, name)
-	popPath := filepath.Join(ckpt, populationFile)
-	pb, err := os.ReadFile(popPath)
+	pop, err := readCheckpoint(os.DirFS(ckpt), ckpt, gen, cfg, t.digest)
+	if errors.Is(err, errPredatesChecksums) {
+		err = fmt.Errorf("%w: start the run again (evolve -config %s -out NEW_DIR), or resume it with the build that wrote it",
+			err, filepath.Join(dir, "config.toml"))
+	}
 	if err != nil {
 		return nil, badInput(fmt.Errorf("resume: %w", err))
 	}
-	var pop population
-	dec := json.NewDecoder(bytes.NewReader(pb))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&pop); err != nil {
-		return nil, badInput(fmt.Errorf("resume: %s: %w", popPath, err))
+	if err := CheckOutDir(dir); err != nil {
+		return nil, fmt.Errorf("resume: run directory %s: %w", dir, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, badInput(fmt.Errorf("resume: %s: data after the JSON object", popPath))
-	}
-	if err := checkPopulation(pop, cfg, t.digest); err != nil {
-		return nil, badInput(fmt.Errorf("resume: %s: %w", popPath, err))
-	}
+	popPath := filepath.Join(ckpt, populationFile)
 	for _, mj := range pop.Members {
 		path := filepath.Join(ckpt, mj.File)
 		a, err := agent.Load(path)
@@ -282,27 +394,189 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	return t, nil
 }
 
-// checkPopulation checks population.json against itself and the config.
-func checkPopulation(p population, cfg Config, digest string) error {
+// errPredatesChecksums is the error for a checkpoint of population.json
+// version 1, which has no checksums: it cannot be verified, so it is
+// refused (accepting it would also let anyone bypass the checksums by
+// deleting population.sha256 and writing version 1).
+var errPredatesChecksums = errors.New("the checkpoint predates checksums (population.json version 1, no population.sha256) and cannot be verified")
+
+// readCheckpoint reads and verifies the checkpoint of generation gen held
+// in fsys (the directory dir, which errors name): population.json against
+// population.sha256, then its contents against themselves, the config and
+// its digest, then the directory's listing against the members (no file
+// missing, none other), then each agent file's size and SHA-256 against
+// population.json. It reads the agent files but decodes none, and writes
+// nothing. Every error names the file at fault.
+func readCheckpoint(fsys fs.FS, dir string, gen int, cfg Config, digest string) (population, error) {
+	at := func(name string) string { return filepath.Join(dir, name) }
+	popPath, sumPath := at(populationFile), at(populationSumFile)
+	pb, err := readFileFS(fsys, populationFile, maxPopulationBytes)
+	if err != nil {
+		return population{}, fmt.Errorf("%s: %w", popPath, err)
+	}
+	sb, err := readFileFS(fsys, populationSumFile, 1024)
+	if errors.Is(err, fs.ErrNotExist) && predatesChecksums(pb) {
+		return population{}, fmt.Errorf("%s: %w", popPath, errPredatesChecksums)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return population{}, fmt.Errorf("%s: missing (every checkpoint has one since population.json version 2)", sumPath)
+	}
+	if err != nil {
+		return population{}, fmt.Errorf("%s: %w", sumPath, err)
+	}
+	if !bytes.Equal(sb, sumFileLine(pb)) {
+		if !sumFileLineRE.Match(sb) {
+			return population{}, fmt.Errorf("%s: want one line \"<SHA-256 in hex>  %s\", as sha256sum writes", sumPath, populationFile)
+		}
+		return population{}, fmt.Errorf("%s does not match the checksum in %s: one of them was altered or damaged", popPath, sumPath)
+	}
+	p, err := decodePopulation(pb)
+	if err == nil {
+		err = checkPopulation(p, cfg, digest, gen)
+	}
+	if err != nil {
+		return population{}, fmt.Errorf("%s: %w", popPath, err)
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return population{}, fmt.Errorf("%s: %w", dir, pathErr(err))
+	}
+	listed := map[string]bool{populationFile: true, populationSumFile: true}
+	for _, m := range p.Members {
+		listed[m.File] = true
+	}
+	for _, e := range entries {
+		if !listed[e.Name()] {
+			return population{}, fmt.Errorf("%s: not part of the checkpoint (it holds %s, %s and the agent files listed there, nothing else)",
+				at(e.Name()), populationFile, populationSumFile)
+		}
+	}
+	for _, m := range p.Members {
+		if err := verifyAgentFile(fsys, m); err != nil {
+			return population{}, fmt.Errorf("%s: %w", at(m.File), err)
+		}
+	}
+	return p, nil
+}
+
+var sumFileLineRE = regexp.MustCompile(`^[0-9a-f]{64}  ` + regexp.QuoteMeta(populationFile) + `\n$`)
+
+// predatesChecksums reports whether b is a population.json of a version
+// before the checksums.
+func predatesChecksums(b []byte) bool {
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	return json.Unmarshal(b, &head) == nil && head.Format == populationFormat && head.Version < populationVersion
+}
+
+// readFileFS reads the regular file name of fsys, refusing anything else
+// (a directory, a device, a FIFO that would block) and files of more than
+// limit bytes. Its errors do not repeat the name.
+func readFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	fi, err := fs.Stat(fsys, name)
+	switch {
+	case err != nil:
+		return nil, pathErr(err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	case fi.Size() > limit:
+		return nil, fmt.Errorf("%d bytes, more than the %d it may hold", fi.Size(), limit)
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	switch {
+	case err != nil:
+		return nil, pathErr(err)
+	case int64(len(b)) > limit:
+		return nil, fmt.Errorf("more than the %d bytes it may hold", limit)
+	}
+	return b, nil
+}
+
+// verifyAgentFile checks that member m's agent file in fsys has the size
+// and SHA-256 population.json records.
+func verifyAgentFile(fsys fs.FS, m memberJSON) error {
+	fi, err := fs.Stat(fsys, m.File)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("missing (%s lists it)", populationFile)
+	case err != nil:
+		return pathErr(err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	case fi.Size() != m.Size:
+		return fmt.Errorf("%d bytes, %s says %d: truncated, extended or replaced", fi.Size(), populationFile, m.Size)
+	}
+	size, sum, err := hashFile(fsys, m.File)
+	switch {
+	case err != nil:
+		return pathErr(err)
+	case size != m.Size:
+		return fmt.Errorf("%d bytes, %s says %d: changed while being read", size, populationFile, m.Size)
+	case sum != m.SHA256:
+		return fmt.Errorf("SHA-256 %s…, %s says %s…: altered or replaced since the checkpoint was written", sum[:12], populationFile, m.SHA256[:12])
+	}
+	return nil
+}
+
+// decodePopulation parses population.json strictly (one JSON object, no
+// unknown field) and checks it against itself: the format and version,
+// counters that cannot be negative, member indices unique and below
+// next_index, each member's file named by its index with a size and a
+// SHA-256, and a fitness history of one entry per generation.
+func decodePopulation(b []byte) (population, error) {
+	var p population
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return population{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return population{}, errors.New("data after the JSON object")
+	}
 	switch {
 	case p.Format != populationFormat || p.Version != populationVersion:
-		return fmt.Errorf("format %q version %d, want %q version %d", p.Format, p.Version, populationFormat, populationVersion)
-	case p.ConfigDigest != digest:
-		return fmt.Errorf("config digest %s differs from config.toml's %s: the config was changed after the checkpoint (only out_dir and workers may change)", p.ConfigDigest, digest)
-	case len(p.Members) != cfg.Population.Size:
-		return fmt.Errorf("%d members, population.size is %d", len(p.Members), cfg.Population.Size)
-	case p.Generation < 0 || p.TotalSteps < 0 || p.NextIndex < len(p.Members) || math.IsNaN(p.WallSeconds) || p.WallSeconds < 0:
-		return errors.New("negative or inconsistent counters")
+		return population{}, fmt.Errorf("format %.40q version %d, want %q version %d", p.Format, p.Version, populationFormat, populationVersion)
+	case p.Generation < 0 || p.TotalSteps < 0 || p.NextIndex < len(p.Members) || math.IsNaN(p.WallSeconds) || p.WallSeconds < 0 ||
+		p.BestIndex < -1 || p.BestIndex >= p.NextIndex:
+		return population{}, errors.New("negative or inconsistent counters")
 	}
 	seen := map[int]bool{}
 	for _, m := range p.Members {
 		if seen[m.Index] || m.Index < 0 || m.Index >= p.NextIndex {
-			return fmt.Errorf("member index %d repeated or outside [0, next_index = %d)", m.Index, p.NextIndex)
+			return population{}, fmt.Errorf("member index %d repeated or outside [0, next_index = %d)", m.Index, p.NextIndex)
 		}
 		seen[m.Index] = true
-		if m.File != memberFile(m.Index) {
-			return fmt.Errorf("member %d: file %.60q, want %s", m.Index, m.File, memberFile(m.Index))
+		switch {
+		case m.File != memberFile(m.Index):
+			return population{}, fmt.Errorf("member %d: file %.60q, want %s", m.Index, m.File, memberFile(m.Index))
+		case m.Parent < -1 || m.Parent >= p.NextIndex || m.Steps < 0:
+			return population{}, fmt.Errorf("member %d: parent %d or steps %d out of range", m.Index, m.Parent, m.Steps)
+		case m.Size < 0 || !sha256Hex.MatchString(m.SHA256):
+			return population{}, fmt.Errorf("member %d: size %d and sha256 %.70q: want a size and 64 lower-case hex digits", m.Index, m.Size, m.SHA256)
+		case len(m.Fitness) != p.Generation:
+			return population{}, fmt.Errorf("member %d: %d fitness values after generation %d, want one per generation", m.Index, len(m.Fitness), p.Generation)
 		}
+	}
+	return p, nil
+}
+
+// checkPopulation checks a decoded population.json against the run's
+// config, its digest and the generation in the checkpoint's name.
+func checkPopulation(p population, cfg Config, digest string, gen int) error {
+	switch {
+	case p.ConfigDigest != digest:
+		return fmt.Errorf("config digest %.70s differs from config.toml's %s: the config was changed after the checkpoint (only out_dir and workers may change)", p.ConfigDigest, digest)
+	case len(p.Members) != cfg.Population.Size:
+		return fmt.Errorf("%d members, population.size is %d", len(p.Members), cfg.Population.Size)
+	case p.Generation != gen:
+		return fmt.Errorf("generation %d in a checkpoint of generation %d (gen-%06d)", p.Generation, gen, gen)
 	}
 	return nil
 }

@@ -2,12 +2,16 @@ package evo
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
 	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend, for [net] backend
 )
 
@@ -47,6 +51,9 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"negative workers", "[population]\nworkers = -1\n", []string{"population.workers = -1"}},
 		{"lstm below its bound", "[net]\nencoder = \"lstm\"\n[net.lstm]\nhidden = 8\n", []string{"net.lstm", "hidden 8"}},
 		{"bad bptt", "[ppo]\nbptt = \"sometimes\"\n", []string{"ppo.bptt", "sometimes"}},
+		{"table in upper case", "[NET]\nencoder = \"lstm\"\n", []string{"keys not in lower case", "NET.encoder"}},
+		{"key in upper case", "[hp.lr]\nMin = 0.0001\n", []string{"keys not in lower case", "hp.lr.Min"}},
+		{"table of another encoder in upper case", "[net.Cnn]\n", []string{"keys not in lower case", "net.Cnn"}}, // found by FuzzParseConfig
 	}
 	dir := t.TempDir()
 	for _, tc := range tests {
@@ -188,5 +195,324 @@ func TestBackendIsChosenInNet(t *testing.T) {
 		if def.PPO.Backend != "" {
 			t.Fatalf("%q: backend %q, want empty (the plain-Go default)", text, def.PPO.Backend)
 		}
+	}
+}
+
+// TestImpossibleConfigsAreRefusedWithoutAllocating: sizes that are valid
+// numbers but more than any machine holds are refused by ParseConfig with
+// the key named, before anything is allocated for them — by a bound, by the
+// agent-file limit or by the memory estimate.
+func TestImpossibleConfigsAreRefusedWithoutAllocating(t *testing.T) {
+	lstm := "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\n"
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"a population of 10⁹", "[population]\nsize = 1_000_000_000\n", []string{"population.size = 1000000000", "<= 10000"}},
+		{"learn_step 4·10⁹", "[ppo]\nlearn_step = 4_000_000_000\n", []string{"ppo.learn_step = 4000000000", "<= 100000000"}},
+		{"learn_step range up to 10⁹", "[hp.learn_step]\nmax = 1e9\n", []string{"hp.learn_step.max = 1e+09", "<= 100000000"}},
+		{"batch_size above learn_step", "[ppo]\nbatch_size = 1_000_000_000\n", []string{"ppo.batch_size = 1000000000", "<= ppo.learn_step (2048)"}},
+		{"num_envs 10⁶", "[env]\nnum_envs = 1_000_000\n[ppo]\nlearn_step = 1_000_000\n", []string{"env.num_envs = 1000000", "<= 4096"}},
+		{"eval_episodes 10⁹", "[env]\neval_episodes = 1_000_000_000\n", []string{"env.eval_episodes = 1000000000", "<= 1000000"}},
+		{"max_seq_len 10⁹ for an lstm", lstm + "[ppo]\nmax_seq_len = 1_000_000_000\n", []string{"ppo.max_seq_len = 1000000000", "learn_step/num_envs = 256"}},
+		{"max_seq_len 10⁹", "[ppo]\nmax_seq_len = 1_000_000_000\n", []string{"ppo.max_seq_len = 1000000000", "<= 100000000"}},
+		{"hidden sizes of 10⁶", "[net.mlp]\nhidden = [1_000_000, 1_000_000]\nmax_nodes = 1_000_000\n", []string{"net.mlp.hidden", "weights", "1 GiB agent.Load reads", "memory"}},
+		{"a head of 10⁶", "[net.head]\nhidden = [1_000_000, 1_000_000]\nmax_nodes = 1_000_000\n", []string{"net.head.hidden", "1 GiB"}},
+		{"10⁹ lstm layers", lstm + "[net.lstm]\nlayers = 1_000_000_000\nmax_layers = 1_000_000_000\n", []string{"net.lstm.layers", "1 GiB"}},
+		{"a huge lstm sequence within the bounds", "[env]\nid = \"CartPoleNoVel-v1\"\nnum_envs = 1\n[net]\nencoder = \"lstm\"\n[ppo]\nlearn_step = 100_000_000\nmax_seq_len = 100_000_000\n",
+			[]string{"ppo.max_seq_len", "GB of memory", "more than the budget"}},
+		{"a huge rollout within the bounds", "[env]\nnum_envs = 1\n[population]\nsize = 10_000\n[ppo]\nlearn_step = 100_000_000\n",
+			[]string{"population.size = 10000", "ppo.learn_step", "GB of memory", "checkpoint"}},
+		{"a big population of big networks", "[population]\nsize = 10_000\n[net.mlp]\nhidden = [4096, 4096]\nmax_nodes = 4096\n",
+			[]string{"population.size = 10000", "net.mlp.hidden", "33,870,211 weights", "GB of memory"}},
+	}
+	if b, _ := memoryBudget(); b > 4000<<30 {
+		t.Skipf("a memory budget of %s holds the test's big configs", gbString(b))
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := ParseConfig([]byte(tc.text))
+			runtime.ReadMemStats(&after)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrBadInput) {
+				t.Errorf("error does not match ErrBadInput: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if d := after.TotalAlloc - before.TotalAlloc; d > 100<<20 {
+				t.Errorf("ParseConfig allocated %d MB before refusing", d>>20)
+			}
+		})
+	}
+}
+
+// TestEstimateCountsTheAgent: the estimate derives the networks from the
+// spaces as agent.New does — an agent file holds the estimated weights
+// three times (with Adam's moments) and its header — and a shipped config
+// needs well under a gigabyte, so no machine refuses it.
+func TestEstimateCountsTheAgent(t *testing.T) {
+	if err := registerSignEnv(); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := filepath.Glob("../configs/*.toml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no configs found: %v", err)
+	}
+	texts := map[string]string{
+		"dict":              "[env]\nid = \"DictSign-v0\"\n",
+		"dict cnn":          "[env]\nid = \"DictSign-v0\"\n[net]\nencoder = \"cnn\"\n[net.cnn]\nchannels = [8]\nkernels = [3]\nstrides = [1]\n",
+		"headless":          "[net.head]\nhidden = []\nmin_layers = 0\n",
+		"lunar lander lstm": "[env]\nid = \"LunarLanderContinuous-v3\"\n[net]\nencoder = \"lstm\"\n",
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[filepath.Base(p)] = string(b)
+	}
+	dir := t.TempDir()
+	for name, text := range texts {
+		cfg, err := ParseConfig([]byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		env, err := envs.Make(cfg.Env.ID, cfg.Env.Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est, err := cfg.estimate(env.ObservationSpace(), env.ActionSpace())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if est.total > 500e6 {
+			t.Errorf("%s: estimated %s, want < 0.5 GB", name, gbString(est.total))
+		}
+		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "agent.safetensors")
+		if err := a.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if header := fi.Size() - est.agentFile; cfg.PPO.ShareEncoders || header < 0 || header > 64<<10 {
+			t.Errorf("%s: agent file of %d bytes, estimated %d for %d weights: want the file larger by its header only", name, fi.Size(), est.agentFile, est.weights)
+		}
+	}
+}
+
+func TestMemoryBudget(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		goLimit, machine, cgroup int64
+		want                     int64
+		from                     string
+	}{
+		{math.MaxInt64, 32 * gib, 0, 24 * gib, "the machine's memory"},
+		{math.MaxInt64, 32 * gib, 8 * gib, 6 * gib, "the cgroup's memory limit"},
+		{math.MaxInt64, 8 * gib, 32 * gib, 6 * gib, "the machine's memory"},
+		{4 * gib, 32 * gib, 8 * gib, 3 * gib, "GOMEMLIMIT"},
+		{64 * gib, 32 * gib, 0, 48 * gib, "GOMEMLIMIT"}, // the user's word: a way past a pessimistic estimate
+		{math.MaxInt64, 0, 0, 12 * gib, "16 GiB assumed"},
+	} {
+		got, from := budgetOf(c.goLimit, c.machine, c.cgroup)
+		if got != c.want || !strings.Contains(from, c.from) || !strings.HasPrefix(from, "3/4 of") {
+			t.Errorf("budgetOf(%d, %d, %d) = %d, %q; want %d from %q", c.goLimit, c.machine, c.cgroup, got, from, c.want, c.from)
+		}
+	}
+	dir := t.TempDir()
+	meminfo := writeConfig(t, dir, "meminfo", "MemFree:         1000 kB\nMemTotal:       24576000 kB\n")
+	if n, err := readMemInfo(meminfo); err != nil || n != 24576000<<10 {
+		t.Errorf("readMemInfo = %d, %v", n, err)
+	}
+	if _, err := readMemInfo(writeConfig(t, dir, "bad", "MemTotal: lots\n")); err == nil {
+		t.Error("readMemInfo read a MemTotal without a number")
+	}
+	for text, want := range map[string]int64{"max\n": 0, "8589934592\n": 8 * gib} {
+		if n, err := readCgroupLimit(writeConfig(t, dir, "memory.max", text)); err != nil || n != want {
+			t.Errorf("readCgroupLimit(%q) = %d, %v; want %d", text, n, err, want)
+		}
+	}
+	if b, from := memoryBudget(); b <= 0 || from == "" {
+		t.Errorf("memoryBudget() = %d, %q", b, from)
+	}
+}
+
+// TestExplicitZeroIsHonoured: a key written with its type's zero value (0,
+// "", [], false) keeps it — only absent keys get defaults — or is refused
+// with its name when zero is not allowed.
+func TestExplicitZeroIsHonoured(t *testing.T) {
+	catch := "[env]\nid = \"Catch-v0\"\n[net]\nencoder = \"cnn\"\n[net.cnn]\nchannels = [8]\nkernels = [3]\nstrides = [1]\n"
+	lstm := "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\n[net.lstm]\n"
+	tests := []struct {
+		name, text string
+		get        func(Config) any // the value that must survive; nil: refused
+		want       any
+		errWant    []string
+	}{
+		{"seed", "seed = 0\n", func(c Config) any { return c.Seed }, int64(0), nil},
+		{"out_dir", "out_dir = \"\"\n", nil, nil, []string{"out_dir", "a directory"}},
+		{"env.id", "[env]\nid = \"\"\n", nil, nil, []string{"env.id = \"\"", "registered"}},
+		{"env.num_envs", "[env]\nnum_envs = 0\n", nil, nil, []string{"env.num_envs = 0", ">= 1"}},
+		{"env.eval_episodes", "[env]\neval_episodes = 0\n", nil, nil, []string{"env.eval_episodes = 0", ">= 1"}},
+		{"population.size", "[population]\nsize = 0\n", nil, nil, []string{"population.size = 0", ">= 1"}},
+		{"population.max_steps", "[population]\nmax_steps = 0\n", nil, nil, []string{"population.max_steps = 0"}},
+		{"population.evo_steps", "[population]\nevo_steps = 0\n", nil, nil, []string{"population.evo_steps = 0"}},
+		{"population.target", "[population]\ntarget = 0.0\n", func(c Config) any { return c.Population.Target }, 0.0, nil},
+		{"population.min_generations", "[population]\nmin_generations = 0\n", func(c Config) any { return c.Population.MinGenerations }, 0, nil},
+		{"population.workers", "[population]\nworkers = 0\n", func(c Config) any { return c.Population.Workers }, 0, nil},
+		{"ppo.lr", "[ppo]\nlr = 0.0\n", nil, nil, []string{"ppo.lr = 0", "> 0"}},
+		{"ppo.batch_size", "[ppo]\nbatch_size = 0\n", nil, nil, []string{"ppo.batch_size = 0", ">= 1"}},
+		{"ppo.learn_step", "[ppo]\nlearn_step = 0\n", nil, nil, []string{"ppo.learn_step = 0", ">= 1"}},
+		{"ppo.gamma", "[ppo]\ngamma = 0.0\n", func(c Config) any { return c.PPO.Gamma }, 0.0, nil},
+		{"ppo.gae_lambda", "[ppo]\ngae_lambda = 0.0\n", func(c Config) any { return c.PPO.GAELambda }, 0.0, nil},
+		{"ppo.clip_coef", "[ppo]\nclip_coef = 0.0\n", nil, nil, []string{"ppo.clip_coef = 0", "> 0"}},
+		{"ppo.ent_coef", "[ppo]\nent_coef = 0.0\n", func(c Config) any { return c.PPO.EntCoef }, 0.0, nil},
+		{"ppo.vf_coef", "[ppo]\nvf_coef = 0.0\n", func(c Config) any { return c.PPO.VFCoef }, 0.0, nil},
+		{"ppo.max_grad_norm", "[ppo]\nmax_grad_norm = 0.0\n", nil, nil, []string{"ppo.max_grad_norm = 0", "> 0"}},
+		{"ppo.update_epochs", "[ppo]\nupdate_epochs = 0\n", nil, nil, []string{"ppo.update_epochs = 0", ">= 1"}},
+		{"ppo.target_kl", "[ppo]\ntarget_kl = 0.0\n", func(c Config) any { return c.PPO.TargetKL }, 0.0, nil},
+		{"ppo.action_std_init", "[env]\nid = \"Pendulum-v1\"\n[ppo]\naction_std_init = 0.0\n", func(c Config) any { return c.PPO.ActionStdInit }, 0.0, nil},
+		{"ppo.bptt", "[ppo]\nbptt = \"\"\n", nil, nil, []string{"ppo.bptt = \"\""}},
+		{"ppo.max_seq_len", "[ppo]\nmax_seq_len = 0\n", nil, nil, []string{"ppo.max_seq_len = 0", ">= 1"}},
+		{"ppo.normalize_obs", "[ppo]\nnormalize_obs = false\n", func(c Config) any { return c.PPO.NormalizeObs }, false, nil},
+		{"net.encoder", "[net]\nencoder = \"\"\n", nil, nil, []string{"net.encoder = \"\""}},
+		{"net.backend", "[net]\nbackend = \"\"\n", nil, nil, []string{"net.backend = \"\""}},
+		{"net.mlp.hidden", "[net.mlp]\nhidden = []\nmin_layers = 0\n", func(c Config) any { return c.Net.MLP.Hidden }, []int{}, nil},
+		{"net.mlp.hidden without min_layers", "[net.mlp]\nhidden = []\n", nil, nil, []string{"net.mlp: hidden [] has no layers", "min_layers = 0"}},
+		{"net.mlp.min_layers", "[net.mlp]\nmin_layers = 0\n", func(c Config) any { return [2]any{c.Net.MLP.MinLayers, c.Net.MLP.Hidden} }, [2]any{0, []int{64, 64}}, nil},
+		{"net.mlp.max_layers", "[net.mlp]\nmax_layers = 0\n", nil, nil, []string{"net.mlp: min_layers 1, max_layers 0"}},
+		{"net.mlp.min_nodes", "[net.mlp]\nmin_nodes = 0\n", nil, nil, []string{"net.mlp: min_nodes 0"}},
+		{"net.mlp.max_nodes", "[net.mlp]\nmax_nodes = 0\n", nil, nil, []string{"net.mlp: min_nodes 16, max_nodes 0"}},
+		{"net.mlp.activation", "[net.mlp]\nactivation = \"\"\n", nil, nil, []string{"net.mlp: activation \"\""}},
+		{"net.mlp.layer_norm", "[net.mlp]\nlayer_norm = false\n", func(c Config) any { return c.Net.MLP.LayerNorm }, false, nil},
+		{"net.head.hidden", "[net.head]\nhidden = []\nmin_layers = 0\n", func(c Config) any { return [2]any{c.Net.Head.Hidden, c.Net.Head.MinLayers} }, [2]any{[]int{}, 0}, nil},
+		{"net.head.hidden without min_layers", "[net.head]\nhidden = []\n", nil, nil, []string{"net.head: hidden [] has no layers"}},
+		{"net.head.min_layers", "[net.head]\nmin_layers = 0\n", func(c Config) any { return c.Net.Head.MinLayers }, 0, nil},
+		{"net.head.max_layers", "[net.head]\nmax_layers = 0\n", nil, nil, []string{"net.head: min_layers 1, max_layers 0"}},
+		{"net.head.min_nodes", "[net.head]\nmin_nodes = 0\n", nil, nil, []string{"net.head: min_nodes 0"}},
+		{"net.head.max_nodes", "[net.head]\nmax_nodes = 0\n", nil, nil, []string{"net.head: min_nodes 16, max_nodes 0"}},
+		{"net.head.activation", "[net.head]\nactivation = \"\"\n", nil, nil, []string{"net.head: activation \"\""}},
+		{"net.head.layer_norm", "[net.head]\nlayer_norm = false\n", func(c Config) any { return c.Net.Head.LayerNorm }, false, nil},
+		{"net.latent.size", "[net.latent]\nsize = 0\n", nil, nil, []string{"net.latent: size 0"}},
+		{"net.latent.min", "[net.latent]\nmin = 0\n", nil, nil, []string{"net.latent: min 0"}},
+		{"net.latent.max", "[net.latent]\nmax = 0\n", nil, nil, []string{"net.latent: min 8, max 0"}},
+		{"net.cnn.channels", strings.Replace(catch, "channels = [8]", "channels = []\nmin_layers = 0", 1), nil, nil, []string{"net.cnn: min_layers 0"}},
+		{"net.cnn.kernels", strings.Replace(catch, "kernels = [3]", "kernels = []", 1), nil, nil, []string{"net.cnn: channels [8], kernels [], strides [1]"}},
+		{"net.cnn.strides", strings.Replace(catch, "strides = [1]", "strides = []", 1), nil, nil, []string{"net.cnn: channels [8], kernels [3], strides []"}},
+		{"net.cnn.activation", catch + "activation = \"\"\n", nil, nil, []string{"net.cnn: activation \"\""}},
+		{"net.cnn.min_layers", catch + "min_layers = 0\n", nil, nil, []string{"net.cnn: min_layers 0"}},
+		{"net.cnn.max_layers", catch + "max_layers = 0\n", nil, nil, []string{"net.cnn: min_layers 1, max_layers 0"}},
+		{"net.cnn.min_channels", catch + "min_channels = 0\n", nil, nil, []string{"net.cnn: min_channels 0"}},
+		{"net.cnn.max_channels", catch + "max_channels = 0\n", nil, nil, []string{"net.cnn: min_channels 8, max_channels 0"}},
+		{"net.lstm.hidden", lstm + "hidden = 0\n", nil, nil, []string{"net.lstm: hidden 0"}},
+		{"net.lstm.layers", lstm + "layers = 0\n", nil, nil, []string{"net.lstm: layers 0"}},
+		{"net.lstm.min_hidden", lstm + "min_hidden = 0\n", nil, nil, []string{"net.lstm: min_hidden 0"}},
+		{"net.lstm.max_hidden", lstm + "max_hidden = 0\n", nil, nil, []string{"net.lstm: min_hidden 16, max_hidden 0"}},
+		{"net.lstm.min_layers", lstm + "min_layers = 0\n", nil, nil, []string{"net.lstm: min_layers 0"}},
+		{"net.lstm.max_layers", lstm + "max_layers = 0\n", nil, nil, []string{"net.lstm: min_layers 1, max_layers 0"}},
+		{"mutation.no_mutation", "[mutation]\nno_mutation = 0.0\n", func(c Config) any { return c.Mutation.NoMutation }, 0.0, nil},
+		{"mutation.architecture", "[mutation]\narchitecture = 0.0\n", func(c Config) any { return c.Mutation.Architecture }, 0.0, nil},
+		{"mutation.new_layer", "[mutation]\nnew_layer = 0.0\n", func(c Config) any { return c.Mutation.NewLayer }, 0.0, nil},
+		{"mutation.parameters", "[mutation]\nparameters = 0.0\n", func(c Config) any { return c.Mutation.Parameters }, 0.0, nil},
+		{"mutation.rl_hp", "[mutation]\nrl_hp = 0.0\n", func(c Config) any { return c.Mutation.RLHP }, 0.0, nil},
+		{"mutation.mutation_sd", "[mutation]\nmutation_sd = 0.0\n", func(c Config) any { return c.Mutation.MutationSD }, 0.0, nil},
+		{"mutation.mutate_elite", "[mutation]\nmutate_elite = false\n", func(c Config) any { return c.Mutation.MutateElite }, false, nil},
+		{"tournament.size", "[tournament]\nsize = 0\n", nil, nil, []string{"tournament.size = 0"}},
+		{"tournament.elitism", "[tournament]\nelitism = false\n", func(c Config) any { return c.Tournament.Elitism }, false, nil},
+		{"hp.ent_coef.min", "[hp.ent_coef]\nmin = 0.0\n", func(c Config) any { return c.HP["ent_coef"].Min }, 0.0, nil},
+		{"hp.lr.min", "[hp.lr]\nmin = 0.0\n", nil, nil, []string{"hp.lr.min = 0", "lr = 0"}},
+		{"hp.lr.grow", "[hp.lr]\ngrow = 0.0\n", nil, nil, []string{"hp.lr.grow = 0", ">= 1"}},
+		{"hp.lr.shrink", "[hp.lr]\nshrink = 0.0\n", nil, nil, []string{"hp.lr.shrink = 0", "(0, 1]"}},
+		{"checkpoint.every", "[checkpoint]\nevery = 0\n", nil, nil, []string{"checkpoint.every = 0", ">= 1"}},
+		{"checkpoint.keep", "[checkpoint]\nkeep = 0\n", func(c Config) any { return c.Checkpoint.Keep }, 0, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.text))
+			if tc.get == nil {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				for _, w := range tc.errWant {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.get(cfg); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("%s = %#v after parsing, want the %#v written", tc.name, got, tc.want)
+			}
+			// The resolved file keeps it too.
+			b, err := cfg.MarshalTOML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := ParseConfig(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back, cfg) {
+				t.Fatalf("resolved config reads back different:\n%s", b)
+			}
+		})
+	}
+}
+
+// TestNetworkWithoutHiddenLayersTrains: a head (and an MLP encoder) without
+// hidden layers, written as hidden = [] with min_layers = 0, is built and
+// trained as written.
+func TestNetworkWithoutHiddenLayersTrains(t *testing.T) {
+	text := strings.Replace(tinyConfig, "[net.head]\nhidden = [16]", "[net.head]\nhidden = []\nmin_layers = 0", 1)
+	text = strings.Replace(text, "[net.mlp]\nhidden = [16]", "[net.mlp]\nhidden = []\nmin_layers = 0", 1)
+	cfg, err := ParseConfig([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Net.Head.Hidden) != 0 || len(cfg.Net.MLP.Hidden) != 0 {
+		t.Fatalf("net %s, want no hidden layers", cfg.Net)
+	}
+	env, err := envs.MakeVector(cfg.Env.ID, cfg.Env.NumEnvs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Train(t.Context(), env, 256); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCommentsOnlyConfigIsTheDefaults: a file of comments and blank lines
+// is an empty config: all defaults, as an empty file.
+func TestCommentsOnlyConfigIsTheDefaults(t *testing.T) {
+	empty, err := ParseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comments, err := ParseConfig([]byte("# nothing to change\n\n   # still nothing\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(empty, comments) {
+		t.Fatalf("a comments-only config differs from the empty one:\n%+v\n%+v", comments, empty)
 	}
 }

@@ -17,8 +17,10 @@
 //     has to survive a checkpoint. A panic in the goroutine (an env's, most
 //     likely) fails the run with an error naming the agent and the env.
 //  2. Evaluate: each member plays eval_episodes deterministic episodes on
-//     its own env, all seeded alike for the generation; the mean return is
-//     its fitness. A non-finite loss, gradient or weight makes it −Inf.
+//     its own env, all seeded alike for the generation, each cut at
+//     eval_max_steps; the mean return is its fitness. A non-finite loss,
+//     gradient or weight makes it −Inf; a NaN or Inf observation or reward
+//     fails the run, as in training.
 //  3. Record: the best member is saved to elite.safetensors when it is the
 //     best of the run so far; metrics.csv gets one row per member.
 //  4. Select: tournament keeps the elite (with elitism) and fills the other

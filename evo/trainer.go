@@ -344,8 +344,9 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 }
 
 // trainOne trains one member for evo_steps on a fresh vector env and
-// evaluates it. A loss or weights that are not finite make its fitness
-// −Inf (logged); a panic (an env's, most likely) becomes an error naming
+// evaluates it (episodes cut at eval_max_steps). A loss or weights that are
+// not finite make its fitness −Inf (logged); bad env output, in training or
+// in evaluation, and a panic (an env's, most likely) become an error naming
 // the agent and the env.
 func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r MemberReport, err error) {
 	id := t.cfg.Env.ID
@@ -401,9 +402,10 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r Me
 		if err != nil {
 			return r, fmt.Errorf("agent %d: %w", m.Index, err)
 		}
-		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, evalSeed)
+		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, evalSeed)
 		if err != nil {
-			return r, fmt.Errorf("agent %d on env %s: evaluate: %w", m.Index, id, err)
+			// Evaluate's errors begin "evaluate episode N step S".
+			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)
 		}
 		if math.IsNaN(r.Fitness) {
 			diverged = "fitness NaN"

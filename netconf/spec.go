@@ -185,8 +185,11 @@ func DefaultSpec(kind EncoderKind) Spec {
 }
 
 // FillDefaults replaces every zero-valued field of s (and of the sub-spec its encoder names)
-// by its default, so a config only has to write what it changes. Zero is never valid for
-// these fields, so no meaningful value is overwritten.
+// by its default: a nil slice, an empty string, a zero number. It cannot tell a zero that was
+// meant from one that was left out, so an MLP's min_layers = 0 (an MLP without hidden layers,
+// valid) becomes the default 1; an empty but non-nil Hidden is kept. A reader of config files
+// that knows which keys were written should fill only the absent ones (evo.ParseConfig does,
+// from the TOML metadata).
 func (s *Spec) FillDefaults() {
 	if s.Encoder == "" {
 		s.Encoder = EncoderMLP
@@ -316,6 +319,9 @@ func (m MLP) Validate() error {
 		return fmt.Errorf("min_nodes %d, max_nodes %d: want 1 <= min_nodes <= max_nodes", m.MinNodes, m.MaxNodes)
 	}
 	if n := len(m.Hidden); n < m.MinLayers || n > m.MaxLayers {
+		if n == 0 {
+			return fmt.Errorf("hidden %v has no layers: want %d to %d (min_layers = 0 allows none)", m.Hidden, m.MinLayers, m.MaxLayers)
+		}
 		return fmt.Errorf("hidden %v has %d layers: want %d to %d", m.Hidden, n, m.MinLayers, m.MaxLayers)
 	}
 	for i, h := range m.Hidden {

@@ -136,3 +136,23 @@ func TestEveryConfigFieldHasMatchingTOMLAndJSONTags(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPWithoutHiddenLayers: min_layers 0 allows an MLP (a head, most
+// usefully) with no hidden layer; without it, the error says how to ask for one.
+func TestMLPWithoutHiddenLayers(t *testing.T) {
+	m := DefaultHead()
+	m.Hidden, m.MinLayers = []int{}, 0
+	if err := m.Validate(); err != nil {
+		t.Fatalf("an MLP without hidden layers and min_layers 0: %v", err)
+	}
+	m.MinLayers = 1
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "min_layers = 0 allows none") {
+		t.Fatalf("err = %v, want one that names min_layers = 0", err)
+	}
+	// FillDefaults cannot tell a zero min_layers from an absent one.
+	s := Spec{Encoder: EncoderMLP, Head: MLP{Hidden: []int{}}}
+	s.FillDefaults()
+	if len(s.Head.Hidden) != 0 || s.Head.MinLayers != DefaultMinMLPLayers {
+		t.Fatalf("FillDefaults gave head %+v, want the empty hidden kept and min_layers defaulted", s.Head)
+	}
+}

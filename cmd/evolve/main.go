@@ -15,9 +15,10 @@
 //	-quiet         print only errors and the final summary
 //
 // Exit status: 0 on success (and when resuming a run that has already
-// finished), 2 on bad input (config, flags, checkpoint), 1 on any other
-// failure, 130 or 143 when stopped by SIGINT or SIGTERM after the last
-// complete generation was checkpointed.
+// finished), 2 on bad input (config, flags, an output directory that cannot
+// be written, a damaged or altered checkpoint), 1 on any other failure,
+// 130 or 143 when stopped by SIGINT or SIGTERM after the last complete
+// generation was checkpointed.
 //
 // On a terminal, evolve draws a progress bar and prints a table after each
 // generation; otherwise it prints one log line per generation.

@@ -84,8 +84,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		var cfg evo.Config
 		cfg, err = evo.LoadConfig(*configPath)
 		if err == nil {
+			where := fmt.Sprintf("config %s: out_dir = %q", *configPath, cfg.OutDir)
 			if set["out"] {
 				cfg.OutDir = *out
+				where = "-out " + *out
 			}
 			if set["seed"] {
 				cfg.Seed = *seed
@@ -93,7 +95,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if set["workers"] {
 				cfg.Population.Workers = *workers
 			}
-			if err = cfg.Validate(); err == nil {
+			err = cfg.Validate()
+			// Whether the run can be written is known before anything is
+			// built, trained or written.
+			if err == nil {
+				if err = evo.CheckOutDir(cfg.OutDir); err != nil {
+					err = fmt.Errorf("%s: %w", where, err)
+				}
+			}
+			if err == nil {
 				tr, err = evo.New(cfg, opts)
 			}
 		}

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// endlessEnv has no time limit and never ends an episode: it observes
+// [0, 0] and pays 1 per step. spoil, when set, may change what the env
+// returns at step n of an episode (0: the reset), to imitate a broken
+// simulator.
+type endlessEnv struct {
+	obs   []float32
+	step  int
+	spoil func(n int, obs []float32, reward float64) ([]float32, float64)
+}
+
+func (e *endlessEnv) ObservationSpace() envs.Space { return envs.NewBox(-1, 1, 2) }
+func (e *endlessEnv) ActionSpace() envs.Space      { return envs.Discrete{N: 2} }
+func (e *endlessEnv) Reset(int64) ([]float32, envs.Info) {
+	e.step = 0
+	obs, _ := e.output(0)
+	return obs, envs.Info{}
+}
+func (e *endlessEnv) Step([]float32) ([]float32, float64, bool, bool, envs.Info) {
+	e.step++
+	obs, r := e.output(1)
+	return obs, r, false, false, envs.Info{}
+}
+func (e *endlessEnv) output(reward float64) ([]float32, float64) {
+	e.obs = append(e.obs[:0], 0, 0)
+	if e.spoil == nil {
+		return e.obs, reward
+	}
+	return e.spoil(e.step, e.obs, reward)
+}
+
+func endlessAgent(t *testing.T) *PPO {
+	t.Helper()
+	env := &endlessEnv{}
+	a, err := New(env.ObservationSpace(), env.ActionSpace(), probeConfig(netconf.EncoderMLP), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestEvaluateCutsEpisodesAtMaxSteps(t *testing.T) {
+	a := endlessAgent(t)
+	tests := []struct {
+		name     string
+		env      envs.Env
+		maxSteps int
+		want     float64
+	}{
+		{"an env without a time limit is cut at the cap", &endlessEnv{}, 50, 50},
+		{"a time limit under the cap ends the episode first", envs.NewTimeLimit(&endlessEnv{}, 20), 50, 20},
+		{"a cap of one step", &endlessEnv{}, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := a.Evaluate(tc.env, 3, tc.maxSteps, 1)
+			if err != nil || got != tc.want {
+				t.Fatalf("Evaluate = %v, %v; want %v (every episode %v steps of reward 1)", got, err, tc.want, tc.want)
+			}
+		})
+	}
+	if _, err := a.Evaluate(&endlessEnv{}, 1, 0, 1); err == nil || !strings.Contains(err.Error(), "max steps 0") {
+		t.Errorf("a cap of 0 steps: err = %v", err)
+	}
+}
+
+// TestEvaluateRefusesNonFiniteEnvOutput holds evaluation to the checks
+// envs.Vector makes in training: bad env output is an error naming the env,
+// the episode and the step, never a meaningless finite return.
+func TestEvaluateRefusesNonFiniteEnvOutput(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name  string
+		spoil func(n int, obs []float32, r float64) ([]float32, float64)
+		want  string
+	}{
+		{"NaN observation after 5 steps", func(n int, obs []float32, r float64) ([]float32, float64) {
+			if n >= 5 {
+				obs[1] = float32(nan)
+			}
+			return obs, r
+		}, "episode 0 step 5: env *agent.endlessEnv step returned observation[1] = NaN"},
+		{"Inf observation at a reset", func(n int, obs []float32, r float64) ([]float32, float64) {
+			if n == 0 {
+				obs[0] = float32(-inf)
+			}
+			return obs, r
+		}, "episode 0: env *agent.endlessEnv reset returned observation[0] = -Inf"},
+		{"Inf reward after 3 steps", func(n int, obs []float32, r float64) ([]float32, float64) {
+			if n >= 3 {
+				r = inf
+			}
+			return obs, r
+		}, "episode 0 step 3: env *agent.endlessEnv step returned reward +Inf"},
+		{"NaN reward", func(n int, obs []float32, r float64) ([]float32, float64) {
+			return obs, nan
+		}, "episode 0 step 1: env *agent.endlessEnv step returned reward NaN"},
+		{"observation of the wrong size", func(n int, obs []float32, r float64) ([]float32, float64) {
+			if n == 2 {
+				return append(obs, obs...), r
+			}
+			return obs, r
+		}, "episode 0 step 2: env *agent.endlessEnv step returned 4 observation values, want 2"},
+	}
+	a := endlessAgent(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Behind a time limit, as envs.Make builds it: the error names
+			// the env itself, not the wrapper.
+			env := envs.NewTimeLimit(&endlessEnv{spoil: tc.spoil}, 500)
+			ret, err := a.Evaluate(env, 2, 100, 1)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Evaluate = %v, %v; want an error containing %q", ret, err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package evo
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheckpointFilesAreBoundTogether(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 2 * 3 * 256
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gen-000000", "gen-000001", "gen-000002"} {
+		ckpt := filepath.Join(cfg.OutDir, "checkpoints", name)
+		pb := readFile(t, filepath.Join(ckpt, populationFile))
+		sum := sha256.Sum256(pb)
+		// The format of sha256sum, so that `sha256sum -c` checks it.
+		if got, want := string(readFile(t, filepath.Join(ckpt, populationSumFile))), hex.EncodeToString(sum[:])+"  population.json\n"; got != want {
+			t.Errorf("%s: population.sha256 = %q, want %q", name, got, want)
+		}
+		p, err := decodePopulation(pb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := []string{populationFile, populationSumFile}
+		for _, m := range p.Members {
+			b := readFile(t, filepath.Join(ckpt, m.File))
+			if s := sha256.Sum256(b); int64(len(b)) != m.Size || hex.EncodeToString(s[:]) != m.SHA256 {
+				t.Errorf("%s: %s is %d bytes of SHA-256 %x, population.json says %d, %s", name, m.File, len(b), s, m.Size, m.SHA256)
+			}
+			files = append(files, m.File)
+		}
+		entries, err := os.ReadDir(ckpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Name())
+		}
+		slices.Sort(files)
+		if !slices.Equal(got, files) {
+			t.Errorf("%s holds %v, want %v", name, got, files)
+		}
+	}
+}
+
+func TestCheckOutDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir string
+		want      string // "" for no error
+		needs     string // a path the case needs, else it is skipped
+	}{
+		{"new nested directory", filepath.Join(dir, "a", "b", "run"), "", ""},
+		{"existing directory", dir, "", ""},
+		{"plain file", file, file + " is a file, not a directory", ""},
+		{"under a plain file", filepath.Join(file, "a", "run"), file + " is a file, not a directory", ""},
+		{"device", "/dev/null/run", "/dev/null is not a directory", "/dev/null"},
+		// /proc refuses new entries even to root.
+		{"in /proc", "/proc/evolve-test/run", "cannot create a directory in /proc", "/proc"},
+		{"empty", "", "empty directory name", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.needs != "" {
+				if _, err := os.Stat(tc.needs); err != nil {
+					t.Skip(err)
+				}
+			}
+			err := CheckOutDir(tc.dir)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("CheckOutDir(%q): %v", tc.dir, err)
+			case tc.want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("CheckOutDir(%q) = %v, want an ErrBadInput mentioning %q", tc.dir, err, tc.want)
+			}
+			// Nothing is left behind: the test's directory holds only the file.
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("%s holds %v after the check", dir, entries)
+			}
+		})
+	}
+}
+
+// TestRunRefusesAnUnwritableOutDir covers programs that use the package
+// without the command's early check: Run refuses before writing.
+func TestRunRefusesAnUnwritableOutDir(t *testing.T) {
+	cfg := tiny(t)
+	file := filepath.Join(filepath.Dir(cfg.OutDir), "notes.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(file, "run")
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.Run(t.Context())
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "out_dir "+cfg.OutDir) || !strings.Contains(err.Error(), file+" is a file") {
+		t.Fatalf("Run into a directory under a file: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
+		t.Errorf("files created: %v", entries)
+	}
+}
