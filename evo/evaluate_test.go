@@ -2,12 +2,7 @@ package evo
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -136,22 +131,7 @@ func TestBadEnvOutputFailsTheRun(t *testing.T) {
 				c.Population.MaxSteps = 1
 			})
 			_, err := runWithin(t, tr, time.Minute)
-			if err == nil || errors.Is(err, ErrBadInput) {
-				t.Fatalf("err = %v; want a failure that is not bad input", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			dir := tr.cfg.OutDir
-			if g, err := os.ReadFile(filepath.Join(dir, "checkpoints", "latest")); err != nil || strings.TrimSpace(string(g)) != "gen-000000" {
-				t.Errorf("latest = %q, %v; want the last good generation, gen-000000", g, err)
-			}
-			var sum map[string]any
-			if err := json.Unmarshal(readFile(t, filepath.Join(dir, "summary.json")), &sum); err != nil || sum["stop_reason"] != StopError {
-				t.Errorf("summary.json: %v, %v", sum, err)
-			}
+			checkFailedRun(t, err, tr.cfg.OutDir, tc.want...)
 		})
 	}
 }

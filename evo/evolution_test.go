@@ -295,22 +295,8 @@ func TestEnvPanicFailsTheRunNamingAgentAndEnv(t *testing.T) {
 	}
 	tr := newTiny(t, func(c *Config) { c.Env.ID = "PanicCartPole-v0" })
 	_, err := tr.Run(context.Background())
-	if err == nil || errors.Is(err, ErrBadInput) {
-		t.Fatalf("err = %v, want a failure that is not bad input", err)
-	}
-	for _, w := range []string{"agent 0", "PanicCartPole-v0", "the simulator exploded"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not mention %q", err, w)
-		}
-	}
 	dir := tr.cfg.OutDir
-	if g, err := os.ReadFile(filepath.Join(dir, "checkpoints", "latest")); err != nil || strings.TrimSpace(string(g)) != "gen-000000" {
-		t.Errorf("latest = %q, %v; want the last good generation, gen-000000", g, err)
-	}
-	var sum map[string]any
-	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "summary.json")), &sum); err != nil || sum["stop_reason"] != StopError {
-		t.Errorf("summary.json: %v, %v", sum, err)
-	}
+	checkFailedRun(t, err, dir, "agent 0", "PanicCartPole-v0", "the simulator exploded")
 	if _, err := Resume(dir, Options{}); err != nil {
 		t.Errorf("the checkpoint of the last good generation does not resume: %v", err)
 	}

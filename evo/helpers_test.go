@@ -1,8 +1,11 @@
 package evo
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -64,4 +67,26 @@ func tiny(t *testing.T) Config {
 	}
 	cfg.OutDir = filepath.Join(t.TempDir(), "run")
 	return cfg
+}
+
+// checkFailedRun checks what a run that failed (not on bad input) leaves:
+// an error naming each of want, latest still at the initial checkpoint,
+// and a summary whose stop reason is "error".
+func checkFailedRun(t *testing.T, err error, dir string, want ...string) {
+	t.Helper()
+	if err == nil || errors.Is(err, ErrBadInput) {
+		t.Fatalf("err = %v; want a failure that is not bad input", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	if g, err := os.ReadFile(filepath.Join(dir, "checkpoints", "latest")); err != nil || strings.TrimSpace(string(g)) != "gen-000000" {
+		t.Errorf("latest = %q, %v; want the last good generation, gen-000000", g, err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "summary.json")), &sum); err != nil || sum["stop_reason"] != StopError {
+		t.Errorf("summary.json: %v, %v", sum, err)
+	}
 }
