@@ -251,6 +251,31 @@ func (a *PPO) ObservationSpace() envs.Space { return a.obsSpace }
 // ActionSpace returns the space of the agent's actions.
 func (a *PPO) ActionSpace() envs.Space { return a.actSpace }
 
+// Specs returns copies of the actor's and the critic's full network specs,
+// with the input, output and output gain the spaces set.
+func (a *PPO) Specs() (actor, critic netconf.Spec) {
+	return a.actorSpec.Clone(), a.criticSpec.Clone()
+}
+
+// ParamCounts returns the number of trainable values the actor and the
+// critic own, as saved in the agent's file: the actor's include the Gaussian
+// log-std, and with shared encoders the critic owns only its head and output
+// layer (it reads the actor's encoder and latent layer).
+func (a *PPO) ParamCounts() (actor, critic int) {
+	eachTensor(a.actor, nil, &a.logStd, func(_ string, _ []int, d *[]float32) { actor += len(*d) })
+	critic = a.critic.Size()
+	return actor, critic
+}
+
+// NormCount returns the number of observations the running normaliser has
+// seen, and false when observation normalisation is off.
+func (a *PPO) NormCount() (float64, bool) {
+	if a.norm == nil {
+		return 0, false
+	}
+	return a.norm.Count, true
+}
+
 // recurrent reports whether the networks carry an LSTM state.
 func (a *PPO) recurrent() bool {
 	return a.actorSpec.Encoder == netconf.EncoderLSTM && !a.actorSpec.Dict()

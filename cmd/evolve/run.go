@@ -28,11 +28,15 @@ const (
 // signalError, picks the exit status; a plain cancellation counts as
 // SIGINT).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "inspect" {
+		return inspectCmd(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("evolve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]\n"+
-			"       evolve -resume DIR [-workers N] [-quiet]\n\n")
+			"       evolve -resume DIR [-workers N] [-quiet]\n"+
+			"       evolve inspect [-json] FILE|DIR\n\n")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key)")

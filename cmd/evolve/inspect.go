@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+	"github.com/evolverl/evolve/nn"
+)
+
+// inspection is what `evolve inspect -json` prints; the README documents
+// its field names, which scripts rely on: add fields, never rename them.
+type inspection struct {
+	File             string          `json:"file"`
+	ObservationSpace json.RawMessage `json:"observation_space"`
+	ActionSpace      json.RawMessage `json:"action_space"`
+	Network          networkInfo     `json:"network"`
+	Config           agent.Config    `json:"config"`
+	Steps            int             `json:"steps"`
+	Updates          int             `json:"updates"`
+	TotalSteps       int             `json:"total_steps"`
+	NormalizeObs     bool            `json:"normalize_obs"`
+	NormCount        *float64        `json:"norm_count"` // null when normalize_obs is off
+	History          []string        `json:"history"`
+	// Summary is the run's summary.json, for a run directory that has one.
+	Summary json.RawMessage `json:"summary,omitempty"`
+
+	obs, act envs.Space // for the text form
+	summary  []kv       // Summary's fields in file order, for the text form
+}
+
+type networkInfo struct {
+	Description    string       `json:"description"`
+	Encoder        string       `json:"encoder"`
+	Latent         int          `json:"latent"`
+	Head           []int        `json:"head"`
+	HeadActivation string       `json:"head_activation"`
+	Output         int          `json:"output"`
+	OutputGain     float64      `json:"output_gain"`
+	ActorParams    int          `json:"actor_params"`
+	CriticParams   int          `json:"critic_params"`
+	TotalParams    int          `json:"total_params"`
+	ShareEncoders  bool         `json:"share_encoders"`
+	Backend        string       `json:"backend"`
+	Actor          netconf.Spec `json:"actor"`
+	Critic         netconf.Spec `json:"critic"`
+}
+
+type kv struct{ key, value string }
+
+// inspectCmd is `evolve inspect [-json] FILE`: it describes an agent file,
+// or the elite of a run directory and the run's summary.
+func inspectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("evolve inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: evolve inspect [-json] FILE|DIR\n\n"+
+			"Describes an agent file, or the elite.safetensors and summary.json of a run directory.\n\n")
+		fs.PrintDefaults()
+	}
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	// Flags may come before or after the file.
+	if err := fs.Parse(args); err != nil {
+		return parseStatus(err)
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "evolve inspect: give an agent file or a run directory\n")
+		fs.Usage()
+		return exitBadInput
+	}
+	path := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return parseStatus(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "evolve inspect: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitBadInput
+	}
+
+	in, err := inspect(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "evolve inspect: %v\n", err)
+		return exitBadInput
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(in, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "evolve inspect: %s: %v\n", in.File, err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return exitOK
+	}
+	printInspection(stdout, in)
+	return exitOK
+}
+
+func parseStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitBadInput
+}
+
+// inspect loads the agent at path (a run directory's elite.safetensors if
+// path is a directory) and describes it. Every error names the file.
+func inspect(path string) (*inspection, error) {
+	file := path
+	var summary []byte
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		file = filepath.Join(path, "elite.safetensors")
+		sp := filepath.Join(path, "summary.json")
+		summary, err = os.ReadFile(sp)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if summary != nil && !json.Valid(summary) {
+			return nil, fmt.Errorf("%s: not valid JSON", sp)
+		}
+	}
+	a, err := agent.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	in := &inspection{File: file, obs: a.ObservationSpace(), act: a.ActionSpace(),
+		Config: a.Config(), Steps: a.Steps, Updates: a.Updates, TotalSteps: a.TotalSteps,
+		History: slices.Clone(a.History)}
+	if in.History == nil {
+		in.History = []string{}
+	}
+	if in.ObservationSpace, err = envs.MarshalSpace(in.obs); err == nil {
+		in.ActionSpace, err = envs.MarshalSpace(in.act)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if c, ok := a.NormCount(); ok {
+		in.NormalizeObs, in.NormCount = true, &c
+	}
+
+	actor, critic := a.Specs()
+	na, nc := a.ParamCounts()
+	backend := in.Config.Backend
+	if backend == "" {
+		backend = nn.DefaultBackend
+	}
+	desc := actor.String()
+	encoder := string(actor.Encoder)
+	if actor.Dict() {
+		encoder = "dict"
+	}
+	in.Network = networkInfo{Description: desc, Encoder: encoder, Latent: actor.Latent.Size,
+		Head: slices.Clone(actor.Head.Hidden), HeadActivation: string(actor.Head.Activation),
+		Output: actor.Output, OutputGain: actor.OutputGain,
+		ActorParams: na, CriticParams: nc, TotalParams: na + nc,
+		ShareEncoders: in.Config.ShareEncoders, Backend: backend, Actor: actor, Critic: critic}
+	if in.Network.Head == nil {
+		in.Network.Head = []int{}
+	}
+
+	if summary != nil {
+		in.Summary = bytes.TrimSpace(summary)
+		if in.summary, err = objectFields(in.Summary); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(path, "summary.json"), err)
+		}
+	}
+	return in, nil
+}
+
+// objectFields returns the fields of a JSON object in their order, strings
+// unquoted and other values as written.
+func objectFields(obj []byte) ([]kv, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var out []kv
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		s := string(v)
+		if u, err := strconv.Unquote(s); err == nil && strings.HasPrefix(s, `"`) {
+			s = u
+		}
+		out = append(out, kv{fmt.Sprint(t), s})
+	}
+	return out, nil
+}
+
+// printInspection prints in as aligned text.
+func printInspection(w io.Writer, in *inspection) {
+	var lines []kv
+	line := func(key, format string, a ...any) { lines = append(lines, kv{key, fmt.Sprintf(format, a...)}) }
+	n := in.Network
+	line("file", "%s", in.File)
+	line("observation space", "%v", in.obs)
+	line("action space", "%v", in.act)
+	line("network", "%s", n.Description)
+	// Spec.String is "<encoder> latent N head[...] ...".
+	enc := n.Description
+	if i := strings.LastIndex(enc, " latent "); i >= 0 {
+		enc = enc[:i]
+	}
+	line("  encoder", "%s", enc)
+	line("  latent", "%d", n.Latent)
+	line("  head", "%v %s", n.Head, n.HeadActivation)
+	line("  output", "%d (gain %g)", n.Output, n.OutputGain)
+	line("  parameters", "actor %s, critic %s, total %s", commas(n.ActorParams), commas(n.CriticParams), commas(n.TotalParams))
+	line("  shared encoders", "%s", yesNo(n.ShareEncoders))
+	line("  backend", "%s", n.Backend)
+	line("hyperparameters", "")
+	// Every Config field but the network's, in declaration order, under its
+	// config key.
+	cv := reflect.ValueOf(in.Config)
+	for i := range cv.NumField() {
+		key, _, _ := strings.Cut(cv.Type().Field(i).Tag.Get("json"), ",")
+		if key == "" || key == "-" || key == "net" || key == "backend" {
+			continue
+		}
+		line("  "+key, "%v", cv.Field(i).Interface())
+	}
+	line("steps", "%s", commas(in.Steps))
+	line("updates", "%s", commas(in.Updates))
+	line("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
+	if in.NormalizeObs {
+		line("obs normalisation", "on (%.0f observations seen)", *in.NormCount)
+	} else {
+		line("obs normalisation", "off")
+	}
+	if len(in.History) == 0 {
+		line("lineage", "no mutations")
+	} else {
+		line("lineage", "%d mutations, oldest first", len(in.History))
+		for i, h := range in.History {
+			line(fmt.Sprintf("  %d", i+1), "%s", h)
+		}
+	}
+	if in.summary != nil {
+		line("run summary", "summary.json")
+		for _, f := range in.summary {
+			line("  "+f.key, "%s", f.value)
+		}
+	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l.key))
+	}
+	for _, l := range lines {
+		if l.value == "" {
+			fmt.Fprintln(w, l.key)
+		} else {
+			fmt.Fprintf(w, "%-*s  %s\n", width, l.key, l.value)
+		}
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
