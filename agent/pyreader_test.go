@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// torchPython returns a Python interpreter that imports torch and numpy, or
+// "" when there is none.
+func torchPython() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if err := exec.Command(py, "-c", "import torch, numpy").Run(); err == nil {
+			return py
+		}
+	}
+	return ""
+}
+
+// TestPyReaderMatchesGo saves small trained agents and checks that
+// python/evolve_agent.py, which rebuilds the networks in PyTorch from the
+// file alone (see docs/agent-file.md), computes the same actor outputs and
+// values as the Go agent for the same raw observations, carrying the LSTM
+// state step by step.
+func TestPyReaderMatchesGo(t *testing.T) {
+	py := torchPython()
+	if py == "" {
+		t.Skip("no Python with torch and numpy (tried python3 and /usr/bin/python3): the Python reader is not checked")
+	}
+	_, self, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(self), "..", "python", "evolve_agent.py")
+
+	vec := func(id string) func(t *testing.T) *envs.Vector {
+		return func(t *testing.T) *envs.Vector {
+			v, err := envs.MakeVector(id, 4, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	cases := []struct {
+		name  string
+		vec   func(t *testing.T) *envs.Vector
+		cfg   func() Config
+		steps int // time steps fed one by one (state carried)
+	}{
+		{"mlp-normalize-ln", vec("CartPole-v1"), func() Config {
+			c := probeConfig(netconf.EncoderMLP)
+			c.NormalizeObs = true
+			c.Net.MLP.LayerNorm, c.Net.MLP.Activation = true, netconf.GELU
+			c.Net.Head.Activation = netconf.ELU
+			return c
+		}, 1},
+		{"mlp-shared-leaky-softsign", vec("CartPole-v1"), func() Config {
+			c := probeConfig(netconf.EncoderMLP)
+			c.ShareEncoders = true
+			c.Net.MLP.Activation, c.Net.Head.Activation = netconf.LeakyReLU, netconf.Softsign
+			return c
+		}, 1},
+		{"gaussian-tanh-sigmoid", vec("Pendulum-v1"), func() Config {
+			c := probeConfig(netconf.EncoderMLP)
+			c.Net.MLP.Activation, c.Net.Head.Activation = netconf.Tanh, netconf.Sigmoid
+			return c
+		}, 1},
+		{"cnn-catch", vec("Catch-v0"), func() Config {
+			c := probeConfig(netconf.EncoderCNN)
+			c.Net.CNN.Channels, c.Net.CNN.Kernels, c.Net.CNN.Strides = []int{8, 8}, []int{3, 2}, []int{1, 1}
+			return c
+		}, 1},
+		{"lstm-novel", vec("CartPoleNoVel-v1"), func() Config {
+			c := probeConfig(netconf.EncoderLSTM)
+			c.Net.LSTM.Hidden = 16
+			return c
+		}, 6},
+		{"lstm-2layers-shared", vec("CartPoleNoVel-v1"), func() Config {
+			c := probeConfig(netconf.EncoderLSTM)
+			c.Net.LSTM.Hidden, c.Net.LSTM.Layers = 16, 2
+			c.ShareEncoders = true
+			return c
+		}, 6},
+		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig, 1},
+	}
+	const rows = 3
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := c.vec(t)
+			cfg := c.cfg()
+			cfg.LearnStep, cfg.BatchSize = 128, 32
+			if cfg.MaxSeqLen > 8 {
+				cfg.MaxSeqLen = 8
+			}
+			a, err := New(v.ObservationSpace(), v.ActionSpace(), cfg, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Train(context.Background(), v, 384); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "agent.safetensors")
+			if err := a.Save(path); err != nil {
+				t.Fatal(err)
+			}
+
+			// Observations: sampled from the space (bounds clamped for the
+			// unbounded dims), steps × rows.
+			size := a.obsSpace.FlatSize()
+			rng := rand.New(rand.NewPCG(3, 4))
+			batches := make([][][]float32, c.steps)
+			for s := range batches {
+				batches[s] = make([][]float32, rows)
+				for r := range batches[s] {
+					row := make([]float32, size)
+					a.obsSpace.Sample(rng, row)
+					for i := range row {
+						row[i] = max(-5, min(5, row[i]))
+					}
+					batches[s][r] = row
+				}
+			}
+
+			// Go: preprocess and the internal forward, state carried.
+			n, err := a.nets()
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := make([]float32, rows*a.stateSize())
+			var goOut, goVal [][]float32
+			for _, b := range batches {
+				raw := make([]float32, 0, rows*size)
+				for _, r := range b {
+					raw = append(raw, r...)
+				}
+				x := make([]float32, len(raw))
+				a.preprocess(x, raw, false)
+				out, val, err := a.forward(n, x, rows, 1, state, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				goOut = append(goOut, append([]float32(nil), out...))
+				goVal = append(goVal, append([]float32(nil), val...))
+			}
+
+			// Python.
+			req, _ := json.Marshal(map[string]any{"steps": batches})
+			obsPath := filepath.Join(dir, "obs.json")
+			if err := os.WriteFile(obsPath, req, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(py, script, path, obsPath)
+			cmd.Stderr = os.Stderr
+			stdout, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s %s: %v", py, script, err)
+			}
+			var res struct {
+				Outputs   [][][]float64 `json:"outputs"`
+				Values    [][]float64   `json:"values"`
+				StateSize int           `json:"state_size"`
+			}
+			if err := json.Unmarshal(stdout, &res); err != nil {
+				t.Fatalf("python output: %v\n%s", err, stdout)
+			}
+			if res.StateSize != a.stateSize() {
+				t.Errorf("python state size %d, Go %d", res.StateSize, a.stateSize())
+			}
+			if len(res.Outputs) != c.steps || len(res.Values) != c.steps {
+				t.Fatalf("python returned %d/%d steps, want %d", len(res.Outputs), len(res.Values), c.steps)
+			}
+			var pyOut, pyVal []float32
+			var wantOut, wantVal []float32
+			for s := range c.steps {
+				for r := range rows {
+					for _, x := range res.Outputs[s][r] {
+						pyOut = append(pyOut, float32(x))
+					}
+					pyVal = append(pyVal, float32(res.Values[s][r]))
+				}
+				wantOut = append(wantOut, goOut[s]...)
+				wantVal = append(wantVal, goVal[s]...)
+			}
+			if len(pyOut) != len(wantOut) {
+				t.Fatalf("python gave %d output values, Go %d", len(pyOut), len(wantOut))
+			}
+			eo, ev := relErr32(pyOut, wantOut, 1e-3), relErr32(pyVal, wantVal, 1e-3)
+			t.Logf("max error relative to max|Go|: actor output %.2e, value %.2e", eo, ev)
+			if eo > 1e-5 || ev > 1e-5 || math.IsNaN(eo) || math.IsNaN(ev) {
+				t.Errorf("python and Go differ: actor output %.3g, value %.3g (want <= 1e-5)\ngo out %v\npy out %v\ngo val %v\npy val %v",
+					eo, ev, wantOut, pyOut, wantVal, pyVal)
+			}
+		})
+	}
+}

@@ -1,0 +1,353 @@
+"""Read an evolve agent file (format "evolve-agent", version 1) into PyTorch.
+
+Only the standard library, NumPy and PyTorch are needed. See docs/agent-file.md
+for the format. Usage as a library:
+
+    agent = load("elite.safetensors")          # checks the checksum and format
+    out, value, state = agent.forward(raw_obs)  # raw_obs: [rows, flat obs size]
+    actions = agent.actions(out)                # deterministic actions for the env
+
+`out` is the actor's output (logits for Discrete, MultiDiscrete and
+MultiBinary actions, Gaussian means for Box actions), `value` the critic's
+value per row and `state` the recurrent state to pass to the next call
+(None for non-recurrent agents; zeros at an episode start).
+
+As a command (used by agent/pyreader_test.go):
+
+    python3 evolve_agent.py AGENT.safetensors OBS.json
+
+where OBS.json is {"steps": [batch, batch, ...]}, each batch a list of rows
+of raw observations; the recurrent state is carried from step to step. It
+prints {"outputs": [...], "values": [...], "actions": [...]} per step.
+"""
+
+import hashlib
+import json
+import math
+import struct
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+FORMAT, VERSION = "evolve-agent", "1"
+OBS_CLIP = 10.0  # normalised observations are clipped to ±10
+NORM_EPS = 1e-8  # (x - mean) / sqrt(var + 1e-8)
+MASK_FILL = -1e9  # the logit of an illegal action
+
+
+def _float(v):
+    """A JSON float of the format: a number or "nan", "inf", "-inf"."""
+    if isinstance(v, str):
+        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[v]
+    return float(v)
+
+
+def read_safetensors(path, verify=True):
+    """Returns ({name: float32 array}, metadata dict); checks the checksum."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (hlen,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + hlen].decode("utf-8"))
+    data = raw[8 + hlen :]
+    meta = header.pop("__metadata__", {})
+    if verify:
+        want = meta.get("checksum")
+        got = "sha256:" + hashlib.sha256(data).hexdigest()
+        if want != got:
+            raise ValueError(f"{path}: checksum {want!r}, the data hashes to {got!r}")
+    tensors = {}
+    for name, e in header.items():
+        if e["dtype"] != "F32":
+            raise ValueError(f"{path}: tensor {name}: dtype {e['dtype']}, want F32")
+        b, end = e["data_offsets"]
+        tensors[name] = np.frombuffer(data[b:end], dtype="<f4").reshape(e["shape"]).astype(np.float32)
+    return tensors, meta
+
+
+def activation(name):
+    return {
+        "ReLU": nn.ReLU(),
+        "Tanh": nn.Tanh(),
+        "ELU": nn.ELU(alpha=1.0),
+        "GELU": nn.GELU(approximate="tanh"),
+        "LeakyReLU": nn.LeakyReLU(negative_slope=0.01),
+        "Softsign": nn.Softsign(),
+        "Sigmoid": nn.Sigmoid(),
+    }[name]
+
+
+def _t(a):
+    return nn.Parameter(torch.from_numpy(np.ascontiguousarray(a)), requires_grad=False)
+
+
+def linear(t, prefix):
+    """A torch Linear from <prefix>.weight [in, out] (any leading shape) and <prefix>.bias."""
+    w = t[prefix + ".weight"]
+    w = w.reshape(-1, w.shape[-1])  # a CNN's latent weight [C, H, W, L] is [C·H·W, L]
+    lin = nn.Linear(w.shape[0], w.shape[1])
+    lin.weight = _t(w.T)
+    lin.bias = _t(t[prefix + ".bias"])
+    return lin
+
+
+def mlp(t, prefix, m):
+    """Linear → [LayerNorm] → activation per hidden layer (prefix.N.*)."""
+    layers = []
+    for i, h in enumerate(m.get("hidden") or []):
+        p = f"{prefix}.{i}"
+        layers.append(linear(t, p))
+        if m.get("layer_norm"):
+            ln = nn.LayerNorm(h, eps=1e-5)
+            ln.weight, ln.bias = _t(t[p + ".norm.weight"]), _t(t[p + ".norm.bias"])
+            layers.append(ln)
+        layers.append(activation(m["activation"]))
+    return nn.Sequential(*layers)
+
+
+class CNN(nn.Module):
+    """Unpadded Conv2d + activation per layer on NCHW images, flattened (C, H, W)."""
+
+    def __init__(self, t, prefix, input_shape, c):
+        super().__init__()
+        self.shape = list(input_shape)
+        layers = []
+        ch = input_shape[0]
+        for i, (out, k, s) in enumerate(zip(c["channels"], c["kernels"], c["strides"])):
+            conv = nn.Conv2d(ch, out, k, stride=s, padding=0)
+            conv.weight = _t(t[f"{prefix}.{i}.weight"])  # [out, in, k, k], as PyTorch
+            conv.bias = _t(t[f"{prefix}.{i}.bias"])
+            layers += [conv, activation(c["activation"])]
+            ch = out
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        x = self.body(x.reshape([x.shape[0]] + self.shape))
+        return x.reshape(x.shape[0], -1)
+
+
+class Encoder(nn.Module):
+    """Encoder (MLP, CNN, LSTM or one MLP/CNN per Dict key) and latent layer(s)."""
+
+    def __init__(self, t, spec):
+        super().__init__()
+        self.kind = spec["encoder"]
+        self.lstm = None
+        act = spec["head"]["activation"]  # the latent layer uses the head's activation
+        inputs = spec.get("inputs") or []
+        if inputs:  # Dict: per key encoder.<key>.<kind>.N and latent.<key>, in key order
+            self.keys = nn.ModuleList()
+            self.sizes = []
+            for k in inputs:
+                key, kind = k["key"], k["encoder"]
+                prefix = f"encoder.{key}.{kind}"
+                body = mlp(t, prefix, k["mlp"]) if kind == "mlp" else CNN(t, prefix, k["input"], k["cnn"])
+                self.keys.append(nn.Sequential(body, linear(t, "latent." + key), activation(act)))
+                self.sizes.append(int(np.prod(k["input"])))
+            self.kind = "dict"
+            return
+        if self.kind == "mlp":
+            self.body = mlp(t, "encoder.mlp", spec["mlp"])
+        elif self.kind == "cnn":
+            self.body = CNN(t, "encoder.cnn", spec["input"], spec["cnn"])
+        elif self.kind == "lstm":
+            m = spec["lstm"]
+            h, n = m["hidden"], m["layers"]
+            self.hidden, self.layers = h, n
+            self.lstm = nn.LSTM(spec["input"][0], h, num_layers=n)
+            for l in range(n):
+                p = f"encoder.lstm.{l}"
+                cat = lambda kind: np.concatenate([t[f"{p}.{kind}.{q}"] for q in "ifgo"], axis=-1)
+                setattr(self.lstm, f"weight_ih_l{l}", _t(cat("w_ih").T))  # [4H, in]
+                setattr(self.lstm, f"weight_hh_l{l}", _t(cat("w_hh").T))  # [4H, H]
+                setattr(self.lstm, f"bias_ih_l{l}", _t(cat("b_ih")))
+                setattr(self.lstm, f"bias_hh_l{l}", _t(cat("b_hh")))
+            self.body = nn.Identity()
+        else:
+            raise ValueError(f"unknown encoder {self.kind!r}")
+        self.latent = nn.Sequential(linear(t, "latent"), activation(act))
+
+    def state_size(self):
+        return 2 * self.layers * self.hidden if self.lstm is not None else 0
+
+    def forward(self, x, state=None):
+        """x [rows, flat input]; for an LSTM x may be [steps, rows, input] (time-major).
+        state: [rows, state_size] (layer by layer h then c) or None for zeros.
+        Returns the latent and the new state."""
+        if self.kind == "dict":
+            lats, off = [], 0
+            for enc, n in zip(self.keys, self.sizes):
+                lats.append(enc(x[..., off : off + n]))
+                off += n
+            return torch.cat(lats, dim=-1), None
+        if self.lstm is None:
+            return self.latent(self.body(x)), None
+        seq = x if x.dim() == 3 else x.unsqueeze(0)
+        rows, h, n = seq.shape[1], self.hidden, self.layers
+        if state is None:
+            state = torch.zeros(rows, 2 * n * h, dtype=seq.dtype)
+        s = state.reshape(rows, n, 2, h)
+        h0 = s[:, :, 0, :].permute(1, 0, 2).contiguous()
+        c0 = s[:, :, 1, :].permute(1, 0, 2).contiguous()
+        y, (hT, cT) = self.lstm(seq, (h0, c0))
+        new = torch.stack([hT, cT], dim=2).permute(1, 0, 2, 3).reshape(rows, 2 * n * h)
+        lat = self.latent(y)
+        return (lat if x.dim() == 3 else lat[0]), new
+
+
+class Head(nn.Module):
+    """head MLP (head.N.*) and output layer (out.*, no activation)."""
+
+    def __init__(self, t, spec):
+        super().__init__()
+        self.body = nn.Sequential(mlp(t, "head", spec["head"]), linear(t, "out"))
+
+    def forward(self, latent):
+        return self.body(latent)
+
+
+class Agent(nn.Module):
+    def __init__(self, tensors, meta):
+        super().__init__()
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise ValueError(f"format {meta.get('format')!r} version {meta.get('version')!r}, want {FORMAT!r} {VERSION!r}")
+        self.meta = json.loads(meta["agent"])
+        self.tensors = tensors
+        d = self.meta
+        self.shared = bool(d["config"].get("share_encoders"))
+        part = lambda prefix: {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+        ta, tc = part("actor."), part("critic.")
+        self.actor_encoder = Encoder(ta, d["actor"])
+        self.actor_head = Head(ta, d["actor"])
+        self.critic_encoder = None if self.shared else Encoder(tc, d["critic"])
+        self.critic_head = Head(tc, d["critic"])
+        self.log_std = tensors.get("actor.log_std")
+        self.obs_space, self.act_space = d["observation_space"], d["action_space"]
+        self.norm = None
+        if d.get("norm") is not None:
+            n = d["norm"]  # float64 statistics, exact in the JSON
+            self.norm = (np.array([_float(v) for v in n["mean"]]), np.array([_float(v) for v in n["var"]]))
+        self.scale = self._image_scale()
+        self.eval()
+
+    def _image_scale(self):
+        """(offset, low, high) of every bounded image: a CNN's Box or a Dict's 3-D keys."""
+        def box(s):
+            return np.array([_float(v) for v in s["low"]], np.float32), np.array([_float(v) for v in s["high"]], np.float32)
+
+        def bounded(lo, hi):
+            return np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
+
+        s = self.obs_space
+        out = []
+        if s["type"] == "box" and self.meta["actor"]["encoder"] == "cnn" and not self.meta["actor"].get("inputs"):
+            lo, hi = box(s)
+            if bounded(lo, hi):
+                out.append((0, lo, hi))
+        elif s["type"] == "dict":
+            off = 0
+            for sub in s["spaces"]:
+                n = int(np.prod(sub["shape"]))
+                if len(sub["shape"]) == 3:
+                    lo, hi = box(sub)
+                    if bounded(lo, hi):
+                        out.append((off, lo, hi))
+                off += n
+        return out
+
+    def state_size(self):
+        n = self.actor_encoder.state_size()
+        return n if self.shared else n + self.critic_encoder.state_size()
+
+    def initial_state(self, rows):
+        """The zero state of an episode start, or None for non-recurrent agents."""
+        n = self.state_size()
+        return np.zeros((rows, n), np.float32) if n else None
+
+    def preprocess(self, raw):
+        """Normalise (normalize_obs) or scale bounded images to [0, 1]: float32 [rows, size]."""
+        raw = np.asarray(raw, np.float32).reshape(-1, int(np.prod(self._flat_shape())))
+        if self.norm is not None:
+            mean, var = self.norm
+            z = (raw.astype(np.float64) - mean) / np.sqrt(var + NORM_EPS)
+            return np.clip(z, -OBS_CLIP, OBS_CLIP).astype(np.float32)
+        x = raw.copy()
+        for off, lo, hi in self.scale:
+            n = len(lo)
+            v = raw[:, off : off + n]
+            span = hi - lo
+            with np.errstate(divide="ignore", invalid="ignore"):
+                y = np.where(span > 0, (v - lo) / np.where(span > 0, span, np.float32(1)), np.float32(0))
+            x[:, off : off + n] = y.astype(np.float32)
+        return x
+
+    def _flat_shape(self):
+        s = self.obs_space
+        if s["type"] == "dict":
+            return [sum(int(np.prod(sub["shape"])) for sub in s["spaces"])]
+        return s["shape"]
+
+    @torch.no_grad()
+    def forward(self, raw_obs, state=None):
+        """Raw observations [rows, flat size] → (actor output [rows, out], value [rows], state).
+        state ([rows, state_size], actor's LSTM state then the critic's) is carried by the
+        caller; None means zeros, as at an episode start."""
+        x = torch.from_numpy(self.preprocess(raw_obs))
+        st = None if state is None else torch.as_tensor(np.asarray(state, np.float32))
+        na = self.actor_encoder.state_size()
+        lat, sa = self.actor_encoder(x, None if st is None else st[:, :na])
+        out = self.actor_head(lat)
+        sc = None
+        if not self.shared:
+            lat, sc = self.critic_encoder(x, None if st is None else st[:, na:])
+        value = self.critic_head(lat)[:, 0]
+        new = None
+        if na:
+            new = sa if self.shared else torch.cat([sa, sc], dim=1)
+            new = new.numpy()
+        return out.numpy(), value.numpy(), new
+
+    def actions(self, out, masks=None):
+        """Deterministic env actions from the actor's output [rows, out] (masks: [rows, out] bools)."""
+        out = np.asarray(out, np.float32)
+        s = self.act_space
+        if s["type"] in ("discrete", "multi_discrete"):
+            nvec = [s["n"]] if s["type"] == "discrete" else s["nvec"]
+            logits = out.copy()
+            if masks is not None:
+                logits = np.where(np.asarray(masks, bool), logits, logits + np.float32(MASK_FILL))
+            acts, off = [], 0
+            for n in nvec:
+                acts.append(np.argmax(logits[:, off : off + n], axis=1))  # first maximum on ties
+                off += n
+            a = np.stack(acts, axis=1).astype(np.float32)
+            return a + s.get("start", 0) if s["type"] == "discrete" else a
+        if s["type"] == "multi_binary":
+            return (out >= 0).astype(np.float32)  # σ(z) ≥ 0.5
+        lo = np.array([_float(v) for v in s["low"]], np.float32)
+        hi = np.array([_float(v) for v in s["high"]], np.float32)
+        return np.clip(out, lo, hi)  # the Gaussian's mean, clipped to the Box
+
+
+def load(path, verify=True):
+    tensors, meta = read_safetensors(path, verify)
+    return Agent(tensors, meta)
+
+
+def main(argv):
+    agent = load(argv[1])
+    with open(argv[2]) as f:
+        req = json.load(f)
+    state = None
+    res = {"outputs": [], "values": [], "actions": [], "state_size": agent.state_size()}
+    for batch in req["steps"]:
+        out, value, state = agent.forward(np.asarray(batch, np.float32), state)
+        res["outputs"].append(out.astype(np.float64).tolist())
+        res["values"].append(value.astype(np.float64).tolist())
+        res["actions"].append(agent.actions(out).astype(np.float64).tolist())
+    json.dump(res, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
