@@ -15,6 +15,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/tbevent"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -137,6 +138,7 @@ type Trainer struct {
 	stopReason string
 	wallBefore float64 // seconds spent by earlier sessions
 	resumed    bool
+	events     *tbevent.Writer // this session's TensorBoard event file
 
 	progSteps atomic.Int64
 	progGen   atomic.Int64
@@ -239,10 +241,15 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	if err := t.prepare(t.wallBefore); err != nil {
 		return Summary{}, err
 	}
+	if err := t.openEvents(); err != nil {
+		return Summary{}, err
+	}
+	defer t.events.Close()
 	wall := func() float64 { return t.wallBefore + time.Since(start).Seconds() }
 	for !t.finished {
 		g := t.gen + 1
 		t.progGen.Store(int64(g))
+		genStart := time.Now()
 		reports, err := t.trainGeneration(ctx, g)
 		if err != nil {
 			t.stopReason = StopError
@@ -277,6 +284,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		}
 		rep.EliteFitness = t.best
 		if err := t.appendMetrics(g, wall(), reports); err != nil {
+			return Summary{}, err
+		}
+		if err := t.writeEvents(rep, time.Since(genStart)); err != nil {
 			return Summary{}, err
 		}
 		switch {

@@ -1,0 +1,289 @@
+// Package tbevent writes TensorBoard event files of scalars, with the
+// standard library only, so that `tensorboard --logdir runs` can plot and
+// compare runs.
+//
+// An event file is a sequence of records, each
+//
+//	uint64 length of data (little-endian)
+//	uint32 masked CRC32C of those 8 length bytes
+//	data (length bytes): one serialized Event protobuf
+//	uint32 masked CRC32C of data
+//
+// where masked(crc) = ((crc >> 15) | (crc << 17)) + 0xa282ead8 and CRC32C is
+// CRC-32 with the Castagnoli polynomial. The first Event of a file carries
+// only wall_time and file_version "brain.Event:2"; each later one wall_time,
+// step and a Summary of scalar values. The protobuf fields written are
+//
+//	Event   { double wall_time = 1; int64 step = 2; string file_version = 3; Summary summary = 5; }
+//	Summary { repeated Value value = 1; }
+//	Value   { string tag = 1; float simple_value = 2; }
+//
+// encoded by hand (varints and wire types), since nothing else of protobuf
+// is needed.
+package tbevent
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/evolverl/evolve/internal/atomicfile"
+)
+
+// FilePrefix begins the name of every event file; TensorBoard reads the
+// files whose name contains "tfevents".
+const FilePrefix = "events.out.tfevents."
+
+const fileVersion = "brain.Event:2"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// maskedCRC is the CRC32C of b, masked as TensorFlow's record format does
+// (a CRC of data that holds CRCs is then not a CRC of them).
+func maskedCRC(b []byte) uint32 {
+	c := crc32.Checksum(b, castagnoli)
+	return (c>>15 | c<<17) + 0xa282ead8
+}
+
+// A Scalar is one value of a summary.
+type Scalar struct {
+	Tag   string
+	Value float32
+}
+
+// Writer appends events to one event file.
+type Writer struct {
+	f    *os.File
+	path string
+	buf  []byte
+}
+
+// Create creates dir if needed and a new event file in it, named
+// events.out.tfevents.<unix seconds of now>.<host> (with ".<n>" added if
+// that name is taken, so that each session of a run gets its own file,
+// after the earlier ones in name order), and writes its file_version event.
+// host is sanitized to letters, digits, '-', '_' and '.'; "" becomes
+// "evolve".
+func Create(dir string, now time.Time, host string) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	host = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, host)
+	if host == "" {
+		host = "evolve"
+	}
+	base := filepath.Join(dir, FilePrefix+strconv.FormatInt(now.Unix(), 10)+"."+host)
+	path := base
+	var f *os.File
+	for n := 1; ; n++ {
+		var err error
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || n > 1000 {
+			return nil, err
+		}
+		path = base + "." + strconv.Itoa(n)
+	}
+	w := &Writer{f: f, path: path}
+	ev := appendDouble(nil, 1, wallTime(now))
+	ev = appendBytes(ev, 3, []byte(fileVersion))
+	if err := w.writeRecord(ev); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path returns the file's path.
+func (w *Writer) Path() string { return w.path }
+
+// WriteScalars appends one event of the given step and wall time holding
+// scalars, and syncs the file so that the event survives a crash.
+func (w *Writer) WriteScalars(step int64, now time.Time, scalars []Scalar) error {
+	var sum []byte
+	for _, s := range scalars {
+		v := appendBytes(nil, 1, []byte(s.Tag))
+		v = appendFixed32(v, 2, math.Float32bits(s.Value))
+		sum = appendBytes(sum, 1, v)
+	}
+	ev := appendDouble(nil, 1, wallTime(now))
+	ev = appendVarintField(ev, 2, uint64(step))
+	ev = appendBytes(ev, 5, sum)
+	if err := w.writeRecord(ev); err != nil {
+		return err
+	}
+	return w.f.Sync()
+}
+
+// Close closes the file.
+func (w *Writer) Close() error { return w.f.Close() }
+
+func (w *Writer) writeRecord(data []byte) error {
+	w.buf = appendRecord(w.buf[:0], data)
+	_, err := w.f.Write(w.buf)
+	return err
+}
+
+func appendRecord(b, data []byte) []byte {
+	n := len(b)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
+	b = binary.LittleEndian.AppendUint32(b, maskedCRC(b[n:]))
+	b = append(b, data...)
+	return binary.LittleEndian.AppendUint32(b, maskedCRC(data))
+}
+
+func wallTime(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// Protobuf wire types.
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+func appendTag(b []byte, field, wire int) []byte {
+	return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire))
+}
+
+func appendVarintField(b []byte, field int, v uint64) []byte {
+	return binary.AppendUvarint(appendTag(b, field, wireVarint), v)
+}
+
+func appendDouble(b []byte, field int, v float64) []byte {
+	return binary.LittleEndian.AppendUint64(appendTag(b, field, wireFixed64), math.Float64bits(v))
+}
+
+func appendFixed32(b []byte, field int, v uint32) []byte {
+	return binary.LittleEndian.AppendUint32(appendTag(b, field, wireFixed32), v)
+}
+
+func appendBytes(b []byte, field int, v []byte) []byte {
+	b = binary.AppendUvarint(appendTag(b, field, wireBytes), uint64(len(v)))
+	return append(b, v...)
+}
+
+// Trim rewrites every event file in dir (atomically) without the events
+// whose step is above maxStep, so that a resumed run, which repeats the
+// steps after its checkpoint, records each step once. A file's
+// file_version event is kept, and a file left with no other event is
+// removed. Reading a file stops at its first incomplete or damaged record
+// (the torn tail of a session that was killed mid-write), which is dropped
+// with everything after it. A missing dir is not an error.
+func Trim(dir string, maxStep int64) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), FilePrefix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out, events := trimRecords(b, maxStep)
+		switch {
+		case events == 0:
+			err = os.Remove(path)
+		case len(out) != len(b):
+			err = atomicfile.WriteBytes(path, out)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// trimRecords returns the records of b to keep and how many of them are
+// events with a summary (not the file_version event).
+func trimRecords(b []byte, maxStep int64) (out []byte, events int) {
+	for len(b) >= 12 {
+		n := binary.LittleEndian.Uint64(b)
+		if binary.LittleEndian.Uint32(b[8:]) != maskedCRC(b[:8]) || n > uint64(len(b)-16) {
+			break
+		}
+		data := b[12 : 12+n]
+		if binary.LittleEndian.Uint32(b[12+n:]) != maskedCRC(data) {
+			break
+		}
+		step, hasSummary, ok := eventStep(data)
+		if !ok {
+			break
+		}
+		if step <= maxStep {
+			out = append(out, b[:16+n]...)
+			if hasSummary {
+				events++
+			}
+		}
+		b = b[16+n:]
+	}
+	return out, events
+}
+
+// eventStep returns an Event's step (field 2) and whether it has a summary
+// (field 5); ok is false if data does not parse as protobuf.
+func eventStep(data []byte) (step int64, hasSummary, ok bool) {
+	for len(data) > 0 {
+		key, k := binary.Uvarint(data)
+		if k <= 0 {
+			return 0, false, false
+		}
+		data = data[k:]
+		field, wire := key>>3, key&7
+		switch wire {
+		case wireVarint:
+			v, k := binary.Uvarint(data)
+			if k <= 0 {
+				return 0, false, false
+			}
+			if field == 2 {
+				step = int64(v)
+			}
+			data = data[k:]
+		case wireFixed64, wireFixed32:
+			size := 8
+			if wire == wireFixed32 {
+				size = 4
+			}
+			if len(data) < size {
+				return 0, false, false
+			}
+			data = data[size:]
+		case wireBytes:
+			n, k := binary.Uvarint(data)
+			if k <= 0 || n > uint64(len(data)-k) {
+				return 0, false, false
+			}
+			if field == 5 {
+				hasSummary = true
+			}
+			data = data[k+int(n):]
+		default:
+			return 0, false, false
+		}
+	}
+	return step, hasSummary, true
+}

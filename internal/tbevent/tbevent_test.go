@@ -1,0 +1,155 @@
+package tbevent
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCRC32CCheckValue pins the polynomial: CRC-32C of "123456789" is
+// 0xe3069283 (the catalogue's check value), and the mask is TensorFlow's.
+func TestCRC32CCheckValue(t *testing.T) {
+	c := crc32.Checksum([]byte("123456789"), castagnoli)
+	if c != 0xe3069283 {
+		t.Fatalf("crc32c = %#x, want 0xe3069283", c)
+	}
+	if got, want := maskedCRC([]byte("123456789")), (c>>15|c<<17)+0xa282ead8; got != want {
+		t.Fatalf("masked = %#x, want %#x", got, want)
+	}
+}
+
+// TestEventBytes compares one scalar event with bytes encoded by hand from
+// the protobuf wire format.
+func TestEventBytes(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(2, 500_000_000) // wall_time 2.5 = 0x4004000000000000
+	w, err := Create(dir, now, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteScalars(300, now, []Scalar{{"a/b", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if want := filepath.Join(dir, "events.out.tfevents.2.evolve"); w.Path() != want {
+		t.Fatalf("path %s, want %s", w.Path(), want)
+	}
+	wall := []byte{0x09, 0, 0, 0, 0, 0, 0, 0x04, 0x40}
+	version := append(append([]byte{}, wall...), 0x1a, 13)
+	version = append(version, "brain.Event:2"...)
+	value := []byte{0x0a, 3, 'a', '/', 'b', 0x15, 0, 0, 0x80, 0x3f} // tag, simple_value 1.0f
+	scalar := append(append([]byte{}, wall...),
+		0x10, 0xac, 0x02, // step 300 as a varint
+		0x2a, byte(2+len(value)), 0x0a, byte(len(value))) // summary { value { … } }
+	scalar = append(scalar, value...)
+	var want []byte
+	for _, data := range [][]byte{version, scalar} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(data)))
+		want = append(want, n[:]...)
+		want = binary.LittleEndian.AppendUint32(want, maskedCRC(n[:]))
+		want = append(want, data...)
+		want = binary.LittleEndian.AppendUint32(want, maskedCRC(data))
+	}
+	got, err := os.ReadFile(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("file\n%x\nwant\n%x", got, want)
+	}
+}
+
+func TestCreateNeverReusesAName(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1700000000, 0)
+	var names []string
+	for range 3 {
+		w, err := Create(dir, now, "my/host")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		names = append(names, filepath.Base(w.Path()))
+	}
+	want := []string{"events.out.tfevents.1700000000.my_host", "events.out.tfevents.1700000000.my_host.1",
+		"events.out.tfevents.1700000000.my_host.2"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("names %v, want %v", names, want)
+	}
+}
+
+// steps lists the steps of the summary events of the file at path.
+func steps(t *testing.T, path string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for len(b) > 0 {
+		n := binary.LittleEndian.Uint64(b)
+		step, hasSummary, ok := eventStep(b[12 : 12+n])
+		if !ok {
+			t.Fatal("unparsable event")
+		}
+		if hasSummary {
+			out = append(out, step)
+		}
+		b = b[16+n:]
+	}
+	return out
+}
+
+func TestTrimDropsLaterStepsTornTailsAndEmptyFiles(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(10, 0)
+	w, err := Create(dir, now, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []int64{100, 200, 300, 400} {
+		if err := w.WriteScalars(s, now, []Scalar{{"x", float32(s)}, {"y", math.MaxFloat32}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	torn, err := Create(dir, now, "h") // a second session killed mid-record
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn.WriteScalars(500, now, []Scalar{{"x", 5}})
+	torn.Close()
+	b, _ := os.ReadFile(torn.Path())
+	os.WriteFile(torn.Path(), b[:len(b)-3], 0o644)
+	empty, err := Create(dir, now, "h") // a session that finished no step
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.Close()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("kept"), 0o644)
+
+	if err := Trim(dir, 250); err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(t, w.Path()); len(got) != 2 || got[0] != 100 || got[1] != 200 {
+		t.Fatalf("steps after Trim(250): %v, want [100 200]", got)
+	}
+	for _, p := range []string{torn.Path(), empty.Path()} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: still there after Trim (%v), want removed: no event left", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("Trim touched a file that is not an event file: %v", err)
+	}
+	if err := Trim(filepath.Join(dir, "missing"), 0); err != nil {
+		t.Errorf("Trim of a missing dir: %v", err)
+	}
+}
