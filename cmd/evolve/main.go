@@ -5,6 +5,7 @@
 //	evolve -config configs/cartpole.toml    # train
 //	evolve -resume runs/cartpole            # continue a stopped run from its last checkpoint
 //	evolve inspect [-json] runs/cartpole    # describe an agent file, or a run's elite and summary
+//	evolve plot [-o DIR] runs/cartpole      # chart fitness, hyperparameters and network size as PNGs
 //
 // Flags:
 //

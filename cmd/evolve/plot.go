@@ -1,0 +1,624 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// plotCmd is `evolve plot [-o DIR] RUN_DIR`: it reads RUN_DIR/metrics.csv
+// and writes fitness.png, hyperparameters.png (when a hyperparameter
+// changed during the run) and network.png (when the net column can be
+// parsed) to DIR, RUN_DIR/plots by default.
+func plotCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("evolve plot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: evolve plot [-o DIR] RUN_DIR\n\n")
+		fs.PrintDefaults()
+	}
+	outDir := fs.String("o", "", "write the PNGs to `DIR` (default RUN_DIR/plots)")
+	// Flags may come before or after RUN_DIR.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitBadInput
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "evolve plot: "+format+"\n", a...)
+		return exitBadInput
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return bad("want one run directory, got %d arguments", len(pos))
+	}
+	dir := pos[0]
+	if fi, err := os.Stat(dir); err != nil {
+		return bad("%v", err)
+	} else if !fi.IsDir() {
+		return bad("%s: not a run directory", dir)
+	}
+	m, err := readMetrics(filepath.Join(dir, "metrics.csv"))
+	if err != nil {
+		return bad("%v", err)
+	}
+	env, target := readRunConfig(filepath.Join(dir, "config.toml"))
+	if *outDir == "" {
+		*outDir = filepath.Join(dir, "plots")
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return bad("%v", err)
+	}
+
+	write := func(name string, w, h vg.Length, plots ...*plot.Plot) bool {
+		path := filepath.Join(*outDir, name)
+		if err := savePNG(path, w, h, plots); err != nil {
+			fmt.Fprintf(stderr, "evolve plot: %v\n", err)
+			return false
+		}
+		fmt.Fprintln(stdout, path)
+		return true
+	}
+	if !write("fitness.png", 8*vg.Inch, 4.5*vg.Inch, fitnessPlot(m, env, target)) {
+		return exitFailure
+	}
+	if hps := hyperparameterPlots(m); len(hps) == 0 {
+		fmt.Fprintf(stderr, "evolve plot: no hyperparameter changed during the run: no hyperparameters.png\n")
+	} else if !write("hyperparameters.png", 8*vg.Inch, vg.Length(len(hps))*2.6*vg.Inch, hps...) {
+		return exitFailure
+	}
+	if p := networkPlot(m); p == nil {
+		fmt.Fprintf(stderr, "evolve plot: no layer widths in the net column: no network.png\n")
+	} else if !write("network.png", 8*vg.Inch, 4*vg.Inch, p) {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// metricRow is the part of a metrics.csv row the plots use.
+type metricRow struct {
+	gen, agent, parent int
+	fitness            float64 // −Inf for a diverged agent
+	totalSteps         float64 // the population's env steps at the end of the generation
+	hp                 []float64
+	net                string
+}
+
+// runMetrics is a run's metrics.csv: the hyperparameter columns' names
+// (those between grad_norm and net) and the rows in file order.
+type runMetrics struct {
+	hpNames []string
+	rows    []metricRow
+}
+
+// readMetrics reads and checks a metrics.csv; every error names the file.
+func readMetrics(path string) (*runMetrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s: empty file", path)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, c := range []string{"generation", "agent", "parent", "fitness", "total_steps", "grad_norm", "net"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s: no column %q in the header (not a metrics.csv of evolve?)", path, c)
+		}
+	}
+	m := &runMetrics{hpNames: header[col["grad_norm"]+1 : col["net"]]}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		num := func(name string) (float64, error) {
+			v, err := strconv.ParseFloat(rec[col[name]], 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: line %d: column %s: %q is not a number", path, line, name, rec[col[name]])
+			}
+			return v, nil
+		}
+		integer := func(name string) (int, error) {
+			v, err := strconv.Atoi(rec[col[name]])
+			if err != nil {
+				return 0, fmt.Errorf("%s: line %d: column %s: %q is not an integer", path, line, name, rec[col[name]])
+			}
+			return v, nil
+		}
+		var row metricRow
+		var errs [5]error
+		row.gen, errs[0] = integer("generation")
+		row.agent, errs[1] = integer("agent")
+		row.parent, errs[2] = integer("parent")
+		row.fitness, errs[3] = num("fitness")
+		row.totalSteps, errs[4] = num("total_steps")
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, err
+		}
+		if math.IsNaN(row.fitness) {
+			row.fitness = math.Inf(-1)
+		}
+		for _, h := range m.hpNames {
+			v, err := num(h)
+			if err != nil {
+				return nil, err
+			}
+			row.hp = append(row.hp, v)
+		}
+		row.net = rec[col["net"]]
+		m.rows = append(m.rows, row)
+	}
+	if len(m.rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows: the run has not finished a generation yet", path)
+	}
+	return m, nil
+}
+
+// readRunConfig returns the env id and the fitness target from a run's
+// config.toml, or "" and NaN for what it cannot read: the plots only use
+// them for the title and a reference line.
+func readRunConfig(path string) (env string, target float64) {
+	var c struct {
+		Env struct {
+			ID string `toml:"id"`
+		} `toml:"env"`
+		Population struct {
+			Target *float64 `toml:"target"`
+		} `toml:"population"`
+	}
+	target = math.NaN()
+	if _, err := toml.DecodeFile(path, &c); err != nil {
+		return "", target
+	}
+	if c.Population.Target != nil {
+		target = *c.Population.Target
+	}
+	return c.Env.ID, target
+}
+
+// fitnessPlot charts the best, mean and elite (best so far) fitness per
+// generation against the population's env steps, every agent as a dot,
+// and the target when the run has one.
+func fitnessPlot(m *runMetrics, env string, target float64) *plot.Plot {
+	byGen := map[int][]metricRow{}
+	var gens []int
+	for _, r := range m.rows {
+		if _, ok := byGen[r.gen]; !ok {
+			gens = append(gens, r.gen)
+		}
+		byGen[r.gen] = append(byGen[r.gen], r)
+	}
+	slices.Sort(gens)
+	var best, mean, elite, agents plotter.XYs
+	var diverged int
+	eliteSoFar := math.Inf(-1)
+	for _, g := range gens {
+		rows := byGen[g]
+		x := rows[0].totalSteps
+		b, sum, n := math.Inf(-1), 0.0, 0
+		for _, r := range rows {
+			if math.IsInf(r.fitness, 0) {
+				diverged++
+				continue
+			}
+			b = max(b, r.fitness)
+			sum += r.fitness
+			n++
+			agents = append(agents, plotter.XY{X: x, Y: r.fitness})
+		}
+		if n == 0 {
+			continue
+		}
+		eliteSoFar = max(eliteSoFar, b)
+		best = append(best, plotter.XY{X: x, Y: b})
+		mean = append(mean, plotter.XY{X: x, Y: sum / float64(n)})
+		elite = append(elite, plotter.XY{X: x, Y: eliteSoFar})
+	}
+
+	p := newPlot()
+	p.Title.Text = "Fitness per generation"
+	if env != "" {
+		p.Title.Text = env + ": fitness per generation"
+	}
+	p.X.Label.Text = "env steps (whole population)"
+	p.Y.Label.Text = "fitness (mean evaluation return)"
+	p.Y.Tick.Marker = plainTicks{}
+	p.X.Tick.Marker = siTicks{}
+	p.X.Min = 0
+
+	if len(agents) > 0 {
+		s, _ := plotter.NewScatter(agents)
+		s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 150}, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
+		p.Add(s)
+		p.Legend.Add("each agent", s)
+	}
+	lines := []struct {
+		name  string
+		xys   plotter.XYs
+		c     color.Color
+		width vg.Length
+		dash  []vg.Length
+	}{
+		{"elite (best so far)", elite, color.RGBA{R: 152, G: 223, B: 138, A: 255}, 5, nil},
+		{"best of generation", best, color.RGBA{R: 214, G: 39, B: 40, A: 255}, 1.5, nil},
+		{"mean of generation", mean, color.RGBA{R: 31, G: 119, B: 180, A: 255}, 1.5, []vg.Length{vg.Points(5), vg.Points(3)}},
+	}
+	for _, l := range lines {
+		if len(l.xys) == 0 {
+			continue
+		}
+		line, dots := lineDots(l.xys, l.c, vg.Points(float64(l.width)), l.dash)
+		p.Add(line, dots)
+		p.Legend.Add(l.name, line, dots)
+	}
+	if !math.IsNaN(target) && !math.IsInf(target, 0) {
+		t := plotter.NewFunction(func(float64) float64 { return target })
+		t.Color, t.Dashes, t.Width = color.Gray{Y: 60}, []vg.Length{vg.Points(2), vg.Points(2)}, vg.Points(1)
+		p.Add(t)
+		p.Legend.Add(fmt.Sprintf("target %s", strconv.FormatFloat(target, 'g', -1, 64)), t)
+		p.Y.Max = max(p.Y.Max, target)
+		p.Y.Min = min(p.Y.Min, target)
+	}
+	if diverged > 0 {
+		p.Title.Text += fmt.Sprintf(" (%d diverged agents not shown)", diverged)
+	}
+	padY(p)
+	return p
+}
+
+// lineages assigns every agent its founder (the generation-1 ancestor it
+// descends from) and a colour per founder, and returns, per agent, the
+// row of its parent's last generation before it appears (to draw the
+// branch), so that the hyperparameter and network charts show who
+// inherited what.
+type lineages struct {
+	founder map[int]int
+	color   map[int]color.Color // by founder
+	order   []int               // founders in order of appearance
+	rows    map[int][]metricRow // by agent, in generation order
+	branch  map[int]metricRow   // the parent's row the agent starts from
+	agents  []int               // in order of appearance
+}
+
+func newLineages(m *runMetrics) *lineages {
+	l := &lineages{founder: map[int]int{}, color: map[int]color.Color{}, rows: map[int][]metricRow{}, branch: map[int]metricRow{}}
+	for _, r := range m.rows {
+		if _, seen := l.rows[r.agent]; !seen {
+			l.agents = append(l.agents, r.agent)
+			f, ok := l.founder[r.parent]
+			if r.parent < 0 || !ok {
+				f = r.agent
+			}
+			l.founder[r.agent] = f
+			if _, ok := l.color[f]; !ok {
+				l.color[f] = plotutil.Color(len(l.order))
+				l.order = append(l.order, f)
+			}
+			// The parent's row in the generation before this agent's first.
+			for _, pr := range slices.Backward(l.rows[r.parent]) {
+				if pr.gen < r.gen {
+					l.branch[r.agent] = pr
+					break
+				}
+			}
+		}
+		l.rows[r.agent] = append(l.rows[r.agent], r)
+	}
+	return l
+}
+
+// plot adds one line per agent of value(row) over generations to p,
+// starting at its parent's value, coloured by founder, with a legend
+// entry per founder.
+func (l *lineages) plot(p *plot.Plot, value func(metricRow) float64) {
+	for _, a := range l.agents {
+		var xys plotter.XYs
+		if pr, ok := l.branch[a]; ok {
+			xys = append(xys, plotter.XY{X: float64(pr.gen), Y: value(pr)})
+		}
+		for _, r := range l.rows[a] {
+			xys = append(xys, plotter.XY{X: float64(r.gen), Y: value(r)})
+		}
+		line, dots := lineDots(xys, l.color[l.founder[a]], vg.Points(1.5), nil)
+		p.Add(line, dots)
+	}
+	for _, f := range l.order {
+		line, dots := lineDots(plotter.XYs{{}}, l.color[f], vg.Points(1.5), nil)
+		p.Legend.Add(fmt.Sprintf("agent %d's lineage", f), line, dots)
+	}
+}
+
+// hpLabels gives the hyperparameters' axis labels with their units.
+var hpLabels = map[string]string{
+	"lr":         "lr (Adam step size, log scale)",
+	"batch_size": "batch_size (transitions)",
+	"learn_step": "learn_step (transitions per update)",
+}
+
+// hyperparameterPlots returns one chart per hyperparameter that changed
+// during the run: every agent's value over generations, one line per agent
+// starting at its parent's value. lr is on a log scale.
+func hyperparameterPlots(m *runMetrics) []*plot.Plot {
+	l := newLineages(m)
+	var plots []*plot.Plot
+	for i, name := range m.hpNames {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range m.rows {
+			lo, hi = min(lo, r.hp[i]), max(hi, r.hp[i])
+		}
+		if lo == hi {
+			continue
+		}
+		p := newPlot()
+		p.Title.Text = name + " of every agent (lines follow parent → child)"
+		p.X.Label.Text = "generation"
+		p.X.Tick.Marker = integerTicks{}
+		p.Y.Label.Text = name
+		if s, ok := hpLabels[name]; ok {
+			p.Y.Label.Text = s
+		}
+		l.plot(p, func(r metricRow) float64 { return r.hp[i] })
+		if name == "lr" && lo > 0 {
+			p.Y.Scale = plot.LogScale{}
+			p.Y.Tick.Marker = logTicks{}
+		} else {
+			p.Y.Tick.Marker = plainTicks{}
+			padY(p)
+		}
+		plots = append(plots, p)
+	}
+	return plots
+}
+
+// widthRE matches the layer widths in netconf.Spec.String's description:
+// "mlp[64 64]", "cnn[32 32]" (channels), "head[64]", "latent 32", "lstm 2x64".
+var widthRE = regexp.MustCompile(`(?:mlp|cnn|head)\[([0-9 ]*)\]|latent ([0-9]+)|lstm ([0-9]+)x([0-9]+)`)
+
+// hiddenUnits sums the widths of a net description's hidden layers
+// (encoder, latent and head; CNN channels count as units), and reports
+// whether the description held any.
+func hiddenUnits(net string) (int, bool) {
+	ms := widthRE.FindAllStringSubmatch(net, -1)
+	sum := 0
+	for _, m := range ms {
+		switch {
+		case m[3] != "":
+			layers, _ := strconv.Atoi(m[3])
+			width, _ := strconv.Atoi(m[4])
+			sum += layers * width
+		case m[2] != "":
+			n, _ := strconv.Atoi(m[2])
+			sum += n
+		default:
+			for _, f := range strings.Fields(m[1]) {
+				n, _ := strconv.Atoi(f)
+				sum += n
+			}
+		}
+	}
+	return sum, len(ms) > 0
+}
+
+// networkPlot charts every agent's hidden units over generations, or
+// returns nil when a net description has no widths to read.
+func networkPlot(m *runMetrics) *plot.Plot {
+	units := map[string]int{}
+	for _, r := range m.rows {
+		n, ok := hiddenUnits(r.net)
+		if !ok {
+			return nil
+		}
+		units[r.net] = n
+	}
+	p := newPlot()
+	p.Title.Text = "Network size of every agent (lines follow parent → child)"
+	p.X.Label.Text = "generation"
+	p.X.Tick.Marker = integerTicks{}
+	p.Y.Label.Text = "hidden units (encoder + latent + head)"
+	p.Y.Tick.Marker = plainTicks{}
+	newLineages(m).plot(p, func(r metricRow) float64 { return float64(units[r.net]) })
+	padY(p)
+	return p
+}
+
+// lineDots returns a line through xys and a dot at each point.
+func lineDots(xys plotter.XYs, c color.Color, width vg.Length, dashes []vg.Length) (*plotter.Line, *plotter.Scatter) {
+	line, dots, err := plotter.NewLinePoints(xys)
+	if err != nil { // only NaN or Inf coordinates, which the callers never pass
+		panic("evolve plot: " + err.Error())
+	}
+	line.Color, line.Width, line.Dashes = c, width, dashes
+	dots.GlyphStyle = draw.GlyphStyle{Color: c, Radius: width + vg.Points(1), Shape: draw.CircleGlyph{}}
+	return line, dots
+}
+
+// newPlot returns a plot with a grid and readable fonts; its legend goes
+// right of the chart (savePNG).
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
+	p.Add(g)
+	return p
+}
+
+// padY widens the y range by 8 % on each side (at least 1 unit in all), so
+// that constant lines and the extreme points do not sit on the frame.
+func padY(p *plot.Plot) {
+	pad := max((p.Y.Max-p.Y.Min)*0.08, 0.5)
+	p.Y.Min -= pad
+	p.Y.Max += pad
+}
+
+// legendWidth is the column right of the charts that holds their legends,
+// so that a legend never hides data.
+const legendWidth = 1.75 * vg.Inch
+
+// savePNG draws the plots stacked vertically on one w×h image at 120 dpi,
+// each with its legend to its right.
+func savePNG(path string, w, h vg.Length, plots []*plot.Plot) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))
+	dc := draw.New(img)
+	rows := make([][]*plot.Plot, len(plots))
+	legends := make([]plot.Legend, len(plots))
+	for i, p := range plots {
+		rows[i] = []*plot.Plot{p}
+		legends[i] = p.Legend
+		p.Legend = plot.NewLegend()
+	}
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Points(14), PadTop: vg.Points(4),
+		PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	cs := plot.Align(rows, tiles, draw.Crop(dc, 0, -legendWidth, 0, 0))
+	for i, p := range plots {
+		p.Draw(cs[i][0])
+		c := cs[i][0]
+		lc := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: c.Max.X + vg.Points(10), Y: c.Min.Y},
+			Max: vg.Point{X: dc.Max.X, Y: c.Max.Y - vg.Points(22)}}}
+		legends[i].Top, legends[i].Left = true, true
+		legends[i].XOffs, legends[i].YOffs = 0, 0
+		legends[i].Draw(lc)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// plainTicks labels the default ticks with as few digits as they need.
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ts {
+		if t.Label != "" {
+			ts[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
+		}
+	}
+	return ts
+}
+
+// siTicks labels the default ticks with k, M and G suffixes (400k, 1.2M)
+// instead of exponents, and labels the minor ticks too when fewer than
+// three major ones fall in the range.
+type siTicks struct{}
+
+func (siTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	for i, t := range ts {
+		if t.Label != "" || labelled < 3 {
+			ts[i].Label = siFormat(t.Value)
+		}
+	}
+	return ts
+}
+
+func siFormat(v float64) string {
+	for _, u := range []struct {
+		div    float64
+		suffix string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= u.div {
+			return strconv.FormatFloat(v/u.div, 'f', -1, 64) + u.suffix
+		}
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// integerTicks keeps only the default ticks at whole numbers (generations).
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Label != "" && t.Value == math.Trunc(t.Value) {
+			ts = append(ts, plot.Tick{Value: t.Value, Label: strconv.FormatFloat(t.Value, 'f', 0, 64)})
+		}
+	}
+	if len(ts) == 0 { // a range inside one generation
+		for g := math.Ceil(lo); g <= hi; g++ {
+			ts = append(ts, plot.Tick{Value: g, Label: strconv.FormatFloat(g, 'f', 0, 64)})
+		}
+	}
+	return ts
+}
+
+// logTicks uses powers of ten when the range spans a decade and the
+// default (linear) ticks, placed on the log scale, when it does not,
+// since plot.LogTicks would then label nothing.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi/lo >= 10 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	var ts []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Value > 0 {
+			if t.Label != "" {
+				t.Label = strconv.FormatFloat(t.Value, 'g', 3, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}

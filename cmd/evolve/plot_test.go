@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkPNG decodes path and checks that it is a chart-sized image.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 300 || b.Dx() > 2000 || b.Dy() > 4000 {
+		t.Errorf("%s: %v, want a chart of about 960×540", path, b)
+	}
+}
+
+func TestPlotTinyRun(t *testing.T) {
+	config, dir := writeTiny(t, 1024)
+	if code, _, errOut := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
+		t.Fatalf("training: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := evolve(context.Background(), "plot", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"fitness.png", "network.png"} {
+		p := filepath.Join(dir, "plots", name)
+		checkPNG(t, p)
+		if !strings.Contains(out, p) {
+			t.Errorf("stdout does not list %s:\n%s", p, out)
+		}
+	}
+	// The tiny run's hyperparameters never change: no chart, and a note.
+	if _, err := os.Stat(filepath.Join(dir, "plots", "hyperparameters.png")); err == nil || !strings.Contains(errOut, "no hyperparameter changed") {
+		t.Errorf("hyperparameters.png written for constant hyperparameters (stderr %q)", errOut)
+	}
+}
+
+// syntheticMetrics is a metrics.csv of two generations in which lr and
+// learn_step evolve, the net grows, and one agent diverged.
+const syntheticMetrics = `generation,agent,parent,fitness,diverged,steps,total_steps,wall_s,train_return,loss,policy_loss,value_loss,entropy,approx_kl,clip_frac,explained_variance,grad_norm,lr,batch_size,learn_step,net,mutation
+1,0,-1,10,false,256,512,0.1,20,1,0,1,0.6,0,0,0,1,0.0003,64,128,mlp[16] ReLU latent 8 head[16] ReLU,initial
+1,1,-1,-Inf,true,256,512,0.1,20,NaN,0,1,0.6,0,0,0,1,0.0003,64,128,mlp[16] ReLU latent 8 head[16] ReLU,initial
+2,0,-1,30,false,512,1024,0.2,20,1,0,1,0.6,0,0,0,1,0.0003,64,128,mlp[16] ReLU latent 8 head[16] ReLU,none
+2,2,0,25,false,512,1024,0.2,20,1,0,1,0.6,0,0,0,1,0.003,64,256,"mlp[16 32] ReLU latent 8 head[16] ReLU","lr, learn_step"
+`
+
+func TestPlotEvolvingHyperparametersAndOutDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(syntheticMetrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "charts")
+	// Flags may follow the run directory.
+	if code, _, errOut := evolve(context.Background(), "plot", dir, "-o", out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"fitness.png", "hyperparameters.png", "network.png"} {
+		checkPNG(t, filepath.Join(out, name))
+	}
+}
+
+func TestHiddenUnits(t *testing.T) {
+	for _, c := range []struct {
+		net  string
+		want int
+		ok   bool
+	}{
+		{"mlp[64 64] ReLU latent 32 head[64] ReLU", 224, true},
+		{"mlp[] ReLU latent 8 head[] ReLU", 8, true},
+		{"lstm 2x64 latent 32 head[64] Tanh", 224, true},
+		{"cnn[32 32] k[3 3] s[2 2] ReLU latent 32 head[64] ReLU", 160, true},
+		{"dict{pos: mlp[64] ReLU, img: cnn[16] k[3] s[1] ReLU} latent 32 head[64] ReLU", 176, true},
+		{"something else", 0, false},
+	} {
+		if got, ok := hiddenUnits(c.net); got != c.want || ok != c.ok {
+			t.Errorf("hiddenUnits(%q) = %d, %v, want %d, %v", c.net, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestPlotBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	runDir := func(name, metrics string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if metrics != "" {
+			if err := os.WriteFile(filepath.Join(d, "metrics.csv"), []byte(metrics), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	header := strings.SplitN(syntheticMetrics, "\n", 2)[0] + "\n"
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no argument", nil, "want one run directory"},
+		{"missing directory", []string{filepath.Join(dir, "nope")}, "nope"},
+		{"no metrics.csv", []string{runDir("empty", "")}, "metrics.csv"},
+		{"empty metrics.csv", []string{runDir("zero", "\n")}, "metrics.csv: empty file"},
+		{"header only", []string{runDir("header", header)}, "metrics.csv: no rows"},
+		{"foreign CSV", []string{runDir("foreign", "a,b\n1,2\n")}, `no column "generation"`},
+		{"ragged row", []string{runDir("ragged", header+"1,0,-1\n")}, "metrics.csv"},
+		{"bad number", []string{runDir("number", strings.Replace(syntheticMetrics, "0.0003,64", "fast,64", 1))}, `metrics.csv: line 2: column lr: "fast"`},
+		{"unknown flag", []string{"-x", runDir("flag", syntheticMetrics)}, "-x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := evolve(context.Background(), append([]string{"plot"}, c.args...)...)
+			if code != exitBadInput || !strings.Contains(errOut, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, c.want)
+			}
+		})
+	}
+}
