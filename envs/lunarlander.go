@@ -127,8 +127,9 @@ type LunarLander struct {
 	prevShaping        float64
 	hasPrevShaping     bool
 	// mPower and sPower are the throttles of the last step's main and side
-	// engines (0 when off), kept for tests.
-	mPower, sPower float64
+	// engines (0 when off), kept for tests and rendering; sDir is the side
+	// engine's direction (−1 or +1, 0 when off).
+	mPower, sPower, sDir float64
 
 	obs [8]float32
 }
@@ -358,7 +359,7 @@ func (e *LunarLander) Step(action []float32) ([]float32, float64, bool, bool, In
 		e.lander.ApplyLinearImpulse(box2d.MakeB2Vec2(-ox*k, -oy*k), at, true)
 	}
 
-	e.sPower = 0
+	e.sPower, e.sDir = 0, 0
 	if (e.p.Continuous && math.Abs(a1) > 0.5) || (!e.p.Continuous && (discrete == 1 || discrete == 3)) {
 		var direction float64
 		if e.p.Continuous {
@@ -368,6 +369,7 @@ func (e *LunarLander) Step(action []float32) ([]float32, float64, bool, bool, In
 			direction = float64(discrete - 2)
 			e.sPower = 1
 		}
+		e.sDir = direction
 		ox := tipX*disp0 + sideX*(3*disp1+direction*llSideEngineAway/llScale)
 		oy := -tipY*disp0 - sideY*(3*disp1+direction*llSideEngineAway/llScale)
 		// Gymnasium offsets the point of application by 17 px along x but

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"image"
 	"slices"
 )
 
@@ -49,6 +50,16 @@ func (t *TimeLimit) Step(action []float32) ([]float32, float64, bool, bool, Info
 		trunc = true
 	}
 	return obs, r, term, trunc, info
+}
+
+// Render draws the wrapped env, or returns nil if it cannot draw itself.
+func (t *TimeLimit) Render() image.Image { return renderWrapped(t.env) }
+
+// renderWrapped is the Render of a wrapper: the wrapped env's picture, or
+// nil.
+func renderWrapped(env Env) image.Image {
+	img, _ := Render(env)
+	return img
 }
 
 // MaskVelocity makes a fully observed env partially observable by dropping
@@ -112,6 +123,9 @@ func (m *MaskVelocity) Step(action []float32) ([]float32, float64, bool, bool, I
 	obs, r, term, trunc, info := m.env.Step(action)
 	return m.mask(obs), r, term, trunc, info
 }
+
+// Render draws the wrapped env, or returns nil if it cannot draw itself.
+func (m *MaskVelocity) Render() image.Image { return renderWrapped(m.env) }
 
 func (m *MaskVelocity) mask(obs []float32) []float32 {
 	for j, i := range m.keep {
