@@ -399,21 +399,8 @@ func (a *PPO) fillMasks(add []float32, masks [][]bool, rows int) error {
 // the agent's own RNG. Recurrent agents keep a state per row between calls;
 // ResetState clears it, as at an episode start.
 func (a *PPO) Act(obs []float32, masks [][]bool, deterministic bool) ([]float32, error) {
-	n := a.obsSpace.FlatSize()
-	if len(obs) == 0 || len(obs)%n != 0 {
-		return nil, fmt.Errorf("act: %d observation values are not whole rows of %d", len(obs), n)
-	}
-	rows := len(obs) / n
-	if masks != nil && len(masks) != rows {
-		return nil, fmt.Errorf("act: %d masks for %d rows", len(masks), rows)
-	}
-	if need := rows * a.stateSize(); len(a.deploy) != need {
-		a.deploy = make([]float32, need)
-	}
-	x := make([]float32, len(obs))
-	a.preprocess(x, obs, false)
-	var out actOut
-	if err := a.act(x, masks, a.deploy, deterministic, false, &out); err != nil {
+	out, err := a.step("act", obs, masks, deterministic)
+	if err != nil {
 		return nil, err
 	}
 	return out.envActions, nil

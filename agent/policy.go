@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+)
+
+// PolicyOutput is what the policy computes for a batch of rows.
+type PolicyOutput struct {
+	// Values are the critic's values, [rows].
+	Values []float32
+	// Probs holds, for categorical policies (Discrete, MultiDiscrete), per
+	// component c the probabilities of its n_c choices, [rows·n_c] row by
+	// row; masked choices are exactly 0. Choice k is action value k+Start.
+	Probs [][]float32
+	// BitProbs holds, for MultiBinary policies, P(bit = 1), [rows·n].
+	BitProbs []float32
+	// Mean and Std are, for Box policies, the Gaussian's means [rows·d]
+	// (not clipped to the bounds) and its state-independent standard
+	// deviations [d].
+	Mean, Std []float32
+}
+
+// Policy returns the action distribution and the value for a batch of raw
+// observations, taken as Act takes them (rows of the observation space's
+// flat size, one mask per row or nil). It draws no random number.
+//
+// Policy is one step of the agent, as Act is: a recurrent agent's state
+// for each row advances, so that Policy followed by Act on the next
+// observation acts as two Acts would. ResetState clears it.
+func (a *PPO) Policy(obs []float32, masks [][]bool) (*PolicyOutput, error) {
+	out, err := a.step("policy", obs, masks, true)
+	if err != nil {
+		return nil, err
+	}
+	d := a.dist
+	rows := len(out.values)
+	p := &PolicyOutput{Values: out.values}
+	switch d.kind {
+	case categorical:
+		// The distribution's buffers hold each choice's log-probability;
+		// exp of a masked choice's is exactly 0 (see maskFill).
+		p.Probs = make([][]float32, len(d.nvec))
+		for c, n := range d.nvec {
+			p.Probs[c] = expAll(out.choiceLogp[c][:rows*n])
+		}
+	case bernoulli:
+		p.BitProbs = expAll(a.work.dist.logp1[:rows*d.size])
+	case gaussian:
+		// A deterministic Gaussian action is its mean, before clipping.
+		p.Mean = out.actions
+		p.Std = expAll(a.logStd)
+	}
+	return p, nil
+}
+
+// ActInfo is Act with the log-probability of each chosen action and the
+// value. actions are ready for the env (Box actions clipped); a Box
+// action's log-probability is that of the unclipped sample, as training
+// stores it. Like Act it advances a recurrent agent's state.
+func (a *PPO) ActInfo(obs []float32, masks [][]bool, deterministic bool) (actions, logProbs, values []float32, err error) {
+	out, err := a.step("act", obs, masks, deterministic)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out.envActions, out.logp, out.values, nil
+}
+
+// step checks a batch of raw observations and masks, as Act does, and acts
+// on it with the deployment state. call names the method in errors.
+func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic bool) (*actOut, error) {
+	n := a.obsSpace.FlatSize()
+	if len(obs) == 0 || len(obs)%n != 0 {
+		return nil, fmt.Errorf("%s: %d observation values are not whole rows of %d", call, len(obs), n)
+	}
+	rows := len(obs) / n
+	if masks != nil && len(masks) != rows {
+		return nil, fmt.Errorf("%s: %d masks for %d rows", call, len(masks), rows)
+	}
+	if need := rows * a.stateSize(); len(a.deploy) != need {
+		a.deploy = make([]float32, need)
+	}
+	x := make([]float32, len(obs))
+	a.preprocess(x, obs, false)
+	var out actOut
+	if err := a.act(x, masks, a.deploy, deterministic, false, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// expAll returns a new slice of e^x for every x.
+func expAll(x []float32) []float32 {
+	p := make([]float32, len(x))
+	for i, v := range x {
+		p[i] = float32(math.Exp(float64(v)))
+	}
+	return p
+}

@@ -1,0 +1,343 @@
+// Package record writes and reads trajectories — the steps an agent took in
+// an env — as NumPy .npz files, so that Python tools (numpy.load) read them
+// as they are.
+//
+// A Writer collects Steps in memory; Close writes the file at once,
+// atomically, with one array per field of a step, row i being step i:
+//
+//	observations    [N, obs]  float32 ('<f4'), the observation the action answered
+//	actions         [N, act]  float32, the action as sent to the env
+//	rewards         [N]       float64 ('<f8')
+//	terminated      [N]       bool ('|b1')
+//	truncated       [N]       bool
+//	episode_starts  [N]       bool, true on an episode's first step
+//	values          [N]       float32, the critic's value of the observation
+//	log_probs       [N]       float32, log π(action | observation)
+//
+// obs and act are the flat sizes of the spaces; a Discrete action is one
+// column. The entry spaces.json holds {"observation": …, "action": …}, both
+// spaces in envs.MarshalSpace's JSON form. Read checks all of it.
+package record
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/atomicfile"
+)
+
+// Step is one step of a trajectory.
+type Step struct {
+	Obs, Action                         []float32
+	Reward                              float64
+	Terminated, Truncated, EpisodeStart bool
+	Value, LogProb                      float32
+}
+
+// Writer collects steps and writes them to a .npz file on Close.
+type Writer struct {
+	path     string
+	obs, act envs.Space
+	spaces   []byte // spaces.json
+	t        Trajectory
+	closed   bool
+}
+
+// Create returns a Writer to path for observations of obs and actions of
+// act. Nothing is written before Close.
+func Create(path string, obs, act envs.Space) (*Writer, error) {
+	spaces, err := marshalSpaces(obs, act)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", path, err)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("record %s: %w", path, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("record %s: %s is not a directory", path, filepath.Dir(path))
+	}
+	return &Writer{path: path, obs: obs, act: act, spaces: spaces,
+		t: Trajectory{ObservationSpace: obs, ActionSpace: act}}, nil
+}
+
+// spacesJSON is the content of spaces.json.
+type spacesJSON struct {
+	Observation json.RawMessage `json:"observation"`
+	Action      json.RawMessage `json:"action"`
+}
+
+func marshalSpaces(obs, act envs.Space) ([]byte, error) {
+	var j spacesJSON
+	for _, s := range []struct {
+		name  string
+		space envs.Space
+		dst   *json.RawMessage
+	}{{"observation", obs, &j.Observation}, {"action", act, &j.Action}} {
+		if s.space == nil {
+			return nil, fmt.Errorf("no %s space", s.name)
+		}
+		if err := s.space.Validate(); err != nil {
+			return nil, fmt.Errorf("%s space %v: %w", s.name, s.space, err)
+		}
+		b, err := envs.MarshalSpace(s.space)
+		if err != nil {
+			return nil, fmt.Errorf("%s space: %w", s.name, err)
+		}
+		*s.dst = b
+	}
+	return json.Marshal(j)
+}
+
+// Add appends a step; its observation and action are copied.
+func (w *Writer) Add(s Step) error {
+	if w.closed {
+		return fmt.Errorf("record %s: add after close", w.path)
+	}
+	n := len(w.t.Rewards)
+	if len(s.Obs) != w.obs.FlatSize() {
+		return fmt.Errorf("record %s: step %d: %d observation values, want %d for %v", w.path, n, len(s.Obs), w.obs.FlatSize(), w.obs)
+	}
+	if len(s.Action) != w.act.FlatSize() {
+		return fmt.Errorf("record %s: step %d: %d action values, want %d for %v", w.path, n, len(s.Action), w.act.FlatSize(), w.act)
+	}
+	t := &w.t
+	t.Observations = append(t.Observations, append([]float32(nil), s.Obs...))
+	t.Actions = append(t.Actions, append([]float32(nil), s.Action...))
+	t.Rewards = append(t.Rewards, s.Reward)
+	t.Terminated = append(t.Terminated, s.Terminated)
+	t.Truncated = append(t.Truncated, s.Truncated)
+	t.EpisodeStarts = append(t.EpisodeStarts, s.EpisodeStart)
+	t.Values = append(t.Values, s.Value)
+	t.LogProbs = append(t.LogProbs, s.LogProb)
+	return nil
+}
+
+// Len returns the number of steps added.
+func (w *Writer) Len() int { return len(w.t.Rewards) }
+
+// Close writes the file: all of it, through a temporary file renamed over
+// path, or (on error) nothing. A second Close does nothing.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if err := atomicfile.Write(w.path, w.writeNPZ); err != nil {
+		return fmt.Errorf("record %s: %w", w.path, err)
+	}
+	return nil
+}
+
+func (w *Writer) writeNPZ(out io.Writer) error {
+	t := &w.t
+	n := len(t.Rewards)
+	z := zip.NewWriter(out)
+	entries := []struct {
+		name, descr string
+		shape       []int
+		data        []byte
+	}{
+		{"observations", dtypeF32, []int{n, w.obs.FlatSize()}, encodeF32(flatten(t.Observations))},
+		{"actions", dtypeF32, []int{n, w.act.FlatSize()}, encodeF32(flatten(t.Actions))},
+		{"rewards", dtypeF64, []int{n}, encodeF64(t.Rewards)},
+		{"terminated", dtypeBool, []int{n}, encodeBool(t.Terminated)},
+		{"truncated", dtypeBool, []int{n}, encodeBool(t.Truncated)},
+		{"episode_starts", dtypeBool, []int{n}, encodeBool(t.EpisodeStarts)},
+		{"values", dtypeF32, []int{n}, encodeF32(t.Values)},
+		{"log_probs", dtypeF32, []int{n}, encodeF32(t.LogProbs)},
+	}
+	for _, e := range entries {
+		f, err := z.CreateHeader(&zip.FileHeader{Name: e.name + ".npy", Method: zip.Deflate})
+		if err != nil {
+			return err
+		}
+		if err := writeNPY(f, e.descr, e.shape, e.data); err != nil {
+			return fmt.Errorf("%s.npy: %w", e.name, err)
+		}
+	}
+	f, err := z.CreateHeader(&zip.FileHeader{Name: "spaces.json", Method: zip.Deflate})
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(w.spaces); err != nil {
+		return err
+	}
+	return z.Close()
+}
+
+func flatten(rows [][]float32) []float32 {
+	var out []float32
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// Trajectory is a recorded trajectory: row i of every field is step i.
+type Trajectory struct {
+	Observations                  [][]float32
+	Actions                       [][]float32
+	Rewards                       []float64
+	Terminated, Truncated         []bool
+	EpisodeStarts                 []bool
+	Values, LogProbs              []float32
+	ObservationSpace, ActionSpace envs.Space
+}
+
+// Len returns the number of steps.
+func (t *Trajectory) Len() int { return len(t.Rewards) }
+
+// Read reads a trajectory that a Writer wrote (or numpy wrote alike),
+// checking every entry's presence, dtype and shape: the arrays must agree
+// on the number of steps and the observations and actions must be as wide
+// as the spaces in spaces.json.
+func Read(path string) (*Trajectory, error) {
+	t, err := read(path)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", path, err)
+	}
+	return t, nil
+}
+
+func read(path string) (*Trajectory, error) {
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, fmt.Errorf("not a .npz (zip) file: %w", err)
+	}
+	defer z.Close()
+	files := map[string]*zip.File{}
+	for _, f := range z.File {
+		files[f.Name] = f
+	}
+	open := func(name string) ([]byte, error) {
+		f := files[name]
+		if f == nil {
+			return nil, fmt.Errorf("no entry %s", name)
+		}
+		r, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		defer r.Close()
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(b) > 1<<20 {
+			return nil, fmt.Errorf("%s: larger than 1 MiB", name)
+		}
+		return b, nil
+	}
+	raw, err := open("spaces.json")
+	if err != nil {
+		return nil, err
+	}
+	var sj spacesJSON
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sj); err != nil {
+		return nil, fmt.Errorf("spaces.json: %w", err)
+	}
+	if sj.Observation == nil || sj.Action == nil {
+		return nil, errors.New(`spaces.json: want both "observation" and "action"`)
+	}
+	t := &Trajectory{}
+	if t.ObservationSpace, err = envs.UnmarshalSpace(sj.Observation); err != nil {
+		return nil, fmt.Errorf("spaces.json: observation %w", err)
+	}
+	if t.ActionSpace, err = envs.UnmarshalSpace(sj.Action); err != nil {
+		return nil, fmt.Errorf("spaces.json: action %w", err)
+	}
+
+	// array reads one entry, checks its dtype and shape (-1: the number of
+	// steps, taken from observations.npy) and returns its raw values.
+	steps := -1
+	array := func(name, descr string, width int) ([]byte, error) {
+		entry := name + ".npy"
+		f := files[entry]
+		if f == nil {
+			return nil, fmt.Errorf("no entry %s", entry)
+		}
+		r, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", entry, err)
+		}
+		defer r.Close()
+		h, data, err := readNPY(r, f.UncompressedSize64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", entry, err)
+		}
+		if h.descr != descr {
+			return nil, fmt.Errorf("%s: dtype %q, want %q", entry, h.descr, descr)
+		}
+		want := []int{steps}
+		if width > 0 {
+			want = append(want, width)
+		}
+		ok := len(h.shape) == len(want)
+		for i := 0; ok && i < len(want); i++ {
+			if steps < 0 && i == 0 {
+				continue
+			}
+			ok = h.shape[i] == want[i]
+		}
+		if !ok {
+			ws := fmt.Sprint(want)
+			if steps < 0 {
+				ws = fmt.Sprintf("[N %d]", width)
+			}
+			return nil, fmt.Errorf("%s: shape %v, want %s", entry, h.shape, ws)
+		}
+		if steps < 0 {
+			steps = h.shape[0]
+		}
+		return data, nil
+	}
+	rows := func(v []float32, width int) [][]float32 {
+		out := make([][]float32, steps)
+		for i := range out {
+			out[i] = v[i*width : (i+1)*width : (i+1)*width]
+		}
+		return out
+	}
+	ow, aw := t.ObservationSpace.FlatSize(), t.ActionSpace.FlatSize()
+	b, err := array("observations", dtypeF32, ow)
+	if err != nil {
+		return nil, err
+	}
+	t.Observations = rows(decodeF32(b), ow)
+	if b, err = array("actions", dtypeF32, aw); err != nil {
+		return nil, err
+	}
+	t.Actions = rows(decodeF32(b), aw)
+	if b, err = array("rewards", dtypeF64, 0); err != nil {
+		return nil, err
+	}
+	t.Rewards = decodeF64(b)
+	for _, e := range []struct {
+		name string
+		dst  *[]bool
+	}{{"terminated", &t.Terminated}, {"truncated", &t.Truncated}, {"episode_starts", &t.EpisodeStarts}} {
+		if b, err = array(e.name, dtypeBool, 0); err != nil {
+			return nil, err
+		}
+		if *e.dst, err = decodeBool(b); err != nil {
+			return nil, fmt.Errorf("%s.npy: %w", e.name, err)
+		}
+	}
+	if b, err = array("values", dtypeF32, 0); err != nil {
+		return nil, err
+	}
+	t.Values = decodeF32(b)
+	if b, err = array("log_probs", dtypeF32, 0); err != nil {
+		return nil, err
+	}
+	t.LogProbs = decodeF32(b)
+	return t, nil
+}
