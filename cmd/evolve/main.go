@@ -6,6 +6,7 @@
 //	evolve -resume runs/cartpole            # continue a stopped run from its last checkpoint
 //	evolve inspect [-json] runs/cartpole    # describe an agent file, or a run's elite and summary
 //	evolve plot [-o DIR] runs/cartpole      # chart fitness, hyperparameters and network size as PNGs
+//	evolve play -agent runs/cartpole        # watch the elite play (-gif OUT.gif, -record OUT.npz)
 //
 // Flags:
 //

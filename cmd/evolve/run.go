@@ -34,13 +34,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "plot" {
 		return plotCmd(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "play" {
+		return playCmd(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("evolve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]\n"+
 			"       evolve -resume DIR [-workers N] [-quiet]\n"+
 			"       evolve inspect [-json] FILE|DIR\n"+
-			"       evolve plot [-o DIR] RUN_DIR\n\n")
+			"       evolve plot [-o DIR] RUN_DIR\n"+
+			"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n\n")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key)")

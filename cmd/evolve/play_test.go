@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/gif"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+	"github.com/evolverl/evolve/record"
+)
+
+// tinyRun trains the tiny CartPole run and returns its directory.
+func tinyRun(t *testing.T) string {
+	t.Helper()
+	config, dir := writeTiny(t, 1024)
+	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != 0 {
+		t.Fatalf("training exits %d; stderr:\n%s", code, stderr)
+	}
+	return dir
+}
+
+var episodeLine = regexp.MustCompile(`^episode (\d+)  return (-?[0-9.]+)  length (\d+)$`)
+
+// episodes checks play's stdout: one line per episode, numbered from 1,
+// then the mean line. It returns the lengths.
+func episodes(t *testing.T, stdout string, n int) []int {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != n+1 {
+		t.Fatalf("stdout has %d lines, want %d episodes and a mean:\n%s", len(lines), n, stdout)
+	}
+	var lengths []int
+	for i, l := range lines[:n] {
+		m := episodeLine.FindStringSubmatch(l)
+		if m == nil || m[1] != strconv.Itoa(i+1) {
+			t.Fatalf("line %d is %q, want episode %d's return and length", i+1, l, i+1)
+		}
+		ret, _ := strconv.ParseFloat(m[2], 64)
+		length, _ := strconv.Atoi(m[3])
+		// CartPole pays 1 per step.
+		if ret != float64(length) || length < 1 {
+			t.Errorf("line %q: CartPole's return is its length", l)
+		}
+		lengths = append(lengths, length)
+	}
+	want := fmt.Sprintf(" over %d episodes (length ", n)
+	if !strings.HasPrefix(lines[n], "mean return ") || !strings.Contains(lines[n], " ± ") || !strings.Contains(lines[n], want) {
+		t.Errorf("last line %q, want the mean ± std over %d episodes", lines[n], n)
+	}
+	return lengths
+}
+
+func TestPlay(t *testing.T) {
+	dir := tinyRun(t)
+	out := t.TempDir()
+	gifPath, npzPath := filepath.Join(out, "play.gif"), filepath.Join(out, "play.npz")
+
+	// A run directory: its elite on the env of its config.toml.
+	code, stdout, stderr := evolve(context.Background(), "play", "-agent", dir, "-episodes", "2",
+		"-gif", gifPath, "-record", npzPath)
+	if code != 0 {
+		t.Fatalf("play exits %d; stderr:\n%s", code, stderr)
+	}
+	lengths := episodes(t, stdout, 2)
+	steps := lengths[0] + lengths[1]
+
+	f, err := os.Open(gifPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := gif.DecodeAll(f)
+	if err != nil {
+		t.Fatalf("%s: %v", gifPath, err)
+	}
+	// A frame after each reset and each step, up to the cap.
+	if want := min(steps+2, gifMaxFrames); len(g.Image) != want {
+		t.Errorf("GIF has %d frames, want %d", len(g.Image), want)
+	}
+	if len(g.Image) < 2 || g.Delay[0] != gifDelay {
+		t.Errorf("GIF: %d frames, delay %v", len(g.Image), g.Delay[:min(len(g.Delay), 1)])
+	}
+
+	tr, err := record.Read(npzPath)
+	if err != nil {
+		t.Fatalf("%s: %v", npzPath, err)
+	}
+	if n := tr.Len(); n != steps {
+		t.Errorf("%s holds %d steps, want %d", npzPath, n, steps)
+	}
+
+	// The same elite file with -env, -max-steps and -stochastic: every
+	// episode is cut at 3 steps.
+	code, stdout, stderr = evolve(context.Background(), "play", "-agent", filepath.Join(dir, "elite.safetensors"),
+		"-env", "CartPole-v1", "-episodes", "3", "-max-steps", "3", "-stochastic", "-seed", "7")
+	if code != 0 {
+		t.Fatalf("play -env exits %d; stderr:\n%s", code, stderr)
+	}
+	for i, l := range episodes(t, stdout, 3) {
+		if l != 3 {
+			t.Errorf("episode %d has length %d under -max-steps 3", i+1, l)
+		}
+	}
+
+	// Deterministic play from the same seed repeats itself.
+	_, first, _ := evolve(context.Background(), "play", "-agent", dir, "-episodes", "2", "-seed", "5")
+	_, second, _ := evolve(context.Background(), "play", "-agent", dir, "-episodes", "2", "-seed", "5")
+	if first != second || first == "" {
+		t.Errorf("two deterministic plays differ:\n%s\n%s", first, second)
+	}
+}
+
+func TestPlayBadInput(t *testing.T) {
+	dir := tinyRun(t)
+	elite := filepath.Join(dir, "elite.safetensors")
+	tmp := t.TempDir()
+	noConfig := filepath.Join(tmp, "copy")
+	if err := os.Mkdir(noConfig, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(noConfig, "elite.safetensors"), mustRead(t, elite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(tmp, "junk.safetensors")
+	if err := os.WriteFile(junk, []byte("not an agent"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no agent", nil, []string{"-agent"}},
+		{"missing agent", []string{"-agent", filepath.Join(tmp, "none.safetensors")}, []string{"-agent", "none.safetensors"}},
+		{"junk agent", []string{"-agent", junk}, []string{"junk.safetensors"}},
+		{"no elite", []string{"-agent", tmp}, []string{"elite.safetensors"}},
+		{"bare file without env", []string{"-agent", elite}, []string{"-env is needed", elite}},
+		{"dir without config", []string{"-agent", noConfig}, []string{"config.toml", "-env"}},
+		{"unknown env", []string{"-agent", elite, "-env", "Nope-v0"}, []string{"-env Nope-v0", "unknown env id"}},
+		{"other spaces", []string{"-agent", dir, "-env", "Acrobot-v1"}, []string{"-env Acrobot-v1", "observation space"}},
+		{"zero episodes", []string{"-agent", dir, "-episodes", "0"}, []string{"-episodes 0"}},
+		{"negative seed", []string{"-agent", dir, "-seed", "-1"}, []string{"-seed -1"}},
+		{"zero max steps", []string{"-agent", dir, "-max-steps", "0"}, []string{"-max-steps 0"}},
+		{"stray argument", []string{"-agent", dir, "extra"}, []string{`unexpected argument "extra"`}},
+		{"unknown flag", []string{"-agent", dir, "-gfi", "a.gif"}, []string{"-gfi"}},
+		{"gif in missing dir", []string{"-agent", dir, "-gif", filepath.Join(tmp, "no", "a.gif")}, []string{"-gif", "a.gif"}},
+		{"record in missing dir", []string{"-agent", dir, "-record", filepath.Join(tmp, "no", "a.npz")}, []string{"-record", "a.npz"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := evolve(context.Background(), append([]string{"play"}, tc.args...)...)
+			if code != exitBadInput {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitBadInput, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty:\n%s", stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not name %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestPlayMasksAndRecurrent plays untrained agents: sampled moves on
+// Connect Four, where a move into a full column is illegal and only the
+// masks keep the agent from it, and an LSTM agent on CartPole.
+func TestPlayMasksAndRecurrent(t *testing.T) {
+	for _, tc := range []struct {
+		env     string
+		encoder netconf.EncoderKind
+		extra   []string
+	}{
+		{"ConnectFour-v0", netconf.EncoderCNN, []string{"-stochastic", "-episodes", "20"}},
+		{"CartPole-v1", netconf.EncoderLSTM, []string{"-episodes", "2"}},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			env, err := envs.Make(tc.env, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := agent.DefaultConfig()
+			cfg.Net = netconf.DefaultSpec(tc.encoder)
+			if tc.encoder == netconf.EncoderCNN {
+				cfg.Net.CNN.Strides = []int{1, 1} // 6×7 boards
+			}
+			a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "agent.safetensors")
+			if err := a.Save(file); err != nil {
+				t.Fatal(err)
+			}
+			gifPath, npzPath := filepath.Join(t.TempDir(), "a.gif"), filepath.Join(t.TempDir(), "a.npz")
+			args := append([]string{"play", "-agent", file, "-env", tc.env, "-gif", gifPath, "-record", npzPath}, tc.extra...)
+			code, stdout, stderr := evolve(context.Background(), args...)
+			if code != 0 {
+				t.Fatalf("play exits %d; stderr:\n%s", code, stderr)
+			}
+			tr, err := record.Read(npzPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			starts := 0
+			for _, s := range tr.EpisodeStarts {
+				if s {
+					starts++
+				}
+			}
+			if n := strings.Count(stdout, "\n") - 1; starts != n || !tr.EpisodeStarts[0] {
+				t.Errorf("%d episode starts in %s, want %d:\n%s", starts, npzPath, n, stdout)
+			}
+		})
+	}
+}
