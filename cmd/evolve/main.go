@@ -25,70 +25,17 @@
 //
 // On a terminal, evolve draws a progress bar and prints a table after each
 // generation; otherwise it prints one log line per generation.
+//
+// The command is package cli (github.com/evolverl/evolve/cli) with no
+// environments beyond the built-in ones; a program that registers its own
+// with envs.Register and calls cli.Main is the same command for them. cli
+// also registers the gorgonia reference backend ([ppo] backend = "gorgonia").
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"syscall"
 
-	// The gorgonia reference backend, selectable with [ppo] backend = "gorgonia".
-	_ "github.com/evolverl/evolve/nn/gorgonia"
+	"github.com/evolverl/evolve/cli"
 )
 
-func main() {
-	// The gorgonia backend allocates heavily while it runs graphs; a GC
-	// target of 400 % trades memory for far fewer collections
-	// (GORGONIA.md). GOGC wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sigs
-		cancel(signalError{s})
-		// A second signal stops at once, without a new checkpoint.
-		s = <-sigs
-		fmt.Fprintf(os.Stderr, "\nevolve: second %v: exiting without waiting\n", s)
-		os.Exit(exitCode(s))
-	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// signalError is the cause of the context's cancellation by a signal.
-type signalError struct{ sig os.Signal }
-
-func (e signalError) Error() string { return "stopped by " + signalName(e.sig) }
-
-func signalName(s os.Signal) string {
-	switch s {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	}
-	return s.String()
-}
-
-// exitCode is 128 + the signal's number, as shells report it.
-func exitCode(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return 128 + int(n)
-	}
-	return 130
-}
-
-// stopSignal returns the signal that cancelled ctx, if any.
-func stopSignal(ctx context.Context) (os.Signal, bool) {
-	var se signalError
-	if errors.As(context.Cause(ctx), &se) {
-		return se.sig, true
-	}
-	return nil, false
-}
+func main() { os.Exit(cli.Main()) }

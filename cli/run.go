@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -22,12 +22,15 @@ const (
 	exitBadInput = 2
 )
 
-// run is the whole command: it parses args, trains or resumes, and returns
-// the exit status. Output for people goes to stderr, the final summary to
-// stdout. Cancelling ctx stops the run as a signal does (its cause, a
-// signalError, picks the exit status; a plain cancellation counts as
-// SIGINT).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Run is the whole command without its process-wide setup (signals, GOGC;
+// see Main): it parses args (without the program name), trains, resumes,
+// inspects, plots or plays, and returns the exit status. Output for people
+// goes to stderr, the final summary to stdout. Cancelling ctx stops a
+// training run as a signal does: the last complete generation stays
+// checkpointed and Run returns 130 (or 143 when Main's handler cancelled
+// it for SIGTERM). Environments registered with envs.Register before the
+// call can be named by the config.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "inspect" {
 		return inspectCmd(args[1:], stdout, stderr)
 	}

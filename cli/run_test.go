@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -26,8 +26,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("EVOLVE_TEST_MAIN") == "1" {
 		os.Args = append([]string{"evolve"}, strings.Fields(os.Getenv("EVOLVE_TEST_ARGS"))...)
-		main()
-		return
+		os.Exit(Main())
 	}
 	os.Exit(m.Run())
 }
@@ -79,7 +78,7 @@ func writeTiny(t *testing.T, maxSteps int) (config, out string) {
 // evolve runs the command and returns its exit status, stdout and stderr.
 func evolve(ctx context.Context, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, args, &stdout, &stderr)
+	code := Run(ctx, args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -242,7 +241,7 @@ func TestCorruptCheckpointExitsTwo(t *testing.T) {
 }
 
 // TestSIGINT sends a real SIGINT to the command (this test binary running
-// main) during its second generation.
+// Main) during its second generation.
 func TestSIGINT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in a subprocess")

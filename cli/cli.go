@@ -1,0 +1,103 @@
+// Package cli is the evolve command as a library: everything cmd/evolve
+// does, so that a program of its own — typically one that registers its
+// own environments with envs.Register — is the same command in three
+// lines:
+//
+//	func main() {
+//		envs.Register(envs.Spec{ID: "MyTask-v0", New: newMyTask, MaxEpisodeSteps: 200})
+//		os.Exit(cli.Main())
+//	}
+//
+// and its configs can then say [env] id = "MyTask-v0". The program takes
+// the command's arguments:
+//
+//	mytask -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]
+//	mytask -resume DIR [-workers N] [-quiet]
+//	mytask inspect [-json] FILE|DIR
+//	mytask plot [-o DIR] RUN_DIR
+//	mytask play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...
+//
+// See cmd/evolve for the flags and the exit statuses. Importing cli also
+// registers the gorgonia reference backend (package nn/gorgonia), so that
+// every program built on it accepts [ppo] backend = "gorgonia" as the
+// evolve command does.
+//
+// Main is for a program's main function: it owns the process (signals,
+// the garbage collector's target, os.Args). Run is the command alone, for
+// tests and for programs that embed it.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	// The gorgonia reference backend, selectable with [ppo] backend = "gorgonia".
+	_ "github.com/evolverl/evolve/nn/gorgonia"
+)
+
+// Main runs the command with os.Args[1:], os.Stdout and os.Stderr and
+// returns its exit status, for os.Exit. It first sets the garbage
+// collector's target to 400 % unless GOGC is set, and handles SIGINT and
+// SIGTERM: the first cancels the run, which stops after checkpointing its
+// last complete generation and returns 130 or 143; a second exits the
+// process at once with that status, without a new checkpoint. Call it
+// once, from main.
+func Main() int {
+	// The gorgonia backend allocates heavily while it runs graphs; a GC
+	// target of 400 % trades memory for far fewer collections
+	// (GORGONIA.md). GOGC wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		s := <-sigs
+		cancel(signalError{s})
+		// A second signal stops at once, without a new checkpoint.
+		s = <-sigs
+		fmt.Fprintf(os.Stderr, "\nevolve: second %v: exiting without waiting\n", s)
+		os.Exit(exitCode(s))
+	}()
+	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// signalError is the cause of the context's cancellation by a signal.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "stopped by " + signalName(e.sig) }
+
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// exitCode is 128 + the signal's number, as shells report it.
+func exitCode(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 130
+}
+
+// stopSignal returns the signal that cancelled ctx, if any.
+func stopSignal(ctx context.Context) (os.Signal, bool) {
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) {
+		return se.sig, true
+	}
+	return nil, false
+}
