@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -158,8 +159,15 @@ func IDs() []string {
 }
 
 // Make builds the env registered under id, wrapped in its time limit.
+//
+// Ids of the form "gym:ID" run Gymnasium's env ID in a child Python process
+// (see GymEnv); close such envs when done.
 func Make(id string, opts Options) (Env, error) {
 	spec, ok := Lookup(id)
+	if gymID, isGym := strings.CutPrefix(id, GymPrefix); isGym && !ok {
+		_, ownLimit := opts["max_episode_steps"]
+		spec, ok = Spec{ID: id, New: func(o Options) (Env, error) { return NewGymEnv(gymID, o, ownLimit) }}, true
+	}
 	if !ok {
 		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s)", id, strings.Join(IDs(), ", "))
 	}
@@ -184,9 +192,11 @@ func Make(id string, opts Options) (Env, error) {
 		return nil, fmt.Errorf("envs: make %s: %w", id, err)
 	}
 	if err := env.ObservationSpace().Validate(); err != nil {
+		closeEnv(env)
 		return nil, fmt.Errorf("envs: make %s: observation space: %w", id, err)
 	}
 	if err := env.ActionSpace().Validate(); err != nil {
+		closeEnv(env)
 		return nil, fmt.Errorf("envs: make %s: action space: %w", id, err)
 	}
 	if limit > 0 {
@@ -204,9 +214,20 @@ func MakeVector(id string, n int, opts Options) (*Vector, error) {
 	for i := range list {
 		e, err := Make(id, opts)
 		if err != nil {
+			for _, made := range list[:i] {
+				closeEnv(made)
+			}
 			return nil, err
 		}
 		list[i] = e
 	}
 	return NewVector(list)
+}
+
+// closeEnv releases what env holds (a gym env's child process) if it is an
+// io.Closer.
+func closeEnv(env Env) {
+	if c, ok := env.(io.Closer); ok {
+		c.Close()
+	}
 }

@@ -234,6 +234,11 @@ func (v *Vector) validAction(a []float32) bool {
 // accept checks what env i returned.
 func (v *Vector) accept(i int, call string, obs []float32, reward float64, info Info) error {
 	if len(obs) != v.obsSize {
+		// A gym env reports a failed call (a Python exception, a dead
+		// child) as a nil observation and the cause in Err.
+		if f, ok := Unwrapped(v.envs[i]).(interface{ Err() error }); ok && f.Err() != nil {
+			return fmt.Errorf("envs: vector env %d %s: %w", i, call, f.Err())
+		}
 		return fmt.Errorf("envs: vector env %d (%T) %s returned %d observation values, want %d for %v", i, v.envs[i], call, len(obs), v.obsSize, v.obsSpace)
 	}
 	for j, x := range obs {

@@ -3,6 +3,7 @@ package envs
 import (
 	"fmt"
 	"image"
+	"io"
 	"slices"
 )
 
@@ -50,6 +51,15 @@ func (t *TimeLimit) Step(action []float32) ([]float32, float64, bool, bool, Info
 		trunc = true
 	}
 	return obs, r, term, trunc, info
+}
+
+// Close closes the wrapped env if it is an io.Closer (a gym env's child
+// process), so that Vector.Close reaches it through the limit.
+func (t *TimeLimit) Close() error {
+	if c, ok := t.env.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Render draws the wrapped env, or returns nil if it cannot draw itself.

@@ -71,7 +71,8 @@ type Config struct {
 
 // EnvConfig is the [env] section.
 type EnvConfig struct {
-	// ID is a registered env id (envs.IDs), e.g. "CartPole-v1".
+	// ID is a registered env id (envs.IDs), e.g. "CartPole-v1", or a
+	// Gymnasium env id behind "gym:", run through the Python bridge.
 	ID string `toml:"id"`
 	// NumEnvs is the number of envs in each agent's training vector.
 	NumEnvs int `toml:"num_envs"`
@@ -461,8 +462,10 @@ func (c Config) validate(build bool) error {
 	if c.OutDir == "" {
 		bad("out_dir", `""`, "a directory")
 	}
-	if _, ok := envs.Lookup(c.Env.ID); !ok {
-		bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env: "+strings.Join(envs.IDs(), ", "))
+	if _, ok := envs.Lookup(c.Env.ID); !ok && !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
+		// A "gym:" id is checked when the env is built (tryBuild), which
+		// starts the Python child and asks it for the env.
+		bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
 	}
 	if c.Env.NumEnvs < 1 {
 		bad("env.num_envs", c.Env.NumEnvs, ">= 1")
@@ -638,6 +641,7 @@ func (c Config) tryBuild(build bool) error {
 	if err != nil {
 		return fmt.Errorf("env (id %q, options %v): %w", c.Env.ID, c.Env.Options, err)
 	}
+	defer closeEnv(env)
 	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil || !build {
 		return err
 	}

@@ -163,6 +163,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("env %s: %w", cfg.Env.ID, err))
 	}
+	defer closeEnv(env)
 	for i := range cfg.Population.Size {
 		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, deriveSeed(cfg.Seed, i, 0, purposeInit))
 		if err != nil {
@@ -412,6 +413,7 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r Me
 		if err != nil {
 			return r, fmt.Errorf("agent %d: %w", m.Index, err)
 		}
+		defer closeEnv(env)
 		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, evalSeed)
 		if err != nil {
 			// Evaluate's errors begin "evaluate episode N step S".
@@ -487,4 +489,12 @@ func (t *Trainer) evolve(g int) error {
 	}
 	t.members = next
 	return nil
+}
+
+// closeEnv releases what an env holds beyond memory (a Python bridge's
+// child process), if it holds anything.
+func closeEnv(env envs.Env) {
+	if c, ok := env.(io.Closer); ok {
+		c.Close()
+	}
 }

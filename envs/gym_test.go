@@ -1,0 +1,311 @@
+package envs
+
+import (
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gymTestOptions points the bridge at the standard-library test envs in
+// testdata/gymtest, or skips the test when there is no python3.
+func gymTestOptions(t *testing.T, class string) Options {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: skipping the Gymnasium bridge tests")
+	}
+	dir, err := filepath.Abs("testdata/gymtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", dir)
+	return Options{"module_env": "gymtest:" + class, "timeout": 20}
+}
+
+func makeGym(t *testing.T, opts Options) (Env, *GymEnv) {
+	t.Helper()
+	env, err := Make("gym:test", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := Unwrapped(env).(*GymEnv)
+	t.Cleanup(func() { g.Close() })
+	return env, g
+}
+
+func TestGymSpacesAndActionsRoundTrip(t *testing.T) {
+	opts := gymTestOptions(t, "AllSpaces")
+	opts["kwargs"] = map[string]any{"scale": 0.5}
+	env, _ := makeGym(t, opts)
+	box := Box{Dims: []int{2, 3},
+		Low:  []float32{-1, float32(math.Inf(-1)), 0, -2, -2, -2},
+		High: []float32{1, 5, float32(math.Inf(1)), 2, 2, 2}}
+	wantObs, _ := NewDict([]string{"box", "d", "md", "mb"},
+		[]Space{box, Discrete{N: 3, Start: 1}, MultiDiscrete{Nvec: []int{2, 3}}, MultiBinary{N: 2}})
+	wantAct, _ := NewDict([]string{"d", "md", "mb", "box"},
+		[]Space{Discrete{N: 3, Start: 1}, MultiDiscrete{Nvec: []int{2, 3}}, MultiBinary{N: 2}, NewBox(-1, 1, 2)})
+	if got := env.ObservationSpace().String(); got != wantObs.String() {
+		t.Errorf("observation space %s, want %s", got, wantObs)
+	}
+	if got := env.ActionSpace().String(); got != wantAct.String() {
+		t.Errorf("action space %s, want %s", got, wantAct)
+	}
+	obs, _ := env.Reset(3)
+	if len(obs) != 11 || !slices.Equal(obs[6:], []float32{1, 0, 0, 0, 0}) {
+		t.Fatalf("reset obs %v", obs)
+	}
+	for _, v := range obs[:6] {
+		if math.Abs(float64(v)) > 0.5 {
+			t.Errorf("box value %v: kwargs scale 0.5 not applied", v)
+		}
+	}
+	obs, r, term, trunc, _ := env.Step([]float32{2, 1, 2, 1, 0, 0.25, 0.5})
+	if got := obs[6:]; !slices.Equal(got, []float32{2, 1, 2, 1, 0}) {
+		t.Errorf("echoed action %v, want [2 1 2 1 0]", got)
+	}
+	if r != 0.75 || term || trunc {
+		t.Errorf("reward %v, terminated %v, truncated %v; want 0.75, false, false", r, term, trunc)
+	}
+	if _, _, term, _, _ = env.Step([]float32{3, 0, 0, 0, 0, 0, 0}); !term {
+		t.Error("action d = 3 should terminate")
+	}
+}
+
+func TestGymSeedingIsDeterministic(t *testing.T) {
+	run := func(seed int64) []float32 {
+		env, _ := makeGym(t, gymTestOptions(t, "AllSpaces"))
+		var all []float32
+		obs, _ := env.Reset(seed)
+		all = append(all, obs...)
+		for range 3 {
+			obs, _, _, _, _ = env.Step([]float32{1, 0, 0, 0, 0, 0, 0})
+			all = append(all, obs...)
+		}
+		return all
+	}
+	a, b, c := run(7), run(7), run(8)
+	if !slices.Equal(a, b) {
+		t.Error("same seed gave different observations")
+	}
+	if slices.Equal(a, c) {
+		t.Error("different seeds gave the same observations")
+	}
+}
+
+func TestGymActionMaskAndVector(t *testing.T) {
+	opts := gymTestOptions(t, "Masked")
+	opts["max_episode_steps"] = 3
+	v, err := MakeVector("gym:masked", 2, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	res, err := v.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if len(res.Infos[i].ActionMask) != 4 {
+			t.Fatalf("env %d: mask %v, want 4 entries", i, res.Infos[i].ActionMask)
+		}
+	}
+	for step := 1; step <= 3; step++ {
+		actions := make([]float32, 2)
+		for i := range 2 {
+			actions[i] = float32(slices.Index(res.Infos[i].ActionMask, true))
+		}
+		if res, err = v.Step(actions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !res.Done(0) || !res.Truncated[0] || res.EpisodeLengths[0] != 3 {
+		t.Errorf("max_episode_steps 3: done %v truncated %v length %d", res.Done(0), res.Truncated[0], res.EpisodeLengths[0])
+	}
+}
+
+func TestGymPythonExceptionIsAnError(t *testing.T) {
+	env, g := makeGym(t, gymTestOptions(t, "Raises"))
+	env.Reset(0)
+	obs, _, _, _, _ := env.Step([]float32{0})
+	err := g.Err()
+	if obs != nil || err == nil {
+		t.Fatalf("step gave obs %v, error %v; want nil and an error", obs, err)
+	}
+	for _, want := range []string{"gym:test", "step", "ValueError: boom from gymtest", "Traceback"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	// The child survives an exception.
+	if obs, _ := env.Reset(0); obs == nil {
+		t.Errorf("reset after an exception: %v", g.Err())
+	}
+}
+
+func TestGymVectorReportsTheCause(t *testing.T) {
+	v, err := MakeVector("gym:test", 1, gymTestOptions(t, "Raises"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := v.Reset(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Step([]float32{0}); err == nil || !strings.Contains(err.Error(), "boom from gymtest") {
+		t.Errorf("vector step error %v, want the Python exception", err)
+	}
+}
+
+func TestGymCrashAndHangAreErrors(t *testing.T) {
+	for _, tc := range []struct {
+		class, want string
+	}{
+		{"Crashes", "died (exit status 3)"},
+		{"Hangs", "did not answer within 300ms"},
+	} {
+		t.Run(tc.class, func(t *testing.T) {
+			opts := gymTestOptions(t, tc.class)
+			opts["timeout"] = 0.3
+			env, g := makeGym(t, opts)
+			env.Reset(0)
+			pid := g.cmd.Process.Pid
+			start := time.Now()
+			env.Step([]float32{0})
+			if err := g.Err(); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "gym:test") {
+				t.Fatalf("error %v, want one naming gym:test and %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("failure took %v", d)
+			}
+			if !processGone(pid) {
+				t.Errorf("child %d still exists after the failure", pid)
+			}
+			// Later calls fail at once.
+			if obs, _ := env.Reset(0); obs != nil || g.Err() == nil {
+				t.Error("reset after the child is gone succeeded")
+			}
+		})
+	}
+}
+
+func TestGymCloseReapsTheChild(t *testing.T) {
+	opts := gymTestOptions(t, "Masked")
+	opts["max_episode_steps"] = 10
+	env, g := makeGym(t, opts)
+	env.Reset(0)
+	pid := g.cmd.Process.Pid
+	if processGone(pid) {
+		t.Fatal("child not running before Close")
+	}
+	if err := env.(*TimeLimit).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !processGone(pid) {
+		t.Errorf("child %d still exists (or is a zombie) after Close", pid)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// processGone reports whether pid no longer exists, not even as a zombie.
+func processGone(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return true
+	}
+	if errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone) {
+		return true
+	}
+	_, err = os.Stat("/proc/" + strconv.Itoa(pid))
+	return os.IsNotExist(err)
+}
+
+func TestGymMakeFailures(t *testing.T) {
+	opts := gymTestOptions(t, "Masked")
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"no interpreter", Options{"python": "no-such-python-3"}, "no-such-python-3"},
+		{"no module", Options{"module_env": "no_such_module:Env"}, "No module named 'no_such_module'"},
+		{"no class", Options{"module_env": "gymtest:NoSuchClass"}, "NoSuchClass"},
+		{"constructor raises", Options{"module_env": "gymtest:FailsInit"}, "cannot build gymtest env"},
+		{"unsupported space", Options{"module_env": "gymtest:BadSpace"}, "unsupported action space"},
+		{"unknown option", Options{"module_env": "gymtest:Masked", "typo": 1}, "typo"},
+		{"bad import", Options{"module_env": "gymtest:Masked", "import": []any{"no_such_plugin"}}, "no_such_plugin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{"timeout": opts["timeout"]}
+			for k, v := range tc.opts {
+				o[k] = v
+			}
+			env, err := Make("gym:test", o)
+			if err == nil {
+				closeEnv(env)
+				t.Fatal("Make succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "gym:test") {
+				t.Errorf("error %q, want one naming gym:test and %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGymCartPoleMatchesBuiltIn runs Gymnasium's own CartPole-v1 through the
+// bridge when Gymnasium 0.29.1's source and a Python with numpy are present.
+func TestGymCartPoleMatchesBuiltIn(t *testing.T) {
+	const src = "/opt/peers/src/gymnasium-0.29.1"
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("Gymnasium source %s not found", src)
+	}
+	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
+		t.Skipf("%s has no numpy", python)
+	}
+	t.Setenv("PYTHONPATH", src)
+	env, err := Make("gym:CartPole-v1", Options{"python": python})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEnv(env)
+	ref, _ := Make("CartPole-v1", nil)
+	// The built-in port draws its initial state from another generator:
+	// start it from the bridged env's first observation. Gymnasium keeps a
+	// float64 state, so the float32 start differs by rounding, hence 1e-4.
+	a, _ := env.Reset(5)
+	ref.Reset(5)
+	state := make([]float64, len(a))
+	for i, x := range a {
+		state[i] = float64(x)
+	}
+	b := Unwrapped(ref).(physics).setPhysicsState(state)
+	for step := 0; ; step++ {
+		for i := range b {
+			if math.Abs(float64(a[i]-b[i])) > 1e-4 {
+				t.Fatalf("step %d: bridged obs %v, built-in %v", step, a, b)
+			}
+		}
+		act := []float32{float32(step % 2)}
+		var ta, tb bool
+		a, _, ta, _, _ = env.Step(act)
+		if a == nil {
+			t.Fatal(Unwrapped(env).(*GymEnv).Err())
+		}
+		b, _, tb, _, _ = ref.Step(act)
+		if ta != tb {
+			t.Fatalf("step %d: terminated %v, built-in %v", step, ta, tb)
+		}
+		if ta || step == 200 {
+			break
+		}
+	}
+}
