@@ -1,13 +1,9 @@
 package envs
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"image"
-	"image/png"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -60,32 +56,7 @@ func TestRenderClassicGolden(t *testing.T) {
 			if !ok {
 				t.Fatalf("Render(%s) = false", tc.id)
 			}
-			path := filepath.Join("testdata", "render", tc.name+".png")
-			if *update {
-				var buf bytes.Buffer
-				if err := png.Encode(&buf, img); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			defer f.Close()
-			want, err := png.Decode(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := imageDiff(img, want); d != "" {
-				t.Errorf("%s differs from %s: %s (run with -update after checking the new picture)", tc.name, path, d)
-			}
+			checkGolden(t, tc.name, img)
 		})
 	}
 }

@@ -10,12 +10,13 @@ import (
 	"testing"
 )
 
-// gamesGolden compares img pixel by pixel with testdata/render/name.png, or
-// rewrites that file when EVOLVE_UPDATE_GOLDEN=1.
-func gamesGolden(t *testing.T, name string, img image.Image) {
+// checkGolden compares img pixel by pixel with testdata/render/name.png, or
+// rewrites that file when the test runs with -update or
+// EVOLVE_UPDATE_GOLDEN=1 (look at the new picture first).
+func checkGolden(t *testing.T, name string, img image.Image) {
 	t.Helper()
 	path := filepath.Join("testdata", "render", name+".png")
-	if os.Getenv("EVOLVE_UPDATE_GOLDEN") == "1" {
+	if *update || os.Getenv("EVOLVE_UPDATE_GOLDEN") == "1" {
 		var buf bytes.Buffer
 		enc := png.Encoder{CompressionLevel: png.BestCompression}
 		if err := enc.Encode(&buf, img); err != nil {
@@ -107,12 +108,12 @@ func TestRenderLunarLanderGolden(t *testing.T) {
 		return e
 	}
 	// Falling with the engines off.
-	gamesGolden(t, "lunarlander-falling", gamesRender(t, discrete(), 1, gamesRepeat(40, 0)...))
+	checkGolden(t, "lunarlander-falling", gamesRender(t, discrete(), 1, gamesRepeat(40, 0)...))
 	// Braking with the main engine, which fired on the last step.
-	gamesGolden(t, "lunarlander-main-engine", gamesRender(t, discrete(), 5,
+	checkGolden(t, "lunarlander-main-engine", gamesRender(t, discrete(), 5,
 		append(gamesRepeat(45, 0), gamesRepeat(5, 2)...)...))
 	// Continuous: half throttle (75 %) on the main engine, no side engine.
-	gamesGolden(t, "lunarlander-continuous", gamesRender(t, continuous(), 3, append(gamesRepeat(35, 0, 0), gamesRepeat(6, 0.5, 0)...)...))
+	checkGolden(t, "lunarlander-continuous", gamesRender(t, continuous(), 3, append(gamesRepeat(35, 0, 0), gamesRepeat(6, 0.5, 0)...)...))
 
 	// Before Reset: the empty sky, at the viewport's size.
 	img := discrete().(Renderer).Render()
@@ -139,8 +140,8 @@ func mustMakeLL(t *testing.T) Env {
 }
 
 func TestRenderCatchGolden(t *testing.T) {
-	gamesGolden(t, "catch-start", gamesRender(t, NewCatch(), 1))
-	gamesGolden(t, "catch-midway", gamesRender(t, NewCatch(), 2, []float32{0}, []float32{0}, []float32{1}, []float32{2}, []float32{0}))
+	checkGolden(t, "catch-start", gamesRender(t, NewCatch(), 1))
+	checkGolden(t, "catch-midway", gamesRender(t, NewCatch(), 2, []float32{0}, []float32{0}, []float32{1}, []float32{2}, []float32{0}))
 }
 
 func TestRenderConnectFourGolden(t *testing.T) {
@@ -155,10 +156,10 @@ func TestRenderConnectFourGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gamesGolden(t, "connect4-opening", gamesRender(t, c1, 1, play(3, 3)...))
+	checkGolden(t, "connect4-opening", gamesRender(t, c1, 1, play(3, 3)...))
 	c2, err := NewConnectFour(OpponentLookahead, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gamesGolden(t, "connect4-midgame", gamesRender(t, c2, 2, play(3, 2, 4, 4, 1, 5, 0)...))
+	checkGolden(t, "connect4-midgame", gamesRender(t, c2, 2, play(3, 2, 4, 4, 1, 5, 0)...))
 }
