@@ -123,18 +123,11 @@ func (r *modelRun) direct(t *testing.T) (out, values, final []float32) {
 	// The state of sequence s: per network with an LSTM, per layer, h then c.
 	seqs, stride := r.rows/r.steps, r.model.StateSize()
 	for s := range seqs {
-		off := s * stride
-		for _, rec := range recs {
-			if rec == nil {
-				continue
-			}
-			for l := range rec.Layers {
-				h := rec.Hidden
-				copy(Data(rec.H0[l])[s*h:(s+1)*h], r.batch.State[off:off+h])
-				copy(Data(rec.C0[l])[s*h:(s+1)*h], r.batch.State[off+h:off+2*h])
-				off += 2 * h
-			}
-		}
+		eachStateSlot(recs, s, stride, func(rec *Recurrent, l, off int) {
+			h := rec.Hidden
+			copy(Data(rec.H0[l])[s*h:(s+1)*h], r.batch.State[off:off+h])
+			copy(Data(rec.C0[l])[s*h:(s+1)*h], r.batch.State[off+h:off+2*h])
+		})
 	}
 	m := G.NewTapeMachine(g)
 	defer m.Close()
@@ -143,18 +136,11 @@ func (r *modelRun) direct(t *testing.T) (out, values, final []float32) {
 	}
 	final = make([]float32, seqs*stride)
 	for s := range seqs {
-		off := s * stride
-		for _, rec := range recs {
-			if rec == nil {
-				continue
-			}
-			for l := range rec.Layers {
-				h := rec.Hidden
-				copy(final[off:off+h], rec.H[l][s*h:(s+1)*h])
-				copy(final[off+h:off+2*h], rec.C[l][s*h:(s+1)*h])
-				off += 2 * h
-			}
-		}
+		eachStateSlot(recs, s, stride, func(rec *Recurrent, l, off int) {
+			h := rec.Hidden
+			copy(final[off:off+h], rec.H[l][s*h:(s+1)*h])
+			copy(final[off+h:off+2*h], rec.C[l][s*h:(s+1)*h])
+		})
 	}
 	return slices.Clone(Data(a.Out)), slices.Clone(Data(v)), final
 }
@@ -498,6 +484,22 @@ func TestModelsBuildConcurrently(t *testing.T) {
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("%s: %v", cases[i].name, err)
+		}
+	}
+}
+
+// eachStateSlot calls f for every LSTM layer of sequence s in the model's
+// state layout (per network with an LSTM, per layer, h then c), with the
+// offset of the layer's h in a state of stride floats per sequence.
+func eachStateSlot(recs []*Recurrent, s, stride int, f func(rec *Recurrent, l, off int)) {
+	off := s * stride
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		for l := range rec.Layers {
+			f(rec, l, off)
+			off += 2 * rec.Hidden
 		}
 	}
 }
