@@ -79,13 +79,7 @@ func BenchmarkForwardBackward(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			m := trainingGraph(b, c, p)
 			defer m.Close()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-				m.Reset()
-			}
+			runMachine(b, m)
 		})
 	}
 }
@@ -104,13 +98,7 @@ func BenchmarkActingForward(b *testing.B) {
 			}
 			m := G.NewTapeMachine(g)
 			defer m.Close()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-				m.Reset()
-			}
+			runMachine(b, m)
 		})
 	}
 }
@@ -177,5 +165,16 @@ func BenchmarkModelForwardBackward(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// runMachine times one run of m per iteration.
+func runMachine(b *testing.B, m G.VM) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+		m.Reset()
 	}
 }
