@@ -132,6 +132,15 @@ func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", where, err)
 	}
+	if err := sameSpaces(env, a, where, id, file); err != nil {
+		envs.Close(env)
+		return nil, nil, "", err
+	}
+	return a, env, id, nil
+}
+
+// sameSpaces checks that env has the spaces agent a was trained on.
+func sameSpaces(env envs.Env, a *agent.PPO, where, id, file string) error {
 	for _, s := range []struct {
 		what      string
 		env, want envs.Space
@@ -139,14 +148,14 @@ func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
 		got, err1 := envs.MarshalSpace(s.env)
 		want, err2 := envs.MarshalSpace(s.want)
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, nil, "", fmt.Errorf("%s: %w", where, err)
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		if !bytes.Equal(got, want) {
-			return nil, nil, "", fmt.Errorf("%s: env %s has %s space %v, but agent %s was trained on %v",
+			return fmt.Errorf("%s: env %s has %s space %v, but agent %s was trained on %v",
 				where, id, s.what, s.env, file, s.want)
 		}
 	}
-	return a, env, id, nil
+	return nil
 }
 
 // play runs `evolve play` with checked flags.
@@ -159,6 +168,7 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitBadInput, "%v", err)
 	}
+	defer envs.Close(env)
 
 	// Outputs are checked before anything is played.
 	var anim *gif.GIF

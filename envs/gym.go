@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// gymBridge is the Python side of a GymEnv, run with `python -c`.
+// gymBridge is the Python side of the gym envs, run with `python -c`.
 //
 //go:embed gymbridge.py
 var gymBridge string
@@ -25,36 +25,51 @@ var gymBridge string
 const GymPrefix = "gym:"
 
 // GymEnv is an env run by Gymnasium in a child Python process. Make builds
-// it for ids of the form "gym:ID" with these options:
+// one for ids of the form "gym:ID", MakeVector a Vector of n whose envs all
+// live in one child and step together, one exchange per vector step (see
+// NewGymVector). The options:
 //
 //   - "python": the interpreter (default "python3");
 //   - "import": a list of modules to import first (ones that register envs);
 //   - "kwargs": a map passed to gymnasium.make(ID, **kwargs);
+//   - "wrappers": a list of wrappers applied in order after make, each
+//     "package.module.Class" (or "package.module:Class") or a table
+//     {name = "...", kwargs = {...}};
 //   - "module_env": "package.module:ClassName" instantiates that class with
 //     the kwargs instead of calling gymnasium.make, so that a Gymnasium-like
 //     env runs without Gymnasium (its spaces may then be dicts such as
 //     {"type": "Discrete", "n": 3, "start": 0}, see gymbridge.py);
 //   - "timeout": seconds to wait for any answer of the child (default 30);
-//   - "max_episode_steps", handled by Make as for every env: given, it
-//     replaces Gymnasium's own time limit.
+//     a vector step of n envs is one answer;
+//   - "start_timeout": seconds the child has to start, import and make its
+//     envs (default 120);
+//   - "max_episode_steps": given, it replaces Gymnasium's own time limit
+//     (0: none), counted in the child exactly as TimeLimit counts.
 //
 // Spaces Box (any shape and dtype, ±Inf bounds), Discrete (with start),
 // MultiDiscrete, MultiBinary and Dict of those are supported; any other
 // fails Make with an error naming it. info["action_mask"] becomes
-// Info.ActionMask; other info is dropped.
+// Info.ActionMask; other info is not carried (it would cost a decoding per
+// step for values the trainer never reads).
 //
 // # Protocol
 //
-// Every message either way is a frame: a uint32 little-endian length, then
-// that many bytes, of which the first is a tag. The parent first sends the
-// JSON configuration; the child answers 'H' with the JSON descriptions of
-// both spaces, or 'E' with a traceback. Then, per call, the parent sends
-// 'R' + int64 seed (negative: None) or 'S' + the action's float32 values,
-// and the child answers 'O' + float64 reward, uint8 flags (1 terminated,
-// 2 truncated, 4 mask present), uint32 mask length, one byte per mask
-// entry, and the observation's float32 values — or 'E' + a traceback. 'C'
-// (or the end of its stdin) makes the child exit. All numbers are little
-// endian.
+// Every message either way is a frame: a uint32 length, then that many
+// bytes, of which the first is a tag. The parent first sends the JSON
+// configuration; the child answers 'H' with the JSON descriptions of both
+// spaces, or 'E' with a traceback. Then the parent sends
+//
+//	'R' u32 env, i64 seed (negative: None)    reset one env
+//	'S' u32 env, the action's float32 values  step one env
+//	'A' n × i64 seed                          reset every env
+//	'V' n actions' float32 values             step every env, auto-reset
+//	'C'                                       exit (as does the end of stdin)
+//
+// and the child answers 'O' with the outcome of every env addressed, by
+// column (see decode): rewards, flags, observations, masks, and for the
+// envs a 'V' step reset, the next episode's first observations and masks.
+// A Python exception answers 'E' with the uint32 index of the env that
+// raised and the traceback. All numbers are little endian.
 //
 // # Errors
 //
@@ -63,91 +78,262 @@ const GymPrefix = "gym:"
 // that into an error naming the env and the cause). A Python exception
 // leaves the child running; a child that died or did not answer within the
 // timeout is killed and every later call fails. Close kills and reaps the
-// child; always Close a GymEnv (Vector.Close closes its envs).
+// child once every env it hosts is closed; always Close a GymEnv
+// (Vector.Close closes its envs). On Linux the child is also killed when
+// the parent dies.
 type GymEnv struct {
-	id      string
-	timeout time.Duration
-	cmd     *exec.Cmd
-	in      *os.File // the child's stdin
-	out     *os.File // the child's stdout
-	stderr  *tailWriter
-	waited  chan struct{} // closed when cmd.Wait has returned
-	waitErr error
+	h      *gymHost
+	i      int   // index of this env in the child
+	err    error // of the last Reset or Step
+	closed bool
+}
+
+// gymHost is one child process and the envs it runs.
+type gymHost struct {
+	id        string // "gym:" included
+	timeout   time.Duration
+	cmd       *exec.Cmd
+	in        *os.File // the child's stdin
+	out       *os.File // the child's stdout
+	stderr    *tailWriter
+	waited    chan struct{} // closed when cmd.Wait has returned
+	waitErr   error
+	open      int   // GymEnvs not yet closed
+	exchanges int   // requests answered, for tests of the one-exchange vector
+	dead      error // sticky: the child is gone
 
 	obsSpace, actSpace Space
-	maskSize           int
+	obsSize, maskSize  int
 
-	obs    []float32
-	mask   []bool
-	frame  []byte
-	seeded bool
-	err    error // of the last Reset or Step
-	dead   error // sticky: the child is gone
+	frame  []byte // the request being built
+	head   [4]byte
+	body   []byte // the last answer
+	seeded []bool
+	res    []gymResult // per env, the outcome of its last call
+}
+
+// gymResult is what one env returned; next holds the first observation
+// of the following episode when a vector step reset the env.
+type gymResult struct {
+	reward      float64
+	term, trunc bool
+	reset       bool // next is set
+	now, next   gymObs
+}
+
+// gymObs is an observation and the mask that came with it.
+type gymObs struct {
+	obs     []float32
+	mask    []bool
+	hasMask bool
+}
+
+func (o *gymObs) info() Info {
+	if o.hasMask {
+		return Info{ActionMask: o.mask}
+	}
+	return Info{}
 }
 
 // gymConfig is the JSON configuration the child reads first.
 type gymConfig struct {
-	ID           string         `json:"id"`
-	Import       []string       `json:"import,omitempty"`
-	Kwargs       map[string]any `json:"kwargs,omitempty"`
-	ModuleEnv    string         `json:"module_env,omitempty"`
-	OwnTimeLimit bool           `json:"own_time_limit,omitempty"`
+	ID              string         `json:"id"`
+	NumEnvs         int            `json:"num_envs"`
+	Import          []string       `json:"import,omitempty"`
+	Kwargs          map[string]any `json:"kwargs,omitempty"`
+	Wrappers        []gymWrapper   `json:"wrappers,omitempty"`
+	ModuleEnv       string         `json:"module_env,omitempty"`
+	MaxEpisodeSteps *int           `json:"max_episode_steps,omitempty"`
+}
+
+// gymWrapper names a Python wrapper class and its keyword arguments.
+type gymWrapper struct {
+	Name   string         `json:"name"`
+	Kwargs map[string]any `json:"kwargs,omitempty"`
 }
 
 // NewGymEnv starts a child Python process running the Gymnasium env id
-// (without the "gym:" prefix) with the options described at GymEnv.
-// ownTimeLimit removes Gymnasium's time limit, for callers that apply
-// their own. Make is the usual way in.
-func NewGymEnv(id string, opts Options, ownTimeLimit bool) (*GymEnv, error) {
-	if err := opts.Only("python", "import", "kwargs", "module_env", "timeout"); err != nil {
+// (without the "gym:" prefix) with the options described at GymEnv. Make
+// is the usual way in.
+func NewGymEnv(id string, opts Options) (*GymEnv, error) {
+	h, err := startGym(id, 1, opts)
+	if err != nil {
 		return nil, err
 	}
-	cfg := gymConfig{ID: id, OwnTimeLimit: ownTimeLimit}
-	python := "python3"
+	return &GymEnv{h: h}, nil
+}
+
+// NewGymVector starts one child Python process running n copies of the
+// Gymnasium env id and returns them as a Vector that steps all n in one
+// exchange with the child (the auto-reset of finished episodes included).
+// MakeVector is the usual way in.
+func NewGymVector(id string, n int, opts Options) (*Vector, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%d envs, want at least 1", n)
+	}
+	h, err := startGym(id, n, opts)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]Env, n)
+	for i := range list {
+		list[i] = &GymEnv{h: h, i: i}
+	}
+	v, err := NewVector(list)
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// gymOptions reads the options of a gym env into the child's
+// configuration, the interpreter and the timeout.
+func gymOptions(id string, n int, opts Options) (cfg gymConfig, python string, timeout, start time.Duration, err error) {
+	if err := opts.Only("python", "import", "kwargs", "wrappers", "module_env", "timeout", "start_timeout", "max_episode_steps"); err != nil {
+		return cfg, "", 0, 0, err
+	}
+	cfg = gymConfig{ID: id, NumEnvs: n}
+	python = "python3"
 	if v, ok := opts["python"]; ok {
 		s, ok := v.(string)
 		if !ok || s == "" {
-			return nil, fmt.Errorf("option \"python\" = %v (%T): want an interpreter name or path", v, v)
+			return cfg, "", 0, 0, fmt.Errorf("option \"python\" = %v (%T): want an interpreter name or path", v, v)
 		}
 		python = s
 	}
 	if v, ok := opts["module_env"]; ok {
 		s, ok := v.(string)
 		if !ok || !strings.Contains(s, ":") {
-			return nil, fmt.Errorf("option \"module_env\" = %v (%T): want \"package.module:ClassName\"", v, v)
+			return cfg, "", 0, 0, fmt.Errorf("option \"module_env\" = %v (%T): want \"package.module:ClassName\"", v, v)
 		}
 		cfg.ModuleEnv = s
 	}
-	switch v := opts["import"].(type) {
-	case nil:
-	case []string:
-		cfg.Import = v
-	case []any:
-		for _, m := range v {
-			s, ok := m.(string)
-			if !ok {
-				return nil, fmt.Errorf("option \"import\": %v (%T) is not a module name", m, m)
-			}
-			cfg.Import = append(cfg.Import, s)
+	if cfg.Import, err = stringList(opts, "import", "module name"); err != nil {
+		return cfg, "", 0, 0, err
+	}
+	if cfg.Kwargs, err = table(opts["kwargs"], "option \"kwargs\""); err != nil {
+		return cfg, "", 0, 0, err
+	}
+	if cfg.Wrappers, err = gymWrappers(opts["wrappers"]); err != nil {
+		return cfg, "", 0, 0, err
+	}
+	if _, ok := opts["max_episode_steps"]; ok {
+		limit, err := opts.Int("max_episode_steps", 0)
+		if err == nil && limit < 0 {
+			err = fmt.Errorf("option \"max_episode_steps\" = %d: want >= 0 (0 removes the limit)", limit)
 		}
-	default:
-		return nil, fmt.Errorf("option \"import\" = %v (%T): want a list of module names", v, v)
+		if err != nil {
+			return cfg, "", 0, 0, err
+		}
+		cfg.MaxEpisodeSteps = &limit
 	}
-	switch v := opts["kwargs"].(type) {
-	case nil:
-	case map[string]any:
-		cfg.Kwargs = v
-	case Options:
-		cfg.Kwargs = v
-	default:
-		return nil, fmt.Errorf("option \"kwargs\" = %v (%T): want a table of keyword arguments", v, v)
+	if timeout, err = seconds(opts, "timeout", 30); err == nil {
+		start, err = seconds(opts, "start_timeout", 120)
 	}
-	secs, err := opts.Float("timeout", 30)
+	return cfg, python, timeout, start, err
+}
+
+// seconds reads a positive number of seconds under key.
+func seconds(opts Options, key string, def float64) (time.Duration, error) {
+	secs, err := opts.Float(key, def)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if secs <= 0 {
-		return nil, fmt.Errorf("option \"timeout\" = %v: want a positive number of seconds", secs)
+		return 0, fmt.Errorf("option %q = %v: want a positive number of seconds", key, secs)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
+// stringList reads the list of strings under key (absent: nil).
+func stringList(opts Options, key, what string) ([]string, error) {
+	switch v := opts[key].(type) {
+	case nil:
+		return nil, nil
+	case []string:
+		return v, nil
+	case []any:
+		out := make([]string, len(v))
+		for i, m := range v {
+			s, ok := m.(string)
+			if !ok {
+				return nil, fmt.Errorf("option %q: %v (%T) is not a %s", key, m, m, what)
+			}
+			out[i] = s
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("option %q = %v (%T): want a list of %ss", key, v, v, what)
+	}
+}
+
+// table reads a table of keyword arguments (absent: nil).
+func table(v any, what string) (map[string]any, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return v, nil
+	case Options:
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s = %v (%T): want a table of keyword arguments", what, v, v)
+}
+
+// gymWrappers reads the "wrappers" option: names, or tables with a name
+// and keyword arguments.
+func gymWrappers(v any) ([]gymWrapper, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var list []any
+	switch v := v.(type) {
+	case []any:
+		list = v
+	case []string:
+		for _, s := range v {
+			list = append(list, s)
+		}
+	case []map[string]any: // TOML's array of tables
+		for _, m := range v {
+			list = append(list, m)
+		}
+	default:
+		return nil, fmt.Errorf("option \"wrappers\" = %v (%T): want a list of wrapper names or {name, kwargs} tables", v, v)
+	}
+	out := make([]gymWrapper, len(list))
+	for i, w := range list {
+		at := fmt.Sprintf("option \"wrappers\"[%d]", i)
+		switch w := w.(type) {
+		case string:
+			out[i].Name = w
+		case map[string]any:
+			for k := range w {
+				if k != "name" && k != "kwargs" {
+					return nil, fmt.Errorf("%s: unknown key %q (want name, kwargs)", at, k)
+				}
+			}
+			out[i].Name, _ = w["name"].(string)
+			var err error
+			if out[i].Kwargs, err = table(w["kwargs"], at+".kwargs"); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%s = %v (%T): want a wrapper name or a {name, kwargs} table", at, w, w)
+		}
+		if n := out[i].Name; n == "" || strings.ContainsAny(n, " /\\") || !strings.ContainsAny(n, ".:") {
+			return nil, fmt.Errorf("%s: name %q: want \"package.module.Class\"", at, n)
+		}
+	}
+	return out, nil
+}
+
+// startGym starts the child for n copies of env id and reads the spaces.
+func startGym(id string, n int, opts Options) (*gymHost, error) {
+	cfg, python, timeout, start, err := gymOptions(id, n, opts)
+	if err != nil {
+		return nil, err
 	}
 	conf, err := json.Marshal(cfg)
 	if err != nil {
@@ -157,14 +343,14 @@ func NewGymEnv(id string, opts Options, ownTimeLimit bool) (*GymEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("python interpreter: %w", err)
 	}
-
-	g := &GymEnv{id: GymPrefix + id, timeout: time.Duration(secs * float64(time.Second)), stderr: &tailWriter{max: 8 << 10}}
-	if err := g.start(path); err != nil {
+	h := &gymHost{id: GymPrefix + id, timeout: start, stderr: &tailWriter{max: 8 << 10}, open: n}
+	if err := h.start(path); err != nil {
 		return nil, err
 	}
-	reply, err := g.call(append([]byte{}, conf...))
+	reply, err := h.call(append(make([]byte, 4), conf...))
+	h.timeout = timeout
 	if err != nil {
-		g.Close()
+		h.close()
 		return nil, err
 	}
 	var spaces struct {
@@ -172,25 +358,32 @@ func NewGymEnv(id string, opts Options, ownTimeLimit bool) (*GymEnv, error) {
 		Act gymSpace `json:"action_space"`
 	}
 	if err := json.Unmarshal(reply, &spaces); err != nil {
-		g.Close()
+		h.close()
 		return nil, fmt.Errorf("bad handshake from python: %w", err)
 	}
-	if g.obsSpace, err = spaces.Obs.space(); err == nil {
-		g.actSpace, err = spaces.Act.space()
+	if h.obsSpace, err = spaces.Obs.space(); err == nil {
+		h.actSpace, err = spaces.Act.space()
 	}
 	if err != nil {
-		g.Close()
+		h.close()
 		return nil, err
 	}
-	g.maskSize, _ = MaskSize(g.actSpace)
-	g.obs = make([]float32, g.obsSpace.FlatSize())
-	g.mask = make([]bool, g.maskSize)
-	return g, nil
+	h.obsSize = h.obsSpace.FlatSize()
+	h.maskSize, _ = MaskSize(h.actSpace)
+	h.seeded = make([]bool, n)
+	h.res = make([]gymResult, n)
+	for i := range h.res {
+		for _, o := range []*gymObs{&h.res[i].now, &h.res[i].next} {
+			o.obs = make([]float32, h.obsSize)
+			o.mask = make([]bool, h.maskSize)
+		}
+	}
+	return h, nil
 }
 
 // start launches the child on pipes of its own, so that reads and writes
 // can carry deadlines.
-func (g *GymEnv) start(python string) error {
+func (h *gymHost) start(python string) error {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -201,10 +394,11 @@ func (g *GymEnv) start(python string) error {
 		inW.Close()
 		return err
 	}
-	g.cmd = exec.Command(python, "-c", gymBridge)
-	g.cmd.Stdin, g.cmd.Stdout, g.cmd.Stderr = inR, outW, g.stderr
-	g.cmd.WaitDelay = time.Second // in case a grandchild keeps stderr open
-	err = g.cmd.Start()
+	h.cmd = exec.Command(python, "-c", gymBridge)
+	h.cmd.Stdin, h.cmd.Stdout, h.cmd.Stderr = inR, outW, h.stderr
+	h.cmd.SysProcAttr = childProcAttr()
+	h.cmd.WaitDelay = time.Second // in case a grandchild keeps stderr open
+	err = h.cmd.Start()
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -212,23 +406,23 @@ func (g *GymEnv) start(python string) error {
 		outR.Close()
 		return fmt.Errorf("start %s: %w", python, err)
 	}
-	g.in, g.out = inW, outR
-	g.waited = make(chan struct{})
+	h.in, h.out = inW, outR
+	h.waited = make(chan struct{})
 	go func() {
-		g.waitErr = g.cmd.Wait()
-		close(g.waited)
+		h.waitErr = h.cmd.Wait()
+		close(h.waited)
 	}()
 	return nil
 }
 
 // ID returns the env's id, "gym:" included.
-func (g *GymEnv) ID() string { return g.id }
+func (g *GymEnv) ID() string { return g.h.id }
 
 // ObservationSpace is the Gymnasium env's observation space.
-func (g *GymEnv) ObservationSpace() Space { return g.obsSpace }
+func (g *GymEnv) ObservationSpace() Space { return g.h.obsSpace }
 
 // ActionSpace is the Gymnasium env's action space.
-func (g *GymEnv) ActionSpace() Space { return g.actSpace }
+func (g *GymEnv) ActionSpace() Space { return g.h.actSpace }
 
 // Err returns the error of the last Reset or Step, nil if it succeeded.
 func (g *GymEnv) Err() error { return g.err }
@@ -237,169 +431,292 @@ func (g *GymEnv) Err() error { return g.err }
 // on the first Reset, which seeds 0 as every env here does). On failure it
 // returns a nil observation and Err says why.
 func (g *GymEnv) Reset(seed int64) ([]float32, Info) {
-	if seed < 0 && !g.seeded {
-		seed = 0
+	h := g.h
+	f := binary.LittleEndian.AppendUint32(h.begin('R'), uint32(g.i))
+	f = binary.LittleEndian.AppendUint64(f, uint64(h.seedFor(g.i, seed)))
+	h.frame = f
+	if g.err = h.exchange(f, g.i, 1, false); g.err != nil {
+		g.err = fmt.Errorf("%s: reset: %w", h.id, g.err)
+		return nil, Info{}
 	}
-	g.seeded = true
-	f := append(g.frame[:0], 'R')
-	f = binary.LittleEndian.AppendUint64(f, uint64(seed))
-	g.frame = f
-	obs, _, _, _, info := g.exchange(f, "reset")
-	return obs, info
+	r := &h.res[g.i]
+	return r.now.obs, r.now.info()
 }
 
 // Step calls step(action) in the child, the action converted to the
 // space's Python form. On failure it returns a nil observation and Err says
 // why.
 func (g *GymEnv) Step(action []float32) ([]float32, float64, bool, bool, Info) {
-	f := append(g.frame[:0], 'S')
-	for _, a := range action {
-		f = binary.LittleEndian.AppendUint32(f, math.Float32bits(a))
-	}
-	g.frame = f
-	return g.exchange(f, "step")
-}
-
-// exchange sends a reset or step request and decodes the answer.
-func (g *GymEnv) exchange(req []byte, call string) ([]float32, float64, bool, bool, Info) {
-	g.err = nil
-	body, err := g.call(req)
-	if err == nil {
-		err = g.decode(body)
-	}
-	if err != nil {
-		g.err = fmt.Errorf("%s: %s: %w", g.id, call, err)
+	h := g.h
+	f := binary.LittleEndian.AppendUint32(h.begin('S'), uint32(g.i))
+	h.frame = appendFloats(f, action)
+	if g.err = h.exchange(h.frame, g.i, 1, false); g.err != nil {
+		g.err = fmt.Errorf("%s: step: %w", h.id, g.err)
 		return nil, 0, false, false, Info{}
 	}
-	flags := body[8]
-	info := Info{}
-	if flags&4 != 0 {
-		info.ActionMask = g.mask
-	}
-	reward := math.Float64frombits(binary.LittleEndian.Uint64(body))
-	return g.obs, reward, flags&1 != 0, flags&2 != 0, info
+	r := &h.res[g.i]
+	return r.now.obs, r.reward, r.term, r.trunc, r.now.info()
 }
 
-// decode checks an 'O' answer and copies its mask and observation.
-func (g *GymEnv) decode(body []byte) error {
-	if len(body) < 13 {
-		return fmt.Errorf("short answer of %d bytes from python", len(body))
+// Close closes this env; the child exits once every env it hosts is
+// closed. Closing twice is harmless.
+func (g *GymEnv) Close() error {
+	if g.closed {
+		return nil
 	}
-	nmask := int(binary.LittleEndian.Uint32(body[9:]))
-	rest := body[13:]
-	if body[8]&4 != 0 && nmask != g.maskSize {
-		return fmt.Errorf("action mask of %d entries, want %d for %v", nmask, g.maskSize, g.actSpace)
-	}
-	if len(rest) != nmask+4*len(g.obs) {
-		return fmt.Errorf("answer of %d bytes, want %d for a mask of %d and an observation of %d values", len(rest), nmask+4*len(g.obs), nmask, len(g.obs))
-	}
-	for i := range nmask {
-		g.mask[i] = rest[i] != 0
-	}
-	rest = rest[nmask:]
-	for i := range g.obs {
-		g.obs[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+	g.closed = true
+	g.h.open--
+	if g.h.open == 0 {
+		g.h.close()
 	}
 	return nil
+}
+
+// pid returns the child's process id.
+func (g *GymEnv) pid() int { return g.h.cmd.Process.Pid }
+
+// seedFor returns the seed to send for env i: NoSeed on a never-seeded
+// env becomes 0, as for every env here.
+func (h *gymHost) seedFor(i int, seed int64) int64 {
+	if seed < 0 && !h.seeded[i] {
+		seed = 0
+	}
+	h.seeded[i] = true
+	if seed < 0 {
+		return -1
+	}
+	return seed
+}
+
+// resetAll resets every env, env i with seeds[i], in one exchange.
+func (h *gymHost) resetAll(seeds []int64) error {
+	f := h.begin('A')
+	for i, s := range seeds {
+		f = binary.LittleEndian.AppendUint64(f, uint64(h.seedFor(i, s)))
+	}
+	h.frame = f
+	return h.exchange(f, 0, len(seeds), false)
+}
+
+// stepAll steps every env in one exchange; the child resets the envs whose
+// episode ended and returns their next first observation too.
+func (h *gymHost) stepAll(actions []float32) error {
+	h.frame = appendFloats(h.begin('V'), actions)
+	return h.exchange(h.frame, 0, len(h.res), true)
+}
+
+func appendFloats(f []byte, x []float32) []byte {
+	for _, a := range x {
+		f = binary.LittleEndian.AppendUint32(f, math.Float32bits(a))
+	}
+	return f
+}
+
+// gymEnvError is a Python exception raised by one env of a child.
+type gymEnvError struct {
+	env       int
+	traceback string
+}
+
+func (e *gymEnvError) Error() string {
+	return "python exception:\n" + lastLines(e.traceback, 12)
+}
+
+// exchange sends a request about n envs, starting at env first, and
+// decodes the answer into h.res.
+func (h *gymHost) exchange(req []byte, first, n int, vector bool) error {
+	body, err := h.call(req)
+	if err != nil {
+		return err
+	}
+	if err := h.decode(body, h.res[first:first+n], vector); err != nil {
+		return h.fail(fmt.Errorf("bad answer: %w", err))
+	}
+	return nil
+}
+
+// Flags of an env in an answer.
+const (
+	gymTerminated = 1 << iota
+	gymTruncated
+	gymMask     // the observation came with an action mask
+	gymReset    // a vector step ended the episode and the env was reset
+	gymNextMask // the next episode's first observation came with a mask
+)
+
+// decode reads an answer about len(res) envs. Its layout is by column:
+// the rewards (float64), the flags (uint8), the observations (float32),
+// the masks of the envs with gymMask (one byte per entry), then for the
+// envs with gymReset the next episode's first observations and the masks
+// of those with gymNextMask.
+func (h *gymHost) decode(b []byte, res []gymResult, vector bool) error {
+	n, obsBytes := len(res), 4*h.obsSize
+	if len(b) < n*(9+obsBytes) {
+		return fmt.Errorf("%d bytes for %d envs, want at least %d", len(b), n, n*(9+obsBytes))
+	}
+	flags := b[8*n : 9*n]
+	var masks, resets int
+	for i, f := range flags {
+		r := &res[i]
+		r.reward = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		r.term, r.trunc, r.reset = f&gymTerminated != 0, f&gymTruncated != 0, f&gymReset != 0
+		r.now.hasMask, r.next.hasMask = f&gymMask != 0, f&gymNextMask != 0
+		if r.reset && (!vector || !(r.term || r.trunc)) || r.next.hasMask && !r.reset {
+			return fmt.Errorf("env %d: flags %#x: a reset where no episode ended", i, f)
+		}
+		if (r.now.hasMask || r.next.hasMask) && h.maskSize == 0 {
+			return fmt.Errorf("env %d: an action mask for %v", i, h.actSpace)
+		}
+		masks += int(f>>2&1) + int(f>>4&1)
+		resets += int(f >> 3 & 1)
+	}
+	if want := n*(9+obsBytes) + masks*h.maskSize + resets*obsBytes; len(b) != want {
+		return fmt.Errorf("%d bytes for %d envs with %d masks and %d resets, want %d", len(b), n, masks, resets, want)
+	}
+	rest := b[9*n:]
+	for i := range res {
+		readFloats(res[i].now.obs, rest[i*obsBytes:])
+	}
+	rest = rest[n*obsBytes:]
+	for i := range res {
+		if o := &res[i].now; o.hasMask {
+			rest = readMask(o.mask, rest)
+		}
+	}
+	for i := range res {
+		if res[i].reset {
+			readFloats(res[i].next.obs, rest)
+			rest = rest[obsBytes:]
+		}
+	}
+	for i := range res {
+		if o := &res[i].next; o.hasMask {
+			rest = readMask(o.mask, rest)
+		}
+	}
+	return nil
+}
+
+func readFloats(dst []float32, b []byte) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+func readMask(dst []bool, b []byte) []byte {
+	for i := range dst {
+		dst[i] = b[i] != 0
+	}
+	return b[len(dst):]
 }
 
 // gymMaxFrame bounds an answer's length, so that a corrupt length cannot
 // make the parent allocate without limit.
 const gymMaxFrame = 1 << 30
 
-// call sends one frame and returns the body of the answer ('H' or 'O'),
-// or an error: the child's traceback for 'E', otherwise the child is
-// killed and the error is sticky.
-func (g *GymEnv) call(req []byte) ([]byte, error) {
-	if g.dead != nil {
-		return nil, g.dead
+// begin starts a request in h.frame: room for its length, then the tag.
+func (h *gymHost) begin(tag byte) []byte {
+	return append(h.frame[:0], 0, 0, 0, 0, tag)
+}
+
+// call sends one frame (req: 4 bytes for its length, then the message) and
+// returns the body of the answer ('H' or 'O'), or an error: a *gymEnvError
+// for 'E', otherwise the child is killed and the error is sticky.
+func (h *gymHost) call(req []byte) ([]byte, error) {
+	if h.dead != nil {
+		return nil, h.dead
 	}
-	deadline := time.Now().Add(g.timeout)
-	g.in.SetWriteDeadline(deadline)
-	g.out.SetReadDeadline(deadline)
-	var head [4]byte
-	binary.LittleEndian.PutUint32(head[:], uint32(len(req)))
-	_, err := g.in.Write(head[:])
+	deadline := time.Now().Add(h.timeout)
+	h.in.SetWriteDeadline(deadline)
+	h.out.SetReadDeadline(deadline)
+	binary.LittleEndian.PutUint32(req, uint32(len(req)-4))
+	_, err := h.in.Write(req)
 	if err == nil {
-		_, err = g.in.Write(req)
-	}
-	var body []byte
-	if err == nil {
-		_, err = io.ReadFull(g.out, head[:])
+		_, err = io.ReadFull(h.out, h.head[:])
 	}
 	if err == nil {
-		n := binary.LittleEndian.Uint32(head[:])
+		n := binary.LittleEndian.Uint32(h.head[:])
 		if n == 0 || n > gymMaxFrame {
 			err = fmt.Errorf("frame of %d bytes", n)
 		} else {
-			body = make([]byte, n)
-			_, err = io.ReadFull(g.out, body)
+			if cap(h.body) < int(n) {
+				h.body = make([]byte, n)
+			}
+			h.body = h.body[:n]
+			_, err = io.ReadFull(h.out, h.body)
 		}
 	}
 	if err != nil {
-		return nil, g.fail(err)
+		return nil, h.fail(err)
 	}
+	h.exchanges++
+	body := h.body
 	switch body[0] {
 	case 'H', 'O':
 		return body[1:], nil
 	case 'E':
-		return nil, fmt.Errorf("python exception:\n%s", lastLines(string(body[1:]), 12))
+		if len(body) < 5 {
+			return nil, h.fail(errors.New("short exception answer"))
+		}
+		return nil, &gymEnvError{env: int(binary.LittleEndian.Uint32(body[1:])), traceback: string(body[5:])}
 	}
-	return nil, g.fail(fmt.Errorf("unknown answer tag %q", body[0]))
+	return nil, h.fail(fmt.Errorf("unknown answer tag %q", body[0]))
 }
 
-// fail kills the child after an I/O error and returns the sticky error
-// naming what happened.
-func (g *GymEnv) fail(err error) error {
-	pid := g.cmd.Process.Pid
+// fail kills the child after an I/O or protocol error and returns the
+// sticky error naming what happened.
+func (h *gymHost) fail(err error) error {
+	pid := h.cmd.Process.Pid
 	timedOut := errors.Is(err, os.ErrDeadlineExceeded)
-	g.kill()
+	io := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed) || timedOut
+	h.kill()
 	switch {
 	case timedOut:
-		err = fmt.Errorf("python child (pid %d) did not answer within %v; killed it", pid, g.timeout)
+		err = fmt.Errorf("python child (pid %d) did not answer within %v; killed it", pid, h.timeout)
+	case io:
+		err = fmt.Errorf("python child (pid %d) died (%v)", pid, h.waitErr)
 	default:
-		err = fmt.Errorf("python child (pid %d) died (%v)", pid, g.waitErr)
+		err = fmt.Errorf("python child (pid %d): %w; killed it", pid, err)
 	}
-	if tail := lastLines(g.stderr.String(), 12); tail != "" {
+	if tail := lastLines(h.stderr.String(), 12); tail != "" {
 		err = fmt.Errorf("%w; its stderr ends:\n%s", err, tail)
 	}
-	g.dead = err
+	h.dead = err
 	return err
 }
 
 // kill ends the child and reaps it, giving it a moment to exit by itself
 // after its stdin is closed.
-func (g *GymEnv) kill() {
-	g.in.Close()
+func (h *gymHost) kill() {
+	h.in.Close()
 	select {
-	case <-g.waited:
+	case <-h.waited:
 	case <-time.After(100 * time.Millisecond):
-		g.cmd.Process.Kill()
-		<-g.waited
+		h.cmd.Process.Kill()
+		<-h.waited
 	}
-	g.out.Close()
+	h.out.Close()
 }
 
-// Close asks the child to exit, kills it if it does not within a second,
+// close asks the child to exit, kills it if it does not within a second,
 // and reaps it. Closing twice is harmless.
-func (g *GymEnv) Close() error {
-	if g.cmd == nil || g.dead == errGymClosed {
-		return nil
+func (h *gymHost) close() {
+	if h.cmd == nil || h.dead == errGymClosed {
+		return
 	}
-	if g.dead == nil {
-		g.in.SetWriteDeadline(time.Now().Add(time.Second))
-		g.in.Write([]byte{1, 0, 0, 0, 'C'})
-		g.in.Close()
+	if h.dead == nil {
+		h.in.SetWriteDeadline(time.Now().Add(time.Second))
+		h.in.Write([]byte{1, 0, 0, 0, 'C'})
+		h.in.Close()
 		select {
-		case <-g.waited:
+		case <-h.waited:
 		case <-time.After(time.Second):
-			g.cmd.Process.Kill()
-			<-g.waited
+			h.cmd.Process.Kill()
+			<-h.waited
 		}
-		g.out.Close()
+		h.out.Close()
 	}
-	g.dead = errGymClosed
-	return nil
+	h.dead = errGymClosed
 }
 
 var errGymClosed = errors.New("envs: gym env is closed")

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"errors"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/evolverl/evolve/internal/pytest"
 )
 
 // gymTestOptions points the bridge at the standard-library test envs in
@@ -175,7 +178,7 @@ func TestGymCrashAndHangAreErrors(t *testing.T) {
 			opts["timeout"] = 0.3
 			env, g := makeGym(t, opts)
 			env.Reset(0)
-			pid := g.cmd.Process.Pid
+			pid := g.pid()
 			start := time.Now()
 			env.Step([]float32{0})
 			if err := g.Err(); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "gym:test") {
@@ -200,11 +203,11 @@ func TestGymCloseReapsTheChild(t *testing.T) {
 	opts["max_episode_steps"] = 10
 	env, g := makeGym(t, opts)
 	env.Reset(0)
-	pid := g.cmd.Process.Pid
+	pid := g.pid()
 	if processGone(pid) {
 		t.Fatal("child not running before Close")
 	}
-	if err := env.(*TimeLimit).Close(); err != nil {
+	if err := env.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}
 	if !processGone(pid) {
@@ -242,6 +245,8 @@ func TestGymMakeFailures(t *testing.T) {
 		{"unsupported space", Options{"module_env": "gymtest:BadSpace"}, "unsupported action space"},
 		{"unknown option", Options{"module_env": "gymtest:Masked", "typo": 1}, "typo"},
 		{"bad import", Options{"module_env": "gymtest:Masked", "import": []any{"no_such_plugin"}}, "no_such_plugin"},
+		{"slow start", Options{"module_env": "gymtest:SlowInit", "start_timeout": 0.3}, "did not answer within 300ms"},
+		{"bad start_timeout", Options{"module_env": "gymtest:Masked", "start_timeout": -1}, `"start_timeout" = -1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{"timeout": opts["timeout"]}
@@ -250,7 +255,7 @@ func TestGymMakeFailures(t *testing.T) {
 			}
 			env, err := Make("gym:test", o)
 			if err == nil {
-				closeEnv(env)
+				Close(env)
 				t.Fatal("Make succeeded")
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "gym:test") {
@@ -261,22 +266,14 @@ func TestGymMakeFailures(t *testing.T) {
 }
 
 // TestGymCartPoleMatchesBuiltIn runs Gymnasium's own CartPole-v1 through the
-// bridge when Gymnasium 0.29.1's source and a Python with numpy are present.
+// bridge when a Python with Gymnasium and NumPy is found.
 func TestGymCartPoleMatchesBuiltIn(t *testing.T) {
-	const src = "/opt/peers/src/gymnasium-0.29.1"
-	python := "/usr/bin/python3"
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("Gymnasium source %s not found", src)
-	}
-	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("%s has no numpy", python)
-	}
-	t.Setenv("PYTHONPATH", src)
+	python := pytest.Gymnasium(t)
 	env, err := Make("gym:CartPole-v1", Options{"python": python})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeEnv(env)
+	defer Close(env)
 	ref, _ := Make("CartPole-v1", nil)
 	// The built-in port draws its initial state from another generator:
 	// start it from the bridged env's first observation. Gymnasium keeps a

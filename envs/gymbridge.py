@@ -141,23 +141,47 @@ def decoder(d):
     return lambda a: reshape([int(v) for v in a], shape)
 
 
+def resolve(name):
+    """Returns the object a "package.module.Name" or "package.module:Name"
+    names."""
+    mod, sep, attr = name.partition(":")
+    if not sep:
+        mod, _, attr = name.rpartition(".")
+    if not mod or not attr:
+        raise ValueError("envs gym bridge: wrapper %r: want \"package.module.Class\"" % name)
+    obj = importlib.import_module(mod)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def make(cfg):
-    for m in cfg.get("import") or []:
-        importlib.import_module(m)
     kwargs = cfg.get("kwargs") or {}
     if cfg.get("module_env"):
         mod, _, name = cfg["module_env"].partition(":")
         if not name:
             raise ValueError("envs gym bridge: module_env %r: want \"package.module:ClassName\"" % cfg["module_env"])
-        return getattr(importlib.import_module(mod), name)(**kwargs)
-    import gymnasium
-    env = gymnasium.make(cfg["id"], **kwargs)
-    if cfg.get("own_time_limit"):
-        # The Go side applies max_episode_steps itself; drop Gymnasium's
-        # limit, the outermost wrapper that make adds.
-        if isinstance(env, gymnasium.wrappers.TimeLimit):
-            env = env.env
+        env = getattr(importlib.import_module(mod), name)(**kwargs)
+    else:
+        import gymnasium
+        env = gymnasium.make(cfg["id"], **kwargs)
+        if cfg.get("max_episode_steps") is not None:
+            # The bridge counts steps itself; drop Gymnasium's limit, the
+            # outermost wrapper that make adds.
+            if isinstance(env, gymnasium.wrappers.TimeLimit):
+                env = env.env
+    for w in cfg.get("wrappers") or []:
+        env = resolve(w["name"])(env, **(w.get("kwargs") or {}))
     return env
+
+
+def mask_size(d):
+    """The length of an action mask for the action space d (0: no mask)."""
+    if d["type"] == "Discrete":
+        return d["n"]
+    if d["type"] == "MultiDiscrete":
+        return sum(d["nvec"])
+    return 0
 
 
 def main():
@@ -174,51 +198,133 @@ def main():
         b = inp.read(n)
         return b if len(b) == n else None
 
-    def write(tag, body):
+    def write(tag, *parts):
+        body = b"".join(parts)
         out.write(struct.pack("<I", len(body) + 1) + tag + body)
         out.flush()
+
+    def error(index):
+        write(b"E", struct.pack("<I", index), traceback.format_exc().encode())
 
     cfg = read()
     if cfg is None:
         return
+    envs = []
     try:
-        env = make(json.loads(cfg))
-        obs_desc = describe(env.observation_space, "observation")
-        act_desc = describe(env.action_space, "action")
-        enc, dec, nobs = encoder(obs_desc), decoder(act_desc), size(obs_desc)
+        cfg = json.loads(cfg)
+        for m in cfg.get("import") or []:
+            importlib.import_module(m)
+        descs = None
+        for i in range(int(cfg.get("num_envs", 1))):
+            env = make(cfg)
+            envs.append(env)
+            d = {"observation_space": describe(env.observation_space, "observation"),
+                 "action_space": describe(env.action_space, "action")}
+            if descs is None:
+                descs = d
+            elif d != descs:
+                raise ValueError("envs gym bridge: env %d has spaces %r, env 0 %r" % (i, d, descs))
+        obs_desc, act_desc = descs["observation_space"], descs["action_space"]
+        enc, dec = encoder(obs_desc), decoder(act_desc)
+        nobs, nact, nmask = size(obs_desc), size(act_desc), mask_size(act_desc)
     except BaseException:
-        write(b"E", traceback.format_exc().encode())
+        error(0)
         return
-    write(b"H", json.dumps({"observation_space": obs_desc, "action_space": act_desc}).encode())
+    write(b"H", json.dumps(descs).encode())
+
+    n = len(envs)
+    limit = cfg.get("max_episode_steps")
+    elapsed = [0] * n
+    discrete = act_desc["type"] == "Discrete"
+
+    def mask_of(info):
+        mask = info.get("action_mask") if isinstance(info, dict) else None
+        if mask is None:
+            return None
+        mb = bytes(1 if v else 0 for v in flat_values(mask))
+        if len(mb) != nmask:
+            raise ValueError("envs gym bridge: action mask of %d entries, want %d" % (len(mb), nmask))
+        return mb
+
+    def observation(obs):
+        ob = enc(obs)
+        if len(ob) != 4 * nobs:
+            raise ValueError("envs gym bridge: observation has %d values, want %d" % (len(ob) // 4, nobs))
+        return ob
+
+    def answer(rewards, flags, obs, masks, nexts, next_masks):
+        write(b"O", struct.pack("<%dd" % len(rewards), *rewards), bytes(flags),
+              b"".join(obs), b"".join(masks), b"".join(nexts), b"".join(next_masks))
+
+    def reset(indices, seeds):
+        k = len(indices)
+        flags, obs, masks = bytearray(k), [], []
+        for j, (i, seed) in enumerate(zip(indices, seeds)):
+            current[0] = i
+            elapsed[i] = 0
+            o, info = envs[i].reset(seed=None if seed < 0 else seed)
+            obs.append(observation(o))
+            m = mask_of(info)
+            if m is not None:
+                flags[j] |= 4
+                masks.append(m)
+        answer([0.0] * k, flags, obs, masks, [], [])
+
+    def step(indices, actions, auto_reset):
+        k = len(indices)
+        rewards, flags, obs, masks, nexts, next_masks = [0.0] * k, bytearray(k), [], [], [], []
+        for j, i in enumerate(indices):
+            current[0] = i
+            a = actions[j * nact:(j + 1) * nact]
+            o, r, term, trunc, info = envs[i].step(int(a[0]) if discrete else dec(a))
+            elapsed[i] += 1
+            if limit and elapsed[i] >= limit:
+                trunc = True
+            rewards[j] = float(r)
+            f = (1 if term else 0) | (2 if trunc else 0)
+            obs.append(observation(o))
+            m = mask_of(info)
+            if m is not None:
+                f |= 4
+                masks.append(m)
+            if auto_reset and (term or trunc):
+                f |= 8
+                elapsed[i] = 0
+                o, info = envs[i].reset()
+                nexts.append(observation(o))
+                m = mask_of(info)
+                if m is not None:
+                    f |= 16
+                    next_masks.append(m)
+            flags[j] = f
+        answer(rewards, flags, obs, masks, nexts, next_masks)
+
+    every = list(range(n))
+    current = [0]  # the env being called, for naming it in an exception
     while True:
         msg = read()
         if msg is None or msg[:1] == b"C":
             break
+        tag, current[0] = msg[:1], 0
         try:
-            if msg[:1] == b"R":
-                (seed,) = struct.unpack("<q", msg[1:9])
-                obs, info = env.reset(seed=None if seed < 0 else seed)
-                reward, flags = 0.0, 0
-            elif msg[:1] == b"S":
-                a = list(struct.unpack("<%df" % ((len(msg) - 1) // 4), msg[1:]))
-                obs, reward, term, trunc, info = env.step(dec(a))
-                flags = (1 if term else 0) | (2 if trunc else 0)
+            if tag == b"R":
+                i, seed = struct.unpack("<Iq", msg[1:13])
+                reset([i], [seed])
+            elif tag == b"S":
+                (i,) = struct.unpack("<I", msg[1:5])
+                step([i], struct.unpack("<%df" % nact, msg[5:]), False)
+            elif tag == b"A":
+                reset(every, struct.unpack("<%dq" % n, msg[1:]))
+            elif tag == b"V":
+                step(every, struct.unpack("<%df" % (n * nact), msg[1:]), True)
             else:
-                raise ValueError("envs gym bridge: unknown request %r" % msg[:1])
-            ob = enc(obs)
-            if len(ob) != 4 * nobs:
-                raise ValueError("envs gym bridge: observation has %d values, want %d" % (len(ob) // 4, nobs))
-            mask = info.get("action_mask") if isinstance(info, dict) else None
-            mb = b""
-            if mask is not None:
-                flags |= 4
-                mb = bytes(1 if v else 0 for v in flat_values(mask))
-            write(b"O", struct.pack("<dBI", float(reward), flags, len(mb)) + mb + ob)
+                raise ValueError("envs gym bridge: unknown request %r" % tag)
         except Exception:
-            write(b"E", traceback.format_exc().encode())
-    close = getattr(env, "close", None)
-    if close is not None:
-        close()
+            error(current[0])
+    for env in envs:
+        close = getattr(env, "close", None)
+        if close is not None:
+            close()
 
 
 main()

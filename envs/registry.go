@@ -165,8 +165,12 @@ func IDs() []string {
 func Make(id string, opts Options) (Env, error) {
 	spec, ok := Lookup(id)
 	if gymID, isGym := strings.CutPrefix(id, GymPrefix); isGym && !ok {
-		_, ownLimit := opts["max_episode_steps"]
-		spec, ok = Spec{ID: id, New: func(o Options) (Env, error) { return NewGymEnv(gymID, o, ownLimit) }}, true
+		// The child applies max_episode_steps itself.
+		env, err := NewGymEnv(gymID, opts)
+		if err != nil {
+			return nil, fmt.Errorf("envs: make %s: %w", id, err)
+		}
+		return env, nil
 	}
 	if !ok {
 		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s)", id, strings.Join(IDs(), ", "))
@@ -192,11 +196,11 @@ func Make(id string, opts Options) (Env, error) {
 		return nil, fmt.Errorf("envs: make %s: %w", id, err)
 	}
 	if err := env.ObservationSpace().Validate(); err != nil {
-		closeEnv(env)
+		Close(env)
 		return nil, fmt.Errorf("envs: make %s: observation space: %w", id, err)
 	}
 	if err := env.ActionSpace().Validate(); err != nil {
-		closeEnv(env)
+		Close(env)
 		return nil, fmt.Errorf("envs: make %s: action space: %w", id, err)
 	}
 	if limit > 0 {
@@ -206,16 +210,26 @@ func Make(id string, opts Options) (Env, error) {
 }
 
 // MakeVector builds n copies of the env registered under id in a Vector.
+// For a "gym:ID" id one Python child runs all n (see NewGymVector).
 func MakeVector(id string, n int, opts Options) (*Vector, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("envs: make vector of %s: %d envs, want at least 1", id, n)
+	}
+	if gymID, isGym := strings.CutPrefix(id, GymPrefix); isGym {
+		if _, registered := Lookup(id); !registered {
+			v, err := NewGymVector(gymID, n, opts)
+			if err != nil {
+				return nil, fmt.Errorf("envs: make %s: %w", id, err)
+			}
+			return v, nil
+		}
 	}
 	list := make([]Env, n)
 	for i := range list {
 		e, err := Make(id, opts)
 		if err != nil {
 			for _, made := range list[:i] {
-				closeEnv(made)
+				Close(made)
 			}
 			return nil, err
 		}
@@ -224,10 +238,11 @@ func MakeVector(id string, n int, opts Options) (*Vector, error) {
 	return NewVector(list)
 }
 
-// closeEnv releases what env holds (a gym env's child process) if it is an
-// io.Closer.
-func closeEnv(env Env) {
+// Close releases what env holds beyond memory — a gym env's child
+// process — by calling its Close if it has one (wrappers pass it on).
+func Close(env Env) error {
 	if c, ok := env.(io.Closer); ok {
-		c.Close()
+		return c.Close()
 	}
+	return nil
 }

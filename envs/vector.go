@@ -30,6 +30,11 @@ type Vector struct {
 
 	ready  bool // Reset has succeeded since creation or the last error
 	seeded bool // some Reset has seeded the envs
+
+	// gym is the Python child that hosts all of envs, in order, when it
+	// does: then a Reset or Step is one exchange with it.
+	gym   *gymHost
+	seeds []int64
 }
 
 // StepResult is the outcome of one Vector step for all N envs.
@@ -106,6 +111,8 @@ func NewVector(list []Env) (*Vector, error) {
 		EpisodeReturns: make([]float64, n),
 		EpisodeLengths: make([]int, n),
 	}
+	v.gym = sharedGymHost(list)
+	v.seeds = make([]int64, n)
 	v.finalBufs = make([][]float32, n)
 	v.finalMasks = make([][]bool, n)
 	for i := range v.finalBufs {
@@ -139,12 +146,25 @@ func (v *Vector) Reset(seed int64) (*StepResult, error) {
 	v.seeded = true
 	v.ready = false
 	r := &v.res
-	for i, e := range v.envs {
-		s := NoSeed
+	for i := range v.seeds {
+		v.seeds[i] = NoSeed
 		if seed >= 0 {
-			s = SubSeed(seed, i)
+			v.seeds[i] = SubSeed(seed, i)
 		}
-		obs, info := e.Reset(s)
+	}
+	if v.gym != nil {
+		if err := v.gym.resetAll(v.seeds); err != nil {
+			return nil, v.gymError("reset", err)
+		}
+	}
+	for i, e := range v.envs {
+		var obs []float32
+		var info Info
+		if v.gym != nil {
+			obs, info = v.gym.res[i].now.obs, v.gym.res[i].now.info()
+		} else {
+			obs, info = e.Reset(v.seeds[i])
+		}
 		if err := v.accept(i, "reset", obs, 0, info); err != nil {
 			return nil, err
 		}
@@ -175,13 +195,35 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 		return nil, fmt.Errorf("envs: vector step: %d action values for %d envs of action size %d", len(actions), len(v.envs), v.actSize)
 	}
 	r := &v.res
-	for i, e := range v.envs {
-		a := actions[i*v.actSize : (i+1)*v.actSize]
-		if !v.validAction(a) {
-			v.ready = false
-			return nil, fmt.Errorf("envs: vector env %d (%T): action %v is not in %v", i, e, a, v.actSpace)
+	if v.gym != nil {
+		// The child steps every env at once: check every action first.
+		for i := range v.envs {
+			if a := actions[i*v.actSize : (i+1)*v.actSize]; !v.validAction(a) {
+				v.ready = false
+				return nil, fmt.Errorf("envs: vector env %d (%s): action %v is not in %v", i, v.gym.id, a, v.actSpace)
+			}
 		}
-		obs, reward, term, trunc, info := e.Step(a)
+		if err := v.gym.stepAll(actions); err != nil {
+			v.ready = false
+			return nil, v.gymError("step", err)
+		}
+	}
+	for i, e := range v.envs {
+		var obs []float32
+		var reward float64
+		var term, trunc bool
+		var info Info
+		if v.gym != nil {
+			g := &v.gym.res[i]
+			obs, reward, term, trunc, info = g.now.obs, g.reward, g.term, g.trunc, g.now.info()
+		} else {
+			a := actions[i*v.actSize : (i+1)*v.actSize]
+			if !v.validAction(a) {
+				v.ready = false
+				return nil, fmt.Errorf("envs: vector env %d (%T): action %v is not in %v", i, e, a, v.actSpace)
+			}
+			obs, reward, term, trunc, info = e.Step(a)
+		}
 		if err := v.accept(i, "step", obs, reward, info); err != nil {
 			v.ready = false
 			return nil, err
@@ -206,7 +248,12 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 		r.FinalInfos[i] = info
 		r.EpisodeReturns[i], r.EpisodeLengths[i] = v.epReturn[i], v.epLength[i]
 		v.epReturn[i], v.epLength[i] = 0, 0
-		obs, info = e.Reset(NoSeed)
+		if v.gym != nil {
+			// The child has reset it already, in the same exchange.
+			obs, info = v.gym.res[i].next.obs, v.gym.res[i].next.info()
+		} else {
+			obs, info = e.Reset(NoSeed)
+		}
 		if err := v.accept(i, "reset", obs, 0, info); err != nil {
 			v.ready = false
 			return nil, err
@@ -215,6 +262,30 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 		r.Infos[i] = info
 	}
 	return r, nil
+}
+
+// sharedGymHost returns the Python child that hosts exactly list, env i
+// as its env i, or nil.
+func sharedGymHost(list []Env) *gymHost {
+	g0, ok := list[0].(*GymEnv)
+	if !ok || len(g0.h.res) != len(list) {
+		return nil
+	}
+	for i, e := range list {
+		if g, ok := e.(*GymEnv); !ok || g.h != g0.h || g.i != i || g.closed {
+			return nil
+		}
+	}
+	return g0.h
+}
+
+// gymError names the env and the cause of a failed exchange with the
+// vector's Python child.
+func (v *Vector) gymError(call string, err error) error {
+	if e, ok := err.(*gymEnvError); ok {
+		return fmt.Errorf("envs: vector env %d %s: %s: %s: %w", e.env, call, v.gym.id, call, err)
+	}
+	return fmt.Errorf("envs: vector of %d %s envs %s: %w", len(v.envs), v.gym.id, call, err)
 }
 
 // validAction reports whether a is a valid action: in the space, or for a

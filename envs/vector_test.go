@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/evolverl/evolve/internal/pytest"
 )
 
 // countEnv is a scripted env: observation [episode, t], reward t+1 on step
@@ -263,24 +265,42 @@ func BenchmarkEnvStep(b *testing.B) {
 	}
 }
 
+// BenchmarkVectorStep steps vectors of n CartPoles: the built-in port, and
+// Gymnasium's CartPole-v1 through the Python bridge (one child, one
+// exchange per vector step) when a Python with Gymnasium is found. The
+// env-steps/s metric is n per vector step; python/bench_gym_vector.py runs
+// the same loop in Gymnasium's own SyncVectorEnv.
 func BenchmarkVectorStep(b *testing.B) {
 	for _, n := range []int{1, 8, 64} {
 		b.Run("CartPole-v1/"+strconv.Itoa(n), func(b *testing.B) {
-			v, err := MakeVector("CartPole-v1", n, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			v.Reset(0)
-			actions := make([]float32, n)
-			for i := range actions {
-				actions[i] = float32(i % 2)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := v.Step(actions); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchVector(b, "CartPole-v1", n, nil)
 		})
 	}
+	for _, n := range []int{1, 8, 64} {
+		b.Run("gym:CartPole-v1/"+strconv.Itoa(n), func(b *testing.B) {
+			benchVector(b, "gym:CartPole-v1", n, Options{"python": pytest.Gymnasium(b)})
+		})
+	}
+}
+
+func benchVector(b *testing.B, id string, n int, opts Options) {
+	v, err := MakeVector(id, n, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	if _, err := v.Reset(0); err != nil {
+		b.Fatal(err)
+	}
+	actions := make([]float32, n)
+	for i := range actions {
+		actions[i] = float32(i % 2)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Step(actions); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "env-steps/s")
 }

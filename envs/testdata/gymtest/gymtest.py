@@ -97,3 +97,43 @@ class BadSpace(Masked):
 class FailsInit:
     def __init__(self):
         raise RuntimeError("cannot build gymtest env")
+
+
+class RaisesInSecond(Masked):
+    """Raises in step in the second instance made in this process, so that
+    a vector's error must name env 1."""
+
+    made = 0
+
+    def __init__(self):
+        super().__init__()
+        RaisesInSecond.made += 1
+        self.raises = RaisesInSecond.made == 2
+
+    def step(self, a):
+        if self.raises:
+            raise ValueError("boom from the second env")
+        return super().step(a)
+
+
+class ScaleReward:
+    """A wrapper in Gymnasium's shape: multiplies the reward by factor."""
+
+    def __init__(self, env, factor=1.0):
+        self.env, self.factor = env, factor
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+
+    def reset(self, seed=None):
+        return self.env.reset(seed=seed)
+
+    def step(self, a):
+        obs, r, term, trunc, info = self.env.step(a)
+        return obs, r * self.factor, term, trunc, info
+
+
+class SlowInit(Masked):
+    """Takes longer to build than a test's start_timeout."""
+
+    def __init__(self):
+        time.sleep(30)
+        super().__init__()

@@ -1,0 +1,10 @@
+package envs
+
+import "syscall"
+
+// childProcAttr makes the kernel kill a gym child when the thread that
+// started it ends — in practice when the parent process dies, even by
+// SIGKILL, so that no Python child outlives evolve.
+func childProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

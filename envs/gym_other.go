@@ -1,0 +1,9 @@
+//go:build !linux
+
+package envs
+
+import "syscall"
+
+// childProcAttr has nothing to add where the kernel cannot kill a child
+// with its parent: a child there exits when its stdin closes.
+func childProcAttr() *syscall.SysProcAttr { return nil }
