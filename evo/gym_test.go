@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/evolverl/evolve/internal/pytest"
 )
@@ -70,4 +74,100 @@ func TestGymnasiumCartPolePopulation(t *testing.T) {
 	if !bytes.Equal(readFile(t, filepath.Join(straight.OutDir, "elite.safetensors")), readFile(t, filepath.Join(split.OutDir, "elite.safetensors"))) {
 		t.Fatal("elite files differ between the straight and the resumed run")
 	}
+}
+
+// TestGymChildrenEndWithTheRun trains on a standard-library Python env
+// through the bridge (no Gymnasium needed), cancels the run while agents
+// are training, and checks that every Python child has been reaped.
+func TestGymChildrenEndWithTheRun(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: skipping the bridge's trainer test")
+	}
+	dir, err := filepath.Abs("../envs/testdata/gymtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", dir)
+	cfg, err := ParseConfig([]byte(`
+seed = 1
+out_dir = "unused"
+[env]
+id = "gym:masked"
+num_envs = 4
+eval_episodes = 2
+[env.options]
+module_env = "gymtest:Masked"
+[population]
+size = 2
+max_steps = 100_000_000
+evo_steps = 512
+workers = 2
+[ppo]
+learn_step = 128
+batch_size = 64
+update_epochs = 1
+[net.mlp]
+hidden = [16]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	saw := 0
+	tr, err := New(cfg, Options{OnGeneration: func(r GenerationReport) {
+		if r.Generation == 2 {
+			// Cancel while the third generation trains, its children alive.
+			go func() {
+				for range 200 {
+					if saw = len(pythonChildren(t)); saw > 0 {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				cancel()
+			}()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v, want context.Canceled", err)
+	}
+	if saw == 0 {
+		t.Fatal("never saw a Python child while the run trained")
+	}
+	if left := pythonChildren(t); len(left) > 0 {
+		t.Fatalf("python children left after the run ended: %v", left)
+	}
+}
+
+// pythonChildren lists this process's child processes (zombies included),
+// as "pid state".
+func pythonChildren(t *testing.T) []string {
+	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if paths == nil {
+		t.Skip("no /proc to list child processes")
+	}
+	var kids []string
+	me := strconv.Itoa(os.Getpid())
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces, so split after ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == me && strings.Contains(s[:i], "python") {
+			kids = append(kids, strings.Fields(s)[0]+" "+f[0])
+		}
+	}
+	return kids
 }
