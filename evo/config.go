@@ -300,7 +300,10 @@ func parseConfig(data []byte, build bool) (Config, error) {
 	}
 	var keys []string
 	for _, k := range md.Undecoded() {
-		if k.String() != "net.backend" { // not a part of the spec: read below
+		// net.backend is not a part of the spec: it is read below. Env
+		// options are the env's to check; the decoder reports the keys of
+		// tables inside their arrays (gym wrappers) as undecoded.
+		if k.String() != "net.backend" && !(len(k) > 2 && k[0] == "env" && k[1] == "options") {
 			keys = append(keys, k.String())
 		}
 	}

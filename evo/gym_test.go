@@ -97,6 +97,7 @@ num_envs = 4
 eval_episodes = 2
 [env.options]
 module_env = "gymtest:Masked"
+wrappers = [{ name = "gymtest.ScaleReward", kwargs = { factor = 2.0 } }, "gymtest.ScaleReward"]
 [population]
 size = 2
 max_steps = 100_000_000
