@@ -182,6 +182,18 @@ func (m *MinAtar) observe() []float32 {
 	return m.obs
 }
 
+// minatarMoveX moves column x one cell for left and right, staying on the
+// grid.
+func minatarMoveX(x, a int) int {
+	switch a {
+	case maLeft:
+		return max(x-1, 0)
+	case maRight:
+		return min(x+1, minatarSize-1)
+	}
+	return x
+}
+
 // minatarSet sets cell (row y, column x) of channel c; cells off the grid
 // are ignored.
 func minatarSet(obs []float32, c, y, x int) {

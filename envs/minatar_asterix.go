@@ -61,11 +61,8 @@ func (g *asterix) step(a int, rng *rand.Rand) (float64, bool, bool) {
 		g.spawn(rng)
 		g.spawnTimer = g.spawnInterval
 	}
+	g.px = minatarMoveX(g.px, a)
 	switch a {
-	case maLeft:
-		g.px = max(g.px-1, 0)
-	case maRight:
-		g.px = min(g.px+1, minatarSize-1)
 	case maUp:
 		g.py = max(g.py-1, 1)
 	case maDown:

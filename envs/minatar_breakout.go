@@ -48,12 +48,7 @@ func (b *breakout) reset(rng *rand.Rand) {
 }
 
 func (b *breakout) step(a int, _ *rand.Rand) (float64, bool, bool) {
-	switch a {
-	case maLeft:
-		b.paddle = max(b.paddle-1, 0)
-	case maRight:
-		b.paddle = min(b.paddle+1, minatarSize-1)
-	}
+	b.paddle = minatarMoveX(b.paddle, a)
 	b.lastX, b.lastY = b.ballX, b.ballY
 	x, y := b.ballX+b.dx, b.ballY+b.dy
 	if x < 0 || x >= minatarSize {

@@ -145,10 +145,8 @@ func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 			g.bullets.add(sqObject{x: g.x, y: g.y, dx: g.facing})
 			g.shotTimer = sqShotCooldown
 		}
-	case maLeft:
-		g.x, g.facing = max(g.x-1, 0), -1
-	case maRight:
-		g.x, g.facing = min(g.x+1, minatarSize-1), 1
+	case maLeft, maRight:
+		g.x, g.facing = minatarMoveX(g.x, a), a-maUp // left -1, right +1
 	case maUp:
 		g.y = max(g.y-1, 0)
 	case maDown:
@@ -184,22 +182,8 @@ func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 	})
 	// Enemy subs, which shoot.
 	g.subs.filter(func(s *sqObject) bool {
-		if s.x == g.x && s.y == g.y {
-			dead = true
-		}
-		if s.moveTimer--; s.moveTimer <= 0 {
-			s.moveTimer = g.moveInterval
-			s.x += s.dx
-			if s.x < 0 || s.x >= minatarSize {
-				return false
-			}
-			if s.x == g.x && s.y == g.y {
-				dead = true
-			}
-			if g.bullets.hit(s.y, s.x) {
-				reward++
-				return false
-			}
+		if !g.advanceEnemy(s, &reward, &dead) {
+			return false
 		}
 		if s.shotIn--; s.shotIn <= 0 {
 			s.shotIn = sqShotInterval
@@ -222,26 +206,7 @@ func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 		return true
 	})
 	// Fish.
-	g.fish.filter(func(f *sqObject) bool {
-		if f.x == g.x && f.y == g.y {
-			dead = true
-		}
-		if f.moveTimer--; f.moveTimer <= 0 {
-			f.moveTimer = g.moveInterval
-			f.x += f.dx
-			if f.x < 0 || f.x >= minatarSize {
-				return false
-			}
-			if f.x == g.x && f.y == g.y {
-				dead = true
-			}
-			if g.bullets.hit(f.y, f.x) {
-				reward++
-				return false
-			}
-		}
-		return true
-	})
+	g.fish.filter(func(f *sqObject) bool { return g.advanceEnemy(f, &reward, &dead) })
 
 	// Oxygen and surfacing.
 	if g.y > 0 {
@@ -264,6 +229,31 @@ func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 	g.spawnTimer--
 	g.diverTimer--
 	return reward, dead, false
+}
+
+// advanceEnemy moves fish or enemy sub e on its move steps, sets dead when
+// it shares the sub's cell before or after, and adds 1 to reward when it
+// runs into a bullet. It reports whether e stays.
+func (g *seaquest) advanceEnemy(e *sqObject, reward *float64, dead *bool) bool {
+	if e.x == g.x && e.y == g.y {
+		*dead = true
+	}
+	if e.moveTimer--; e.moveTimer > 0 {
+		return true
+	}
+	e.moveTimer = g.moveInterval
+	e.x += e.dx
+	if e.x < 0 || e.x >= minatarSize {
+		return false
+	}
+	if e.x == g.x && e.y == g.y {
+		*dead = true
+	}
+	if g.bullets.hit(e.y, e.x) {
+		*reward++
+		return false
+	}
+	return true
 }
 
 // pickUp takes diver d aboard if the sub is in its cell and has room.

@@ -66,16 +66,10 @@ func (g *spaceInvaders) newWave() {
 }
 
 func (g *spaceInvaders) step(a int, _ *rand.Rand) (float64, bool, bool) {
-	switch a {
-	case maLeft:
-		g.cannon = max(g.cannon-1, 0)
-	case maRight:
-		g.cannon = min(g.cannon+1, minatarSize-1)
-	case maFire:
-		if g.fireTimer == 0 {
-			g.bullets[minatarSize-1] |= 1 << g.cannon
-			g.fireTimer = siShotCooldown
-		}
+	g.cannon = minatarMoveX(g.cannon, a)
+	if a == maFire && g.fireTimer == 0 {
+		g.bullets[minatarSize-1] |= 1 << g.cannon
+		g.fireTimer = siShotCooldown
 	}
 	copy(g.bullets[:], g.bullets[1:])
 	g.bullets[minatarSize-1] = 0

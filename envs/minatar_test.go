@@ -157,6 +157,17 @@ func minatarStep(m *MinAtar, a int) (float64, bool, bool) {
 	return r, term, trunc
 }
 
+// minatarFireAndWait fires, then waits: steps steps in all. It returns the
+// rewards' sum and whether the episode terminated.
+func minatarFireAndWait(m *MinAtar, steps int) (total float64, terminated bool) {
+	a := maFire
+	for range steps {
+		r, term, _ := minatarStep(m, a)
+		total, terminated, a = total+r, terminated || term, maNoop
+	}
+	return total, terminated
+}
+
 func TestMinAtarBreakoutBallBouncesOffBricksWallsAndPaddle(t *testing.T) {
 	m, b := newMinAtarGame[*breakout](t, "Breakout", true)
 
@@ -305,17 +316,9 @@ func TestMinAtarSpaceInvadersShotAlienBulletsAndRamping(t *testing.T) {
 
 	// Fire from column 5: the bullet climbs to the lowest alien (row 3)
 	// after 6 steps, for +1.
-	total := 0.0
-	for i := range 6 {
-		a := maNoop
-		if i == 0 {
-			a = maFire
-		}
-		r, term, _ := minatarStep(m, a)
-		if term {
-			t.Fatal("terminated")
-		}
-		total += r
+	total, term := minatarFireAndWait(m, 6)
+	if term {
+		t.Fatal("terminated")
 	}
 	if total != 1 || g.aliens[3]&(1<<5) != 0 || g.count() != 23 {
 		t.Errorf("shooting: reward %v, alien at (3, 5) %v, %d left; want 1, gone, 23", total, g.aliens[3]&(1<<5) != 0, g.count())
@@ -393,15 +396,7 @@ func TestMinAtarSeaquestOxygenDiversAndShots(t *testing.T) {
 	g.spawnTimer, g.diverTimer = 1<<30, 1<<30
 	minatarStep(m, maDown)
 	g.fish.add(sqObject{x: g.x + 3, y: g.y, dx: 1, moveTimer: 100})
-	total := 0.0
-	for i := range 3 {
-		a := maNoop
-		if i == 0 {
-			a = maFire
-		}
-		r, _, _ := minatarStep(m, a)
-		total += r
-	}
+	total, _ := minatarFireAndWait(m, 3)
 	if total != 1 || g.fish.n != 0 {
 		t.Errorf("shooting a fish: reward %v, %d fish left; want 1, 0", total, g.fish.n)
 	}
