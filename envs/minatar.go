@@ -5,21 +5,6 @@ import (
 	"math/rand/v2"
 )
 
-// MinAtar (Young and Tian 2019, arXiv:1903.03176) shrinks five Atari games to
-// a 10×10 grid whose state is a stack of binary channels, one per kind of
-// object. The games here are written from the rules and constants of
-// MinAtar's documentation and paper, not from its (GPL) source; where the
-// documentation leaves a rule open, the game's doc comment says what was
-// chosen and the choice is held to MinAtar's own statistics of fixed
-// policies (../shared/testdata/minatar, tested in minatar_test.go).
-//
-// Every game shares this frame: observations are Box{0,1} of shape
-// [C, 10, 10] (channel, row from the top, column from the left), actions
-// are Discrete(6) — 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire — or, with
-// minimal_actions, the game's minimal action set as a smaller Discrete, and
-// with probability sticky_action_prob (default 0.1, drawn from the env's own
-// stream) the previous action repeats instead of the chosen one.
-
 // minatarSize is the side of every MinAtar grid.
 const minatarSize = 10
 
@@ -75,7 +60,46 @@ func MinAtarGames() []string {
 	return []string{"Breakout", "Asterix", "Freeway", "SpaceInvaders", "Seaquest"}
 }
 
-// MinAtar is one MinAtar game as an Env.
+// MinAtar is one of the five games of MinAtar (Young and Tian 2019,
+// arXiv:1903.03176) as an Env: Atari games shrunk to a 10×10 grid whose
+// state is a stack of binary channels, one per kind of object. The games
+// are written from the rules and constants of MinAtar's documentation and
+// paper, not from its (GPL) source; where the documentation leaves a rule
+// open, the game's type (breakout, asterix, freeway, spaceInvaders,
+// seaquest in this package's source) says what was chosen, and the choice
+// is held to MinAtar's own statistics of fixed policies over 1,000 episodes
+// (minatar_test.go, against ../shared/testdata/minatar).
+//
+// Observations are Box{0,1} of shape [C, 10, 10] (channel, row from the
+// top, column from the left; channels in MinAtar's order). Actions are
+// Discrete(6) — 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire — or, with
+// MinimalActions, the game's minimal action set as a smaller Discrete (see
+// Actions). With probability StickyActionProb (0.1 by default, drawn from
+// the env's own stream) the previous action repeats instead of the chosen
+// one. Rewards and ends are MinAtar's:
+//
+//   - Breakout (paddle, ball, trail, brick): +1 a brick; terminated when the
+//     ball passes the paddle; three new rows when all bricks are broken.
+//   - Asterix (player, enemy, trail, gold): +1 a gold piece; terminated on
+//     touching an enemy; ramping speeds up spawns and moves every 100 steps.
+//   - Freeway (chicken, car, speed1 … speed5): +1 a crossing; a car sends
+//     the chicken back to the bottom. The game ends itself on its 2,501st
+//     step (after 2,500 time steps) and reports it as truncated, not
+//     terminated: the clock is not in the observation, so the end is a time
+//     limit the agent cannot see, and bootstrapping from the last state's
+//     value is the right target for the game it observes (Pardo et al.
+//     2018, "Time limits in reinforcement learning").
+//   - SpaceInvaders (cannon, alien, alien_left, alien_right,
+//     friendly_bullet, enemy_bullet): +1 an alien; terminated when an alien
+//     bullet hits the cannon or the aliens reach it or the bottom row;
+//     ramping makes each new block faster.
+//   - Seaquest (sub_front, sub_back, friendly_bullet, trail, enemy_bullet,
+//     enemy_fish, enemy_sub, oxygen_guage, diver_guage, diver): +1 an enemy,
+//     and a bonus for surfacing with six divers; terminated when hit, out of
+//     oxygen, or surfacing with no diver; ramping on every surfacing.
+//
+// Breakout and Freeway have no difficulty ramping. The same seed gives the
+// same episode.
 type MinAtar struct {
 	name     string
 	game     minatarGame

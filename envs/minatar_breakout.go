@@ -2,7 +2,7 @@ package envs
 
 import "math/rand/v2"
 
-// Breakout (MinAtar/Breakout-v1, channels paddle, ball, trail, brick): the
+// breakout is MinAtar/Breakout-v1 (channels paddle, ball, trail, brick): the
 // paddle on the bottom row moves left or right one cell a step; a ball
 // travels diagonally one cell a step and bounces off the side walls, the
 // ceiling, bricks and the paddle. Three full rows of bricks (rows 1–3)
