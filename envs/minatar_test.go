@@ -576,3 +576,26 @@ func BenchmarkMinAtarStep(b *testing.B) {
 		})
 	}
 }
+
+// TestMinAtarSpacesMatchOriginal holds the channel counts and minimal action
+// sets to the original's, as recorded beside its policy statistics.
+func TestMinAtarSpacesMatchOriginal(t *testing.T) {
+	var ref map[string]minatarPolicyStats
+	readShared(t, "minatar/policy_stats.json", &ref)
+	for _, c := range minatarStatCases {
+		want := ref[c.key]
+		if want.Channels == 0 {
+			continue // the entry records no spaces
+		}
+		m, err := NewMinAtar(c.game, MinAtarOptions{MinimalActions: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.ObservationSpace().Shape(); !slices.Equal(got, []int{want.Channels, minatarSize, minatarSize}) {
+			t.Errorf("%s: observation shape %v, want [%d 10 10]", c.key, got, want.Channels)
+		}
+		if got := m.Actions(); !slices.Equal(got, want.MinimalActions) {
+			t.Errorf("%s: minimal actions %v, want %v", c.key, got, want.MinimalActions)
+		}
+	}
+}
