@@ -99,7 +99,8 @@ func MinAtarGames() []string {
 //     oxygen, or surfacing with no diver; ramping on every surfacing.
 //
 // Breakout and Freeway have no difficulty ramping. The same seed gives the
-// same episode.
+// same episode. No time limit is registered (a perfect Breakout player
+// never loses); the option max_episode_steps of Make sets one.
 type MinAtar struct {
 	name     string
 	game     minatarGame
