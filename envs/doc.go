@@ -36,6 +36,9 @@
 // partially observable CartPoleNoVel-v1 and PendulumNoVel-v1, the probe
 // environments Probe1-v0 … Probe7-v0 for debugging agents, LunarLander-v3
 // and LunarLanderContinuous-v3 (Box2D), bsuite's Catch-v0 (image
-// observations) and ConnectFour-v0 (action masks). Register adds a user's
-// own environment under a new id.
+// observations), ConnectFour-v0 (action masks) and the five MinAtar games
+// MinAtar/Breakout-v1, MinAtar/Asterix-v1, MinAtar/Freeway-v1,
+// MinAtar/SpaceInvaders-v1 and MinAtar/Seaquest-v1 ([C, 10, 10] binary
+// images, sticky actions, difficulty ramping; see NewMinAtar). Register adds
+// a user's own environment under a new id.
 package envs
