@@ -1,0 +1,244 @@
+package natsrun_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/evo/natsrun"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// tinyConfig trains 3 small CartPole agents for 3 generations of 256
+// steps: a few seconds, with every mutation kind.
+const tinyConfig = `
+seed = 11
+out_dir = "unused"
+
+[env]
+id = "CartPole-v1"
+num_envs = 2
+eval_episodes = 2
+
+[population]
+size = 3
+max_steps = 2304
+evo_steps = 256
+
+[ppo]
+learn_step = 128
+batch_size = 64
+update_epochs = 2
+
+[net]
+encoder = "mlp"
+[net.mlp]
+hidden = [16]
+[net.latent]
+size = 8
+[net.head]
+hidden = [16]
+
+[mutation]
+no_mutation = 0.2
+architecture = 0.2
+parameters = 0.2
+activation = 0.2
+rl_hp = 0.2
+`
+
+// tiny returns the tiny config writing to a new temporary directory.
+func tiny(t *testing.T) evo.Config {
+	t.Helper()
+	cfg, err := evo.ParseConfig([]byte(tinyConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	return cfg
+}
+
+// testServer is an embedded JetStream server on a random loopback port,
+// storing in a temporary directory.
+type testServer struct {
+	t    *testing.T
+	srv  *server.Server
+	opts server.Options
+}
+
+func startServer(t *testing.T) *testServer {
+	t.Helper()
+	s := &testServer{t: t, opts: server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}}
+	s.start()
+	t.Cleanup(func() { s.srv.Shutdown(); s.srv.WaitForShutdown() })
+	return s
+}
+
+func (s *testServer) start() {
+	s.t.Helper()
+	srv, err := server.NewServer(&s.opts)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		s.t.Fatal("the NATS server did not start")
+	}
+	s.srv = srv
+	s.opts.Port = srv.Addr().(*net.TCPAddr).Port
+}
+
+// restart stops the server and starts it again on the same port and
+// store.
+func (s *testServer) restart() {
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+	s.start()
+}
+
+func (s *testServer) url() string { return s.srv.ClientURL() }
+
+// connect opens a connection that retries for as long as a test lasts.
+func (s *testServer) connect(t *testing.T) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.url(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// startWorkers runs n in-process workers (each with slots slots) until the
+// test ends; edit, if not nil, adjusts each before it starts.
+func startWorkers(t *testing.T, s *testServer, n, slots int, edit func(*natsrun.Worker)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for range n {
+		w := natsrun.NewWorker(s.connect(t))
+		w.Slots = slots
+		w.Log = testLog(t)
+		if edit != nil {
+			edit(w)
+		}
+		wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				t.Logf("worker: %v", err)
+			}
+		})
+	}
+}
+
+// settings are short delivery settings so that redelivery tests are quick.
+var settings = natsrun.Settings{AckWait: time.Second, MaxDeliver: 3}
+
+// runNATS trains cfg through a Pool on s to its end, or until stop returns
+// true after a generation (which cancels the run).
+func runNATS(t *testing.T, s *testServer, cfg evo.Config, resume bool, stop func(evo.GenerationReport) bool) (evo.Summary, error) {
+	t.Helper()
+	pool := natsrun.NewPool(s.connect(t), natsrun.PoolOptions{Settings: settings, Log: testLog(t)})
+	defer pool.Close()
+	return train(t, cfg, evo.Options{Pool: pool}, resume, stop)
+}
+
+// train runs cfg (or resumes cfg.OutDir) with opts.
+func train(t *testing.T, cfg evo.Config, opts evo.Options, resume bool, stop func(evo.GenerationReport) bool) (evo.Summary, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if stop != nil {
+		opts.OnGeneration = func(r evo.GenerationReport) {
+			if stop(r) {
+				cancel()
+			}
+		}
+	}
+	var tr *evo.Trainer
+	var err error
+	if resume {
+		tr, err = evo.Resume(cfg.OutDir, opts)
+	} else {
+		tr, err = evo.New(cfg, opts)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Run(ctx)
+}
+
+// local trains tiny(t) in this process and returns its directory.
+func local(t *testing.T) string {
+	t.Helper()
+	cfg := tiny(t)
+	if _, err := train(t, cfg, evo.Options{Workers: 1}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.OutDir
+}
+
+// sameRun fails unless runs a and b wrote the same metrics (but for
+// wall_s) and the same elite file.
+func sameRun(t *testing.T, a, b string) {
+	t.Helper()
+	ma, mb := metrics(t, a), metrics(t, b)
+	if len(ma) < 2 || len(ma) != len(mb) {
+		t.Fatalf("metrics have %d and %d rows", len(ma), len(mb))
+	}
+	for i := range ma {
+		if !slices.Equal(ma[i], mb[i]) {
+			t.Fatalf("metrics row %d differs:\n%v\n%v", i, ma[i], mb[i])
+		}
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(a, "elite.safetensors")), readFile(t, filepath.Join(b, "elite.safetensors"))) {
+		t.Fatal("elite files differ")
+	}
+}
+
+// metrics returns metrics.csv's rows without the wall_s column.
+func metrics(t *testing.T, dir string) [][]string {
+	t.Helper()
+	rows, err := csv.NewReader(bytes.NewReader(readFile(t, filepath.Join(dir, "metrics.csv")))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "wall_s")
+	for i := range rows {
+		rows[i] = slices.Delete(rows[i], col, col+1)
+	}
+	return rows
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// testLog logs to t.
+func testLog(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
