@@ -1,14 +1,18 @@
 package natsrun_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestSameResultsAsLocal trains the tiny run locally and through NATS with
@@ -61,16 +65,33 @@ func TestDuplicateResultsAppliedOnce(t *testing.T) {
 	sameRun(t, want, cfg.OutDir)
 }
 
-// TestResumeThroughNATS stops the coordinator after its first generation
-// and resumes the run through NATS: it ends as the local run.
-func TestResumeThroughNATS(t *testing.T) {
+// TestResumeAfterCoordinatorDies stops the coordinator as if killed —
+// while a worker trains a task of generation 2, closing its connection but
+// not its pool, so its tasks, results and files stay on the server — then
+// resumes the run with
+// a new coordinator: it ends as the local run.
+func TestResumeAfterCoordinatorDies(t *testing.T) {
 	want := local(t)
 	s := startServer(t)
-	startWorkers(t, s, 2, 1, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) {
+		w.OnTask = func(g, i int) {
+			if g == 2 {
+				cancel()
+			}
+		}
+	})
 	cfg := tiny(t)
-	if _, err := runNATS(t, s, cfg, false, func(r evo.GenerationReport) bool { return r.Generation == 1 }); err == nil {
-		t.Fatal("the stopped run returned no error")
+	nc := s.connect(t)
+	tr, err := evo.New(cfg, evo.Options{Pool: natsrun.NewPool(nc, natsrun.PoolOptions{Settings: settings})})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, err := tr.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped run returned %v", err)
+	}
+	nc.Close() // as the process's death would, without Pool.Close
 	if _, err := runNATS(t, s, cfg, true, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +108,58 @@ func TestVersionMismatchRefused(t *testing.T) {
 	if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "v0.0.0-other") || !strings.Contains(err.Error(), natsrun.Version()) {
 		t.Fatalf("err = %v; want ErrMismatch naming both versions", err)
 	}
+}
+
+// TestTaskNeverFinishedFailsTheRun: a "worker" that takes tasks and never
+// answers makes every task hit max_deliver; the run fails naming an agent
+// instead of waiting forever.
+func TestTaskNeverFinishedFailsTheRun(t *testing.T) {
+	s := startServer(t)
+	nc := s.connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		js, _ := jetstream.New(nc)
+		for ctx.Err() == nil {
+			cons, err := js.Consumer(ctx, natsrun.TaskStream, natsrun.WorkerConsumer)
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			cons.Next(jetstream.FetchMaxWait(time.Second)) // and never ack
+		}
+	}()
+	start := time.Now()
+	_, err := runNATS(t, s, tiny(t), false, nil)
+	if err == nil || !strings.Contains(err.Error(), "agent ") || !strings.Contains(err.Error(), "delivered 3 times") {
+		t.Fatalf("err = %v; want a failure naming the agent and max_deliver", err)
+	}
+	t.Logf("failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+}
+
+// TestServerRestartLosesNothing restarts the server (file storage) while
+// a worker trains a task of generation 2: clients reconnect and the run
+// is the local one.
+func TestServerRestartLosesNothing(t *testing.T) {
+	want := local(t)
+	s := startServer(t)
+	var once sync.Once
+	restarted := make(chan struct{})
+	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) {
+		w.OnTask = func(g, i int) {
+			if g == 2 {
+				once.Do(func() { s.restart(); close(restarted) })
+			}
+		}
+	})
+	cfg := tiny(t)
+	if _, err := runNATS(t, s, cfg, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-restarted:
+	default:
+		t.Fatal("the server was not restarted")
+	}
+	sameRun(t, want, cfg.OutDir)
 }
