@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"golang.org/x/sync/errgroup"
 )
 
 // Pool is the coordinator's evo.Pool: each generation's tasks go to the
@@ -170,13 +171,32 @@ func (p *Pool) Close() error {
 
 // pending is a published task waiting for its result.
 type pending struct {
-	pos  int // in the generation's tasks
-	msg  taskMsg
-	done bool
+	pos int // in the generation's tasks
+	msg taskMsg
+	seq uint64 // its sequence in TaskStream
+	// done is set when a result was accepted (and is being fetched, or
+	// was applied); agent names that result's file.
+	done  bool
+	agent string
 }
 
+// fetched is a result whose agent file was fetched and decoded (or not).
+type fetched struct {
+	pd     *pending
+	m      jetstream.Msg
+	res    resultMsg
+	a      *agent.PPO
+	getErr error // the file could not be fetched: the result comes back later
+	err    error // the file is not an agent: the run fails
+}
+
+// sendLimit bounds the agent files stored and tasks published at once.
+const sendLimit = 32
+
 // Train implements evo.Pool: it stores each agent file, publishes the
-// tasks, and waits for one result per task.
+// tasks, and waits for one result per task. Files are stored and fetched
+// concurrently, so that the coordinator's share of a generation grows
+// slowly with the population.
 func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, progress func(steps int)) ([]evo.Result, error) {
 	if p.run == "" {
 		if err := p.start(ctx, cfg); err != nil {
@@ -185,39 +205,33 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 	} else if d, err := cfg.Digest(); err != nil || d != p.digest {
 		return nil, fmt.Errorf("natsrun: a Pool serves one run (config digest %s), not %s", p.digest, d)
 	}
-	byID := map[string]*pending{}
-	bySeq := map[uint64]*pending{}
-	order := make([]*pending, 0, len(tasks))
-	defer p.cleanup(byID)
+	byID := make(map[string]*pending, len(tasks))
+	order := make([]*pending, len(tasks))
 	for i, t := range tasks {
-		b, err := t.Agent.Encode()
-		if err != nil {
-			return nil, fmt.Errorf("agent %d: %w", t.Index, err)
-		}
 		base := fmt.Sprintf("%s/%s/g%d/a%d", p.run, p.session, t.Generation, t.Index)
-		if _, err := p.h.agents.PutBytes(ctx, base+"/in", b); err != nil {
-			return nil, fmt.Errorf("agent %d: store its file in %s: %w", t.Index, AgentBucket, err)
-		}
 		m := taskMsg{ID: fmt.Sprintf("%s.%s.g%d.a%d", p.run, p.session, t.Generation, t.Index), Version: p.version,
 			Run: p.run, Session: p.session, Digest: p.digest, Generation: t.Generation, Index: t.Index, Parent: t.Parent,
 			Mutation: t.Mutation, EvalSeed: t.EvalSeed, Agent: base + "/in"}
-		byID[m.ID] = &pending{pos: i, msg: m}
-		order = append(order, byID[m.ID])
+		order[i] = &pending{pos: i, msg: m}
+		byID[m.ID] = order[i]
 	}
+	defer p.cleanup(order)
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(sendLimit)
+	for i, pd := range order {
+		eg.Go(func() error { return p.send(ectx, tasks[i].Agent, pd) })
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	bySeq := make(map[uint64]*pending, len(order))
 	for _, pd := range order {
-		data, err := json.Marshal(pd.msg)
-		if err != nil {
-			return nil, err
-		}
-		ack, err := p.h.js.Publish(ctx, taskPrefix+p.run, data, jetstream.WithMsgID(pd.msg.ID))
-		if err != nil {
-			return nil, fmt.Errorf("agent %d: publish its task: %w", pd.msg.Index, err)
-		}
-		bySeq[ack.Sequence] = pd
+		bySeq[pd.seq] = pd
 	}
 	out := make([]evo.Result, len(tasks))
-	waiting := len(tasks)
-	for waiting > 0 {
+	// At most one fetch per task is in flight, so sends never block.
+	fetches := make(chan fetched, len(tasks))
+	for waiting := len(tasks); waiting > 0; {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -227,83 +241,125 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 					pd.msg.Index, pd.msg.ID, p.settings.MaxDeliver)
 			}
 		case m := <-p.inbox:
-			pd, r, err := p.receive(ctx, m, byID)
+			pd, res, err := p.accept(ctx, m, byID)
 			if err != nil {
 				return nil, err
 			}
-			if pd == nil {
-				continue
+			if pd != nil {
+				pd.done, pd.agent = true, res.Agent
+				go func() { fetches <- p.fetch(ctx, pd, m, res) }()
 			}
-			pd.done = true
+		case f := <-fetches:
+			switch {
+			case f.getErr != nil:
+				// The result comes back after a delay and is accepted then.
+				f.pd.done = false
+				f.m.NakWithDelay(time.Second)
+				p.log.Warn("cannot fetch a trained agent yet", "agent", f.pd.msg.Index, "object", f.res.Agent, "err", f.getErr)
+				continue
+			case f.err != nil:
+				f.m.Ack()
+				return nil, f.err
+			}
+			if err := f.m.Ack(); err != nil {
+				p.log.Warn("ack a result", "task", f.res.Task, "err", err)
+			}
 			waiting--
-			out[pd.pos] = r
-			progress(r.Report.GenSteps)
+			out[f.pd.pos] = evo.Result{Report: f.res.Report, Agent: f.a}
+			progress(f.res.Report.GenSteps)
 		}
 	}
 	return out, nil
 }
 
-// receive handles one message of the results subject. It returns the
-// pending task it answers and its result, nil for a result that is not
-// awaited (a duplicate, or one of an earlier session), or the error that
-// fails the run.
-func (p *Pool) receive(ctx context.Context, m jetstream.Msg, byID map[string]*pending) (*pending, evo.Result, error) {
+// send stores a task's agent file and publishes the task.
+func (p *Pool) send(ctx context.Context, a *agent.PPO, pd *pending) error {
+	b, err := a.Encode()
+	if err != nil {
+		return fmt.Errorf("agent %d: %w", pd.msg.Index, err)
+	}
+	if _, err := p.h.agents.PutBytes(ctx, pd.msg.Agent, b); err != nil {
+		return fmt.Errorf("agent %d: store its file in %s: %w", pd.msg.Index, AgentBucket, err)
+	}
+	data, err := json.Marshal(pd.msg)
+	if err != nil {
+		return err
+	}
+	ack, err := p.h.js.Publish(ctx, taskPrefix+p.run, data, jetstream.WithMsgID(pd.msg.ID))
+	if err != nil {
+		return fmt.Errorf("agent %d: publish its task: %w", pd.msg.Index, err)
+	}
+	pd.seq = ack.Sequence
+	return nil
+}
+
+// accept checks one message of the results subject. It returns the
+// pending task it answers, nil for a result that is not awaited (a
+// duplicate, or one of an earlier session; acked and dropped), or the
+// error that fails the run.
+func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pending) (*pending, resultMsg, error) {
 	res, err := decodeResult(m.Data())
 	if err != nil {
 		m.Term()
 		p.log.Warn("dropped a malformed result", "subject", m.Subject(), "err", err)
-		return nil, evo.Result{}, nil
+		return nil, res, nil
 	}
 	pd, ok := byID[res.Task]
 	if !ok || pd.done {
 		p.log.Info("dropped a result that is not awaited (a duplicate, or one of an earlier session)", "task", res.Task, "worker", res.Worker)
-		if res.Agent != "" {
-			p.h.agents.Delete(ctx, res.Agent)
+		if res.Agent != "" && (!ok || res.Agent != pd.agent) {
+			go p.h.agents.Delete(context.Background(), res.Agent)
 		}
 		m.Ack()
-		return nil, evo.Result{}, nil
+		return nil, res, nil
+	}
+	fail := func(err error) (*pending, resultMsg, error) {
+		m.Ack()
+		return nil, res, err
 	}
 	switch {
 	case res.Refused != "":
-		m.Ack()
-		return nil, evo.Result{}, fmt.Errorf("%w: agent %d: worker %s refused its task: %s", ErrMismatch, pd.msg.Index, res.Worker, res.Refused)
+		return fail(fmt.Errorf("%w: agent %d: worker %s refused its task: %s", ErrMismatch, pd.msg.Index, res.Worker, res.Refused))
 	case res.Version != p.version || res.Digest != p.digest:
-		m.Ack()
-		return nil, evo.Result{}, fmt.Errorf("%w: agent %d: worker %s runs evolve %s for config %s; this coordinator runs evolve %s for %s",
-			ErrMismatch, pd.msg.Index, res.Worker, res.Version, res.Digest, p.version, p.digest)
+		return fail(fmt.Errorf("%w: agent %d: worker %s runs evolve %s for config %s; this coordinator runs evolve %s for %s",
+			ErrMismatch, pd.msg.Index, res.Worker, res.Version, res.Digest, p.version, p.digest))
 	case res.Err != "":
-		m.Ack()
-		return nil, evo.Result{}, fmt.Errorf("%s (on worker %s)", res.Err, res.Worker)
+		return fail(fmt.Errorf("%s (on worker %s)", res.Err, res.Worker))
 	case res.Report.Index != pd.msg.Index:
-		m.Ack()
-		return nil, evo.Result{}, fmt.Errorf("agent %d: worker %s returned the report of agent %d", pd.msg.Index, res.Worker, res.Report.Index)
+		return fail(fmt.Errorf("agent %d: worker %s returned the report of agent %d", pd.msg.Index, res.Worker, res.Report.Index))
 	}
+	return pd, res, nil
+}
+
+// fetch reads and decodes the trained agent file of an accepted result,
+// then deletes the file.
+func (p *Pool) fetch(ctx context.Context, pd *pending, m jetstream.Msg, res resultMsg) fetched {
+	f := fetched{pd: pd, m: m, res: res}
 	b, err := p.h.agents.GetBytes(ctx, res.Agent)
 	if err != nil {
-		// The result stays unacked and comes back after its ack wait.
-		m.NakWithDelay(time.Second)
-		p.log.Warn("cannot fetch a trained agent yet", "agent", pd.msg.Index, "object", res.Agent, "err", err)
-		return nil, evo.Result{}, nil
+		f.getErr = err
+		return f
 	}
-	a, err := agent.Decode(b)
-	if err != nil {
-		m.Ack()
-		return nil, evo.Result{}, fmt.Errorf("agent %d: the file worker %s returned: %w", pd.msg.Index, res.Worker, err)
-	}
-	if err := m.Ack(); err != nil {
-		p.log.Warn("ack a result", "task", res.Task, "err", err)
+	if f.a, err = agent.Decode(b); err != nil {
+		f.err = fmt.Errorf("agent %d: the file worker %s returned: %w", pd.msg.Index, res.Worker, err)
+		return f
 	}
 	p.h.agents.Delete(ctx, res.Agent)
-	return pd, evo.Result{Report: res.Report, Agent: a}, nil
+	return f
 }
 
 // cleanup deletes a generation's input agent files.
-func (p *Pool) cleanup(byID map[string]*pending) {
+func (p *Pool) cleanup(order []*pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, pd := range byID {
-		wg.Go(func() { p.h.agents.Delete(ctx, pd.msg.Agent) })
+	sem := make(chan struct{}, sendLimit)
+	for _, pd := range order {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p.h.agents.Delete(ctx, pd.msg.Agent)
+		})
 	}
 	wg.Wait()
 }
