@@ -1,14 +1,10 @@
 package natsrun_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,56 +12,21 @@ import (
 
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
+	"github.com/evolverl/evolve/internal/runtest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
-// tinyConfig trains 3 small CartPole agents for 3 generations of 256
-// steps: a few seconds, with every mutation kind.
-const tinyConfig = `
-seed = 11
-out_dir = "unused"
-
-[env]
-id = "CartPole-v1"
-num_envs = 2
-eval_episodes = 2
-
-[population]
-size = 3
-max_steps = 2304
-evo_steps = 256
-
-[ppo]
-learn_step = 128
-batch_size = 64
-update_epochs = 2
-
-[net]
-encoder = "mlp"
-[net.mlp]
-hidden = [16]
-[net.latent]
-size = 8
-[net.head]
-hidden = [16]
-
-[mutation]
-no_mutation = 0.2
-architecture = 0.2
-parameters = 0.2
-activation = 0.2
-rl_hp = 0.2
-`
-
-// tiny returns the tiny config writing to a new temporary directory.
+// tiny returns runtest's tiny config for 3 generations, writing to a new
+// temporary directory.
 func tiny(t *testing.T) evo.Config {
 	t.Helper()
-	cfg, err := evo.ParseConfig([]byte(tinyConfig))
+	cfg, err := evo.ParseConfig([]byte(runtest.TinyConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	cfg.Population.MaxSteps = 3 * 3 * 256 // 3 generations
 	return cfg
 }
 
@@ -192,44 +153,7 @@ func local(t *testing.T) string {
 
 // sameRun fails unless runs a and b wrote the same metrics (but for
 // wall_s) and the same elite file.
-func sameRun(t *testing.T, a, b string) {
-	t.Helper()
-	ma, mb := metrics(t, a), metrics(t, b)
-	if len(ma) < 2 || len(ma) != len(mb) {
-		t.Fatalf("metrics have %d and %d rows", len(ma), len(mb))
-	}
-	for i := range ma {
-		if !slices.Equal(ma[i], mb[i]) {
-			t.Fatalf("metrics row %d differs:\n%v\n%v", i, ma[i], mb[i])
-		}
-	}
-	if !bytes.Equal(readFile(t, filepath.Join(a, "elite.safetensors")), readFile(t, filepath.Join(b, "elite.safetensors"))) {
-		t.Fatal("elite files differ")
-	}
-}
-
-// metrics returns metrics.csv's rows without the wall_s column.
-func metrics(t *testing.T, dir string) [][]string {
-	t.Helper()
-	rows, err := csv.NewReader(bytes.NewReader(readFile(t, filepath.Join(dir, "metrics.csv")))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := slices.Index(rows[0], "wall_s")
-	for i := range rows {
-		rows[i] = slices.Delete(rows[i], col, col+1)
-	}
-	return rows
-}
-
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func sameRun(t *testing.T, a, b string) { runtest.SameRun(t, a, b) }
 
 // testLog logs to t.
 func testLog(t *testing.T) *slog.Logger {

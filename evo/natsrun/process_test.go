@@ -100,11 +100,16 @@ func waitLine(t *testing.T, lines <-chan string, want string) string {
 func TestWorkerProcessKilledMidTask(t *testing.T) {
 	want := local(t)
 	s := startServer(t)
-	cfgPath := filepath.Join(t.TempDir(), "tiny.toml")
-	if err := os.WriteFile(cfgPath, []byte(tinyConfig), 0o644); err != nil {
+	cfg := tiny(t)
+	text, err := cfg.MarshalTOML()
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "run")
+	cfgPath := filepath.Join(t.TempDir(), "tiny.toml")
+	if err := os.WriteFile(cfgPath, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := cfg.OutDir
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
 	go func() {
