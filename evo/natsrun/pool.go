@@ -37,6 +37,7 @@ type Pool struct {
 	results jetstream.Consumer
 	cc      jetstream.ConsumeContext
 	inbox   chan jetstream.Msg
+	quit    chan struct{} // closed when the pool stops listening
 	advSub  *nats.Subscription
 	advice  chan uint64 // stream sequences of tasks that hit MaxDeliver
 }
@@ -68,7 +69,13 @@ func NewPool(nc *nats.Conn, opts PoolOptions) *Pool {
 // start prepares the run on the server: resources, the run's config in
 // the KV bucket, and no leftovers of an earlier session (tasks, results,
 // agent files) under the run's id.
-func (p *Pool) start(ctx context.Context, cfg evo.Config) error {
+func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
+	defer func() {
+		if err != nil {
+			p.stop()
+			p.run = ""
+		}
+	}()
 	digest, err := cfg.Digest()
 	if err != nil {
 		return err
@@ -120,8 +127,14 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) error {
 	if err != nil {
 		return fmt.Errorf("create the run's results consumer: %w", err)
 	}
-	p.inbox = make(chan jetstream.Msg, 256)
-	p.cc, err = p.results.Consume(func(m jetstream.Msg) { p.inbox <- m })
+	p.inbox, p.quit = make(chan jetstream.Msg, 256), make(chan struct{})
+	quit := p.quit
+	p.cc, err = p.results.Consume(func(m jetstream.Msg) {
+		select {
+		case p.inbox <- m:
+		case <-quit: // unacked: it comes back to the next session
+		}
+	})
 	return err
 }
 
@@ -154,8 +167,7 @@ func (p *Pool) Close() error {
 	if p.run == "" {
 		return nil
 	}
-	p.cc.Stop()
-	p.advSub.Unsubscribe()
+	p.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := p.purge(ctx)
@@ -167,6 +179,19 @@ func (p *Pool) Close() error {
 	}
 	p.run = ""
 	return err
+}
+
+// stop stops listening for results and advisories.
+func (p *Pool) stop() {
+	if p.cc != nil {
+		close(p.quit)
+		p.cc.Stop()
+		p.cc = nil
+	}
+	if p.advSub != nil {
+		p.advSub.Unsubscribe()
+		p.advSub = nil
+	}
 }
 
 // pending is a published task waiting for its result.
