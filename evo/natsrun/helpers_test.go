@@ -2,6 +2,7 @@ package natsrun_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -40,8 +41,15 @@ type testServer struct {
 
 func startServer(t *testing.T) *testServer {
 	t.Helper()
-	s := &testServer{t: t, opts: server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}}
+	return startServerWith(t, server.Options{})
+}
+
+// startServerWith starts a server with opts (for users and passwords)
+// on a random loopback port.
+func startServerWith(t *testing.T, opts server.Options) *testServer {
+	t.Helper()
+	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, t.TempDir(), true, true
+	s := &testServer{t: t, opts: opts}
 	s.start()
 	t.Cleanup(func() { s.srv.Shutdown(); s.srv.WaitForShutdown() })
 	return s
@@ -69,7 +77,13 @@ func (s *testServer) restart() {
 	s.start()
 }
 
-func (s *testServer) url() string { return s.srv.ClientURL() }
+// url is the server's URL, with the user and password it requires.
+func (s *testServer) url() string {
+	if s.opts.Username == "" {
+		return s.srv.ClientURL()
+	}
+	return fmt.Sprintf("nats://%s:%s@127.0.0.1:%d", s.opts.Username, s.opts.Password, s.opts.Port)
+}
 
 // connect opens a connection that retries for as long as a test lasts.
 func (s *testServer) connect(t *testing.T) *nats.Conn {

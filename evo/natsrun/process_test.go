@@ -17,6 +17,7 @@ import (
 	"github.com/evolverl/evolve/cli"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -176,4 +177,51 @@ func TestWorkerRefusesAnotherVersion(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the coordinator did not fail")
 	}
+}
+
+// TestCoordinatorProcessKilledResumes runs `evolve -config -nats` as a
+// process on a server that wants a user and a password (given in the URL),
+// kills it with SIGKILL while generation 2 trains, and continues with
+// `evolve -resume DIR -nats URL`: the run ends as the local one.
+func TestCoordinatorProcessKilledResumes(t *testing.T) {
+	want := local(t)
+	s := startServerWith(t, server.Options{Username: "evolve", Password: "s3cret"})
+	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) {
+		w.OnTask = func(g, i int) {
+			if g == 2 {
+				time.Sleep(300 * time.Millisecond) // so that the kill lands mid-generation
+			}
+		}
+	})
+	cfg := tiny(t)
+	text, err := cfg.MarshalTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "tiny.toml")
+	if err := os.WriteFile(cfgPath, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nflags := "-nats " + s.url() + " -nats-ack-wait 1s -quiet"
+	coord, _ := process(t, "EVOLVE_TEST_MAIN=1", "EVOLVE_TEST_ARGS=-config "+cfgPath+" -out "+cfg.OutDir+" "+nflags)
+	latest := filepath.Join(cfg.OutDir, "checkpoints", "latest")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(latest); strings.TrimSpace(string(b)) == "gen-000001" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("generation 1 was not checkpointed within 30 s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := coord.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	coord.Wait()
+	var stdout, stderr bytes.Buffer
+	if code := cli.Run(context.Background(), append([]string{"-resume", cfg.OutDir}, strings.Fields(nflags)...), &stdout, &stderr); code != 0 {
+		t.Fatalf("evolve -resume -nats exited %d: %s", code, stderr.String())
+	}
+	sameRun(t, want, cfg.OutDir)
 }
