@@ -163,3 +163,52 @@ func TestServerRestartLosesNothing(t *testing.T) {
 	}
 	sameRun(t, want, cfg.OutDir)
 }
+
+// TestAlteredRunConfigRefused: a worker whose copy of the run's config does
+// not hash to the task's digest refuses the task; the coordinator fails
+// naming the mismatch.
+func TestAlteredRunConfigRefused(t *testing.T) {
+	s := startServer(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := runNATS(t, s, tiny(t), false, nil)
+		errc <- err
+	}()
+	js, err := jetstream.New(s.connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var kv jetstream.KeyValue
+	var keys []string
+	for len(keys) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the coordinator stored no run config within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+		if kv, err = js.KeyValue(ctx, natsrun.RunBucket); err == nil {
+			keys, _ = kv.Keys(ctx)
+		}
+	}
+	e, err := kv.Get(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	altered := strings.Replace(string(e.Value()), "seed = 7", "seed = 8", 1)
+	if altered == string(e.Value()) {
+		t.Fatalf("no seed = 7 in the stored run: %s", e.Value())
+	}
+	if _, err := kv.Put(ctx, keys[0], []byte(altered)); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, s, 1, 1, nil)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "the run's config: it hashes to") {
+			t.Fatalf("err = %v; want ErrMismatch about the config's digest", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the coordinator did not fail within 30 s")
+	}
+}

@@ -145,7 +145,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 	if err == nil {
 		var d string
 		if d, err = cfg.Digest(); err == nil && d != t.Digest {
-			err = fmt.Errorf("the run's config hashes to %s, not %s", d, t.Digest)
+			err = fmt.Errorf("it hashes to %s, not %s (altered on the server?)", d, t.Digest)
 		}
 	}
 	if err != nil {
