@@ -223,6 +223,9 @@ const sendLimit = 32
 // concurrently, so that the coordinator's share of a generation grows
 // slowly with the population.
 func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, progress func(steps int)) ([]evo.Result, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
 	if p.run == "" {
 		if err := p.start(ctx, cfg); err != nil {
 			return nil, err
@@ -230,6 +233,7 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 	} else if d, err := cfg.Digest(); err != nil || d != p.digest {
 		return nil, fmt.Errorf("natsrun: a Pool serves one run (config digest %s), not %s", p.digest, d)
 	}
+	start := time.Now()
 	byID := make(map[string]*pending, len(tasks))
 	order := make([]*pending, len(tasks))
 	for i, t := range tasks {
@@ -249,6 +253,7 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
+	sent := time.Now()
 	bySeq := make(map[uint64]*pending, len(order))
 	for _, pd := range order {
 		bySeq[pd.seq] = pd
@@ -294,6 +299,8 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 			progress(f.res.Report.GenSteps)
 		}
 	}
+	p.log.Info("generation trained", "generation", tasks[0].Generation, "agents", len(tasks),
+		"send", sent.Sub(start).Round(100*time.Microsecond), "wait", time.Since(sent).Round(time.Millisecond))
 	return out, nil
 }
 

@@ -47,9 +47,10 @@ type Worker struct {
 func NewWorker(nc *nats.Conn) *Worker { return &Worker{nc: nc, Slots: 1} }
 
 // Run takes tasks until ctx is cancelled (it then returns nil; a task in
-// training is handed back to the queue at once) or a task refuses to run
-// here because it comes from another evolve version (the error matches
-// ErrMismatch). Before a coordinator has created the work queue it waits.
+// training is handed back to the queue at once) or it refuses a task: one
+// of another evolve version, or whose run config does not hash to the
+// task's digest (the error matches ErrMismatch). Before a coordinator has
+// created the work queue it waits.
 func (w *Worker) Run(ctx context.Context) error {
 	if w.Log == nil {
 		w.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -166,6 +167,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 			}
 		}
 	}()
+	start := time.Now()
 	b, err := w.h.agents.GetBytes(ctx, t.Agent)
 	if err != nil {
 		w.Log.Warn("fetch the task's agent", "task", t.ID, "err", err)
@@ -180,8 +182,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		w.OnTask(t.Generation, t.Index)
 	}
 	w.Log.Info("training", "generation", t.Generation, "agent", t.Index)
+	trainStart := time.Now()
 	rep, err := evo.TrainTask(ctx, cfg, evo.Task{Generation: t.Generation, Index: t.Index, Parent: t.Parent,
 		Mutation: t.Mutation, EvalSeed: t.EvalSeed, Agent: a}, nil)
+	train := time.Since(trainStart)
 	if ctx.Err() != nil {
 		msg.Nak()
 		return nil
@@ -208,6 +212,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		// stream drops.
 		w.Log.Warn("ack the task", "task", t.ID, "err", err)
 	}
+	// io is the task's cost of going through NATS: both agent files, the
+	// result and the ack.
+	w.Log.Info("trained", "generation", t.Generation, "agent", t.Index, "fitness", rep.Fitness,
+		"train", train.Round(time.Millisecond), "io", (time.Since(start) - train).Round(100*time.Microsecond))
 	return nil
 }
 
