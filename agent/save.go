@@ -213,6 +213,34 @@ func (a *PPO) Save(path string) error {
 	return nil
 }
 
+// Encode returns the bytes Save would write to a file, for agents that
+// travel without one (workers over NATS).
+func (a *PPO) Encode() ([]byte, error) {
+	tensors, meta, err := a.encodeFile()
+	var b bytes.Buffer
+	if err == nil {
+		err = encodeSafetensors(&b, tensors, meta)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent: encode: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Decode reads an agent from the bytes of a file Save wrote (or Encode
+// returned), with every check of Load; file must not be larger than Load
+// accepts.
+func Decode(file []byte) (*PPO, error) {
+	if int64(len(file)) > maxAgentFileBytes {
+		return nil, fmt.Errorf("agent: decode: %d bytes, more than the %d-byte limit", len(file), int64(maxAgentFileBytes))
+	}
+	a, err := decodeAgent(file)
+	if err != nil {
+		return nil, fmt.Errorf("agent: decode: %w", err)
+	}
+	return a, nil
+}
+
 // Load reads an agent written by Save. Nothing in the file is trusted: the
 // file may be at most 1 GiB; the safetensors layout, the checksum, the
 // format and version, the description (unknown fields are an error), the

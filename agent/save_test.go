@@ -274,6 +274,32 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEncodeDecodeIsSaveLoad: Encode returns the bytes Save writes, and
+// Decode reads them back to the same agent.
+func TestEncodeDecodeIsSaveLoad(t *testing.T) {
+	for _, ta := range testAgents(t, smallNet) {
+		t.Run(ta.name, func(t *testing.T) {
+			a := ta.build(t, 3)
+			scramble(a, 4)
+			enc, err := a.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(enc, saveBytes(t, a)) {
+				t.Fatal("Encode and Save give other bytes")
+			}
+			b, err := Decode(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSameAgent(t, a, b, true)
+			if _, err := Decode(enc[:len(enc)-1]); err == nil {
+				t.Error("Decode accepted a truncated file")
+			}
+		})
+	}
+}
+
 // TestSaveLoadKeepsTrainingBitIdentical: an agent trained for a while, saved
 // and loaded, then trained further on a fresh vector, ends bit for bit where
 // the original ends when trained the same way.

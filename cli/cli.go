@@ -16,6 +16,8 @@
 //	mytask inspect [-json] FILE|DIR
 //	mytask plot [-o DIR] RUN_DIR
 //	mytask play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...
+//	mytask -config FILE -nats URL ...   (the coordinator of workers over NATS JetStream)
+//	mytask worker -nats URL [-workers N]
 //
 // See cmd/evolve for the flags and the exit statuses. Importing cli also
 // registers the gorgonia reference backend (package nn/gorgonia), so that

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/evo/natsrun"
 )
 
 // Exit statuses.
@@ -40,11 +41,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "play" {
 		return playCmd(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "worker" {
+		return workerCmd(ctx, args[1:], stderr)
+	}
 	fs := flag.NewFlagSet("evolve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]\n"+
-			"       evolve -resume DIR [-workers N] [-quiet]\n"+
+		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [-workers N | -nats URL] [-quiet]\n"+
+			"       evolve -resume DIR [-workers N | -nats URL] [-quiet]\n"+
+			"       evolve worker -nats URL [-workers N] [-quiet]\n"+
 			"       evolve inspect [-json] FILE|DIR\n"+
 			"       evolve plot [-o DIR] RUN_DIR\n"+
 			"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n\n")
@@ -56,6 +61,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "replace the config's seed with `N`")
 	workers := fs.Int("workers", 0, "train at most `N` agents at once (0: the config's population.workers)")
 	quiet := fs.Bool("quiet", false, "print only errors and the final summary")
+	var nf natsFlags
+	nf.register(fs, true)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -80,6 +87,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-workers %d: want >= 0", *workers)
 	case set["config"] && *configPath == "" || set["resume"] && *resume == "" || set["out"] && *out == "":
 		return usage("-config, -resume and -out need a non-empty value")
+	case nf.check() != "":
+		return usage("%s", nf.check())
+	case nf.url != "" && set["workers"]:
+		return usage("-workers does not apply with -nats: each worker's -workers says how many tasks it trains at once")
 	}
 
 	terminal := isTerminal(stderr)
@@ -90,6 +101,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ui := &display{w: stderr, terminal: terminal && !*quiet, quiet: *quiet}
 	opts := evo.Options{Workers: *workers, Log: slog.New(slog.NewTextHandler(ui, &slog.HandlerOptions{Level: level})),
 		OnGeneration: ui.generation}
+	if nf.url != "" {
+		pool, code := natsPool(&nf, opts.Log, stderr)
+		if pool == nil {
+			return code
+		}
+		defer pool.Close()
+		opts.Pool = pool
+	}
 
 	var tr *evo.Trainer
 	var err error
@@ -147,8 +166,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if set["resume"] {
 			verb = "resuming"
 		}
-		fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%d workers), up to %d env steps, in %s\n",
-			verb, cfg.Population.Size, cfg.Env.ID, tr.Workers(), cfg.Population.MaxSteps, tr.Dir())
+		where := fmt.Sprintf("%d workers", tr.Workers())
+		if nf.url != "" {
+			where = "workers of " + redact(nf.url)
+		}
+		fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%s), up to %d env steps, in %s\n",
+			verb, cfg.Population.Size, cfg.Env.ID, where, cfg.Population.MaxSteps, tr.Dir())
 	}
 	ui.start(tr)
 	sum, err := tr.Run(ctx)
@@ -168,7 +191,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
-		if errors.Is(err, evo.ErrBadInput) {
+		if errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) {
 			return exitBadInput
 		}
 		return exitFailure

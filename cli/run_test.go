@@ -108,6 +108,14 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"seed on resume", []string{"-resume", dir, "-seed", "3"}, []string{"-seed and -out do not apply"}},
 		{"negative workers", []string{"-config", "a.toml", "-workers", "-2"}, []string{"-workers -2"}},
 		{"resume of no run", []string{"-resume", filepath.Join(dir, "nothing")}, []string{"nothing", "config.toml"}},
+		{"nats unreachable", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1"}, []string{"cannot connect to the NATS server at nats://127.0.0.1:1"}},
+		{"nats password hidden", []string{"-config", "a.toml", "-nats", "nats://me:secret@127.0.0.1:1"}, []string{"nats://me:xxxxx@127.0.0.1:1"}},
+		{"workers with nats", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-workers", "2"}, []string{"-workers does not apply with -nats"}},
+		{"creds without nats", []string{"-config", "a.toml", "-nats-creds", "x.creds"}, []string{"need -nats URL"}},
+		{"worker without nats", []string{"worker"}, []string{"-nats URL is required"}},
+		{"worker unreachable", []string{"worker", "-nats", "nats://127.0.0.1:1"}, []string{"cannot connect to the NATS server"}},
+		{"worker zero slots", []string{"worker", "-nats", "nats://127.0.0.1:1", "-workers", "0"}, []string{"-workers 0"}},
+		{"worker cert without key", []string{"worker", "-nats", "tls://127.0.0.1:1", "-nats-tls-cert", "c.pem"}, []string{"go together"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +130,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 			}
 			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
 				t.Errorf("stderr shows a panic:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "secret") {
+				t.Errorf("stderr shows a password:\n%s", stderr)
 			}
 		})
 	}

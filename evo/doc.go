@@ -10,8 +10,10 @@
 // the newest checkpoint of a run's directory. Run then loops over
 // generations until the target, the step budget or a cancelled context:
 //
-//  1. Train: each member, in its own goroutine (errgroup, at most Workers at
-//     once), trains evo_steps env steps on a fresh envs.Vector of
+//  1. Train: each member becomes a Task for the run's Pool (Options.Pool;
+//     LocalPool by default: its own goroutine, errgroup, at most Workers at
+//     once; evo/natsrun sends tasks to other machines) and, in TrainTask,
+//     trains evo_steps env steps on a fresh envs.Vector of
 //     num_envs envs, one rollout per agent.Train call, so Progress can count
 //     steps as they happen. A fresh vector per generation means no env state
 //     has to survive a checkpoint. A panic in the goroutine (an env's, most

@@ -16,7 +16,6 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/tbevent"
-	"golang.org/x/sync/errgroup"
 )
 
 // Why a run stopped (Summary.StopReason).
@@ -53,6 +52,10 @@ type Options struct {
 	// OnGeneration, when set, is called after each generation from the
 	// goroutine that runs Run.
 	OnGeneration func(GenerationReport)
+	// Pool trains and evaluates the members of each generation; nil means
+	// LocalPool with Workers goroutines. Where agents train never changes
+	// what they learn.
+	Pool Pool
 }
 
 // GenerationReport describes one finished generation.
@@ -78,8 +81,9 @@ type MemberReport struct {
 	Index, Parent int
 	Fitness       float64
 	// Diverged is set when its loss or weights were not finite; its
-	// fitness is then −Inf.
-	Diverged bool
+	// fitness is then −Inf, and Divergence says what was not finite.
+	Diverged   bool
+	Divergence string
 	// Steps is the agent's own env steps in all (inherited ones included),
 	// GenSteps those of this generation.
 	Steps, GenSteps int
@@ -332,34 +336,54 @@ func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
 	return s
 }
 
-// trainGeneration trains and evaluates every member, at most Workers at
-// once, and returns one report per member in population order.
+// trainGeneration trains and evaluates every member through the pool and
+// returns one report per member in population order; each member then holds
+// its trained agent.
 func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, error) {
-	eg, ctx := errgroup.WithContext(ctx)
-	eg.SetLimit(t.Workers())
 	// Every agent of a generation plays the same evaluation episodes, so
 	// that the tournament compares like with like.
 	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
-	reports := make([]MemberReport, len(t.members))
+	tasks := make([]Task, len(t.members))
 	for i, m := range t.members {
-		eg.Go(func() error {
-			r, err := t.trainOne(ctx, m, evalSeed)
-			reports[i] = r
-			return err
-		})
+		tasks[i] = Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Agent: m.Agent}
 	}
-	if err := eg.Wait(); err != nil {
+	pool := t.opts.Pool
+	if pool == nil {
+		pool = LocalPool{Workers: t.Workers()}
+	}
+	results, err := pool.Train(ctx, t.cfg, tasks, func(steps int) { t.progSteps.Add(int64(steps)) })
+	if err != nil {
 		return nil, err
+	}
+	if len(results) != len(tasks) {
+		return nil, fmt.Errorf("generation %d: the pool returned %d results for %d agents", g, len(results), len(tasks))
+	}
+	reports := make([]MemberReport, len(results))
+	for i, r := range results {
+		if r.Report.Index != tasks[i].Index || r.Agent == nil {
+			return nil, fmt.Errorf("generation %d: the pool's result %d is for agent %d (agent %v), want agent %d", g, i, r.Report.Index, r.Agent != nil, tasks[i].Index)
+		}
+		t.members[i].Agent = r.Agent
+		reports[i] = r.Report
+		if r.Report.Diverged {
+			t.log.Warn("agent diverged: fitness -Inf for this generation", "agent", r.Report.Index, "why", r.Report.Divergence)
+		}
 	}
 	return reports, nil
 }
 
-// trainOne trains one member for evo_steps on a fresh vector env and
-// evaluates it (episodes cut at eval_max_steps). A loss or weights that are
-// not finite make its fitness −Inf (logged); bad env output, in training or
-// in evaluation, and a panic (an env's, most likely) become an error naming
-// the agent and the env.
-func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r MemberReport, err error) {
+// taskRunner trains tasks with a run's config, wherever they run.
+type taskRunner struct {
+	cfg      Config
+	progress func(steps int) // called as steps are taken, from any goroutine
+}
+
+// trainOne trains one task's agent in place for evo_steps on a fresh vector
+// env and evaluates it (episodes cut at eval_max_steps). A loss or weights
+// that are not finite make its fitness −Inf (r.Divergence says why); bad
+// env output, in training or in evaluation, and a panic (an env's, most
+// likely) become an error naming the agent and the env.
+func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err error) {
 	id := t.cfg.Env.ID
 	defer func() {
 		if p := recover(); p != nil {
@@ -380,7 +404,7 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r Me
 	for r.GenSteps < t.cfg.Population.EvoSteps {
 		ts, err := a.Train(ctx, vec, 1)
 		r.GenSteps += ts.Steps
-		t.progSteps.Add(int64(ts.Steps))
+		t.progress(ts.Steps)
 		if ts.Episodes > 0 {
 			retSum += ts.Return * float64(ts.Episodes)
 			episodes += ts.Episodes
@@ -414,7 +438,7 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r Me
 			return r, fmt.Errorf("agent %d: %w", m.Index, err)
 		}
 		defer closeEnv(env)
-		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, evalSeed)
+		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
 		if err != nil {
 			// Evaluate's errors begin "evaluate episode N step S".
 			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)
@@ -424,8 +448,7 @@ func (t *Trainer) trainOne(ctx context.Context, m *Member, evalSeed int64) (r Me
 		}
 	}
 	if diverged != "" {
-		r.Fitness, r.Diverged = math.Inf(-1), true
-		t.log.Warn("agent diverged: fitness -Inf for this generation", "agent", m.Index, "why", diverged)
+		r.Fitness, r.Diverged, r.Divergence = math.Inf(-1), true, diverged
 	}
 	return r, nil
 }

@@ -3,12 +3,11 @@ package evo
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
-	"os"
 	"path/filepath"
-	"slices"
 	"testing"
+
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // run trains cfg to its end (or until stop returns true after a
@@ -32,43 +31,11 @@ func run(t *testing.T, cfg Config, opts Options, stop func(GenerationReport) boo
 }
 
 // readMetrics returns metrics.csv's rows without the wall_s column.
-func readMetrics(t *testing.T, dir string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "metrics.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := slices.Index(rows[0], "wall_s")
-	for i := range rows {
-		rows[i] = slices.Delete(rows[i], col, col+1)
-	}
-	return rows
-}
+func readMetrics(t *testing.T, dir string) [][]string { return runtest.Metrics(t, dir) }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func readFile(t *testing.T, path string) []byte { return runtest.ReadFile(t, path) }
 
-func sameMetrics(t *testing.T, a, b [][]string) {
-	t.Helper()
-	if len(a) != len(b) {
-		t.Fatalf("metrics have %d and %d rows", len(a), len(b))
-	}
-	for i := range a {
-		if !slices.Equal(a[i], b[i]) {
-			t.Fatalf("metrics row %d differs:\n%v\n%v", i, a[i], b[i])
-		}
-	}
-}
+func sameMetrics(t *testing.T, a, b [][]string) { runtest.SameMetrics(t, a, b) }
 
 // TestWorkersDoNotChangeResults is also the race test: with -race it trains
 // 2 generations instead of 3.

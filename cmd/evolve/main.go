@@ -7,6 +7,8 @@
 //	evolve inspect [-json] runs/cartpole    # describe an agent file, or a run's elite and summary
 //	evolve plot [-o DIR] runs/cartpole      # chart fitness, hyperparameters and network size as PNGs
 //	evolve play -agent runs/cartpole        # watch the elite play (-gif OUT.gif, -record OUT.npz)
+//	evolve -config pop.toml -nats nats://server:4222   # train on workers of other machines
+//	evolve worker -nats nats://server:4222 [-workers N] # a worker: trains tasks of any run there
 //
 // Flags:
 //
@@ -16,6 +18,10 @@
 //	-seed N        replace the config's seed
 //	-workers N     train at most N agents at once (never changes results)
 //	-quiet         print only errors and the final summary
+//	-nats URL      train through the NATS JetStream server at URL on `evolve worker`
+//	               processes (also -nats-creds FILE, -nats-nkey FILE, -nats-tls-ca FILE,
+//	               -nats-tls-cert FILE, -nats-tls-key FILE, -nats-ack-wait D,
+//	               -nats-max-deliver N); results are the same as on one machine
 //
 // Exit status: 0 on success (and when resuming a run that has already
 // finished), 2 on bad input (config, flags, an output directory that cannot

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/evolverl/evolve/evo/natsrun"
+	"github.com/nats-io/nats.go"
+)
+
+// natsFlags are the flags that reach a NATS server, shared by the
+// coordinator (evolve -nats) and workers (evolve worker).
+type natsFlags struct {
+	url                    string
+	creds, nkey            string
+	tlsCA, tlsCert, tlsKey string
+	// Coordinator only: the work queue's delivery settings.
+	ackWait    time.Duration
+	maxDeliver int
+}
+
+// register adds the flags to fs; coordinator adds the delivery settings.
+func (f *natsFlags) register(fs *flag.FlagSet, coordinator bool) {
+	fs.StringVar(&f.url, "nats", "", "train through the NATS JetStream server at `URL` (nats://[user:password@]host:4222, tls://...)")
+	fs.StringVar(&f.creds, "nats-creds", "", "authenticate to NATS with the credentials `FILE` (JWT and NKey seed)")
+	fs.StringVar(&f.nkey, "nats-nkey", "", "authenticate to NATS with the NKey seed `FILE`")
+	fs.StringVar(&f.tlsCA, "nats-tls-ca", "", "trust the NATS server's certificates signed by the CA in `FILE`")
+	fs.StringVar(&f.tlsCert, "nats-tls-cert", "", "present the client certificate in `FILE` to NATS (with -nats-tls-key)")
+	fs.StringVar(&f.tlsKey, "nats-tls-key", "", "the client certificate's private key `FILE`")
+	if coordinator {
+		fs.DurationVar(&f.ackWait, "nats-ack-wait", 30*time.Second, "redeliver a task when its worker has not reported for `D` (workers report every D/3)")
+		fs.IntVar(&f.maxDeliver, "nats-max-deliver", 5, "fail the run when a task was delivered `N` times without a result")
+	}
+}
+
+// check validates the flags that need no server; it returns "" when they
+// are fine.
+func (f *natsFlags) check() string {
+	switch {
+	case f.url == "" && (f.creds != "" || f.nkey != "" || f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != ""):
+		return "the -nats-* flags need -nats URL"
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		return "-nats-tls-cert and -nats-tls-key go together"
+	case f.ackWait < 0 || f.maxDeliver < 0:
+		return fmt.Sprintf("-nats-ack-wait %v and -nats-max-deliver %d must not be negative", f.ackWait, f.maxDeliver)
+	}
+	return ""
+}
+
+// connect opens the connection: it fails at once when the server cannot
+// be reached, and once connected it reconnects for as long as it takes (a
+// restarted server loses nothing of the run).
+func (f *natsFlags) connect(name string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+	if f.creds != "" {
+		opts = append(opts, nats.UserCredentials(f.creds))
+	}
+	if f.nkey != "" {
+		o, err := nats.NkeyOptionFromSeed(f.nkey)
+		if err != nil {
+			return nil, fmt.Errorf("-nats-nkey %s: %w", f.nkey, err)
+		}
+		opts = append(opts, o)
+	}
+	if f.tlsCA != "" {
+		opts = append(opts, nats.RootCAs(f.tlsCA))
+	}
+	if f.tlsCert != "" {
+		opts = append(opts, nats.ClientCert(f.tlsCert, f.tlsKey))
+	}
+	nc, err := nats.Connect(f.url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w", redact(f.url), err)
+	}
+	return nc, nil
+}
+
+// settings are the coordinator's delivery settings.
+func (f *natsFlags) settings() natsrun.Settings {
+	return natsrun.Settings{AckWait: f.ackWait, MaxDeliver: f.maxDeliver}
+}
+
+// redact hides a password in a NATS URL (a list of URLs is shown as is
+// when it does not parse).
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	return p.Redacted()
+}
+
+// natsPool connects the coordinator to the server and returns its pool,
+// or nil and the exit status after saying why not on stderr. The pool
+// owns the connection: Close closes both.
+func natsPool(nf *natsFlags, log *slog.Logger, stderr io.Writer) (*coordinatorPool, int) {
+	nc, err := nf.connect("evolve coordinator")
+	if err != nil {
+		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		return nil, exitBadInput
+	}
+	return &coordinatorPool{Pool: natsrun.NewPool(nc, natsrun.PoolOptions{Settings: nf.settings(), Log: log}), nc: nc}, exitOK
+}
+
+// coordinatorPool is a natsrun.Pool with its connection.
+type coordinatorPool struct {
+	*natsrun.Pool
+	nc *nats.Conn
+}
+
+// Close removes the run from the server and closes the connection.
+func (p *coordinatorPool) Close() error {
+	defer p.nc.Close()
+	return p.Pool.Close()
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+
+	"github.com/evolverl/evolve/evo/natsrun"
+)
+
+// workerCmd is `evolve worker`: it trains tasks of any run whose
+// coordinator uses the same NATS server, until stopped by a signal.
+func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("evolve worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: evolve worker -nats URL [-workers N] [-name NAME] [-quiet] [-nats-creds FILE] ...\n\n")
+		fs.PrintDefaults()
+	}
+	var nf natsFlags
+	nf.register(fs, false)
+	slots := fs.Int("workers", runtime.GOMAXPROCS(0), "train at most `N` tasks at once")
+	name := fs.String("name", "", "call this worker `NAME` in the coordinator's messages (default host:pid)")
+	quiet := fs.Bool("quiet", false, "print only errors")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "evolve worker: "+format+"\n", a...)
+		fs.Usage()
+		return exitBadInput
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usage("unexpected argument %q", fs.Arg(0))
+	case nf.url == "":
+		return usage("-nats URL is required")
+	case *slots < 1:
+		return usage("-workers %d: want >= 1", *slots)
+	case nf.check() != "":
+		return usage("%s", nf.check())
+	}
+	level := slog.LevelInfo
+	if *quiet {
+		level = slog.LevelError
+	}
+	nc, err := nf.connect("evolve worker")
+	if err != nil {
+		fmt.Fprintf(stderr, "evolve worker: %v\n", err)
+		return exitBadInput
+	}
+	defer nc.Close()
+	w := natsrun.NewWorker(nc)
+	w.Slots, w.Name = *slots, *name
+	w.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if !*quiet {
+		fmt.Fprintf(stderr, "evolve worker: training up to %d tasks at once from %s (evolve %s)\n", *slots, redact(nf.url), natsrun.Version())
+	}
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "evolve worker: %v\n", err)
+		if errors.Is(err, natsrun.ErrMismatch) {
+			return exitBadInput
+		}
+		return exitFailure
+	}
+	if sig, ok := stopSignal(ctx); ok {
+		return exitCode(sig)
+	}
+	return exitOK
+}

@@ -1,0 +1,214 @@
+package natsrun_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/evo/natsrun"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestSameResultsAsLocal trains the tiny run locally and through NATS with
+// one worker and with two workers of two slots each: metrics and elite
+// are the same bytes.
+func TestSameResultsAsLocal(t *testing.T) {
+	want := local(t)
+	for _, c := range []struct{ workers, slots int }{{1, 1}, {2, 2}} {
+		s := startServer(t)
+		startWorkers(t, s, c.workers, c.slots, nil)
+		cfg := tiny(t)
+		if _, err := runNATS(t, s, cfg, false, nil); err != nil {
+			t.Fatalf("%d workers: %v", c.workers, err)
+		}
+		sameRun(t, want, cfg.OutDir)
+	}
+}
+
+// TestDuplicateResultsAppliedOnce publishes every result a second time
+// (without the task's message id, so the stream keeps both): the run is
+// still the local one.
+func TestDuplicateResultsAppliedOnce(t *testing.T) {
+	want := local(t)
+	s := startServer(t)
+	startWorkers(t, s, 1, 2, nil)
+	nc := s.connect(t)
+	var dups atomic.Int64
+	sub, err := nc.Subscribe("evolve.results.>", func(m *nats.Msg) {
+		if m.Header.Get("Evolve-Test-Copy") != "" {
+			return
+		}
+		c := nats.NewMsg(m.Subject)
+		c.Data = m.Data
+		c.Header.Set("Evolve-Test-Copy", "1")
+		if nc.PublishMsg(c) == nil {
+			dups.Add(1)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	cfg := tiny(t)
+	if _, err := runNATS(t, s, cfg, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if dups.Load() == 0 {
+		t.Fatal("no result was duplicated")
+	}
+	sameRun(t, want, cfg.OutDir)
+}
+
+// TestResumeAfterCoordinatorDies stops the coordinator as if killed —
+// while a worker trains a task of generation 2, closing its connection but
+// not its pool, so its tasks, results and files stay on the server — then
+// resumes the run with
+// a new coordinator: it ends as the local run.
+func TestResumeAfterCoordinatorDies(t *testing.T) {
+	want := local(t)
+	s := startServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) {
+		w.OnTask = func(g, i int) {
+			if g == 2 {
+				cancel()
+			}
+		}
+	})
+	cfg := tiny(t)
+	nc := s.connect(t)
+	tr, err := evo.New(cfg, evo.Options{Pool: natsrun.NewPool(nc, natsrun.PoolOptions{Settings: settings})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped run returned %v", err)
+	}
+	nc.Close() // as the process's death would, without Pool.Close
+	if _, err := runNATS(t, s, cfg, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, want, cfg.OutDir)
+}
+
+// TestVersionMismatchRefused: a worker of another evolve version refuses
+// the task and says so; the coordinator fails with both versions named.
+func TestVersionMismatchRefused(t *testing.T) {
+	s := startServer(t)
+	startWorkers(t, s, 1, 1, func(w *natsrun.Worker) { w.Version = "v0.0.0-other protocol 1" })
+	cfg := tiny(t)
+	_, err := runNATS(t, s, cfg, false, nil)
+	if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "v0.0.0-other") || !strings.Contains(err.Error(), natsrun.Version()) {
+		t.Fatalf("err = %v; want ErrMismatch naming both versions", err)
+	}
+}
+
+// TestTaskNeverFinishedFailsTheRun: a "worker" that takes tasks and never
+// answers makes every task hit max_deliver; the run fails naming an agent
+// instead of waiting forever.
+func TestTaskNeverFinishedFailsTheRun(t *testing.T) {
+	s := startServer(t)
+	nc := s.connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		js, _ := jetstream.New(nc)
+		for ctx.Err() == nil {
+			cons, err := js.Consumer(ctx, natsrun.TaskStream, natsrun.WorkerConsumer)
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			cons.Next(jetstream.FetchMaxWait(time.Second)) // and never ack
+		}
+	}()
+	start := time.Now()
+	_, err := runNATS(t, s, tiny(t), false, nil)
+	if err == nil || !strings.Contains(err.Error(), "agent ") || !strings.Contains(err.Error(), "delivered 3 times") {
+		t.Fatalf("err = %v; want a failure naming the agent and max_deliver", err)
+	}
+	t.Logf("failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+}
+
+// TestServerRestartLosesNothing restarts the server (file storage) while
+// a worker trains a task of generation 2: clients reconnect and the run
+// is the local one.
+func TestServerRestartLosesNothing(t *testing.T) {
+	want := local(t)
+	s := startServer(t)
+	var once sync.Once
+	restarted := make(chan struct{})
+	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) {
+		w.OnTask = func(g, i int) {
+			if g == 2 {
+				once.Do(func() { s.restart(); close(restarted) })
+			}
+		}
+	})
+	cfg := tiny(t)
+	if _, err := runNATS(t, s, cfg, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-restarted:
+	default:
+		t.Fatal("the server was not restarted")
+	}
+	sameRun(t, want, cfg.OutDir)
+}
+
+// TestAlteredRunConfigRefused: a worker whose copy of the run's config does
+// not hash to the task's digest refuses the task; the coordinator fails
+// naming the mismatch.
+func TestAlteredRunConfigRefused(t *testing.T) {
+	s := startServer(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := runNATS(t, s, tiny(t), false, nil)
+		errc <- err
+	}()
+	js, err := jetstream.New(s.connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var kv jetstream.KeyValue
+	var keys []string
+	for len(keys) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the coordinator stored no run config within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+		if kv, err = js.KeyValue(ctx, natsrun.RunBucket); err == nil {
+			keys, _ = kv.Keys(ctx)
+		}
+	}
+	e, err := kv.Get(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	altered := strings.Replace(string(e.Value()), "seed = 7", "seed = 8", 1)
+	if altered == string(e.Value()) {
+		t.Fatalf("no seed = 7 in the stored run: %s", e.Value())
+	}
+	if _, err := kv.Put(ctx, keys[0], []byte(altered)); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, s, 1, 1, nil)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "the run's config: it hashes to") {
+			t.Fatalf("err = %v; want ErrMismatch about the config's digest", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the coordinator did not fail within 30 s")
+	}
+}

@@ -1,0 +1,284 @@
+package natsrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/evo"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Worker trains tasks from the work queue until its context is cancelled.
+type Worker struct {
+	// Slots is how many tasks it trains at once (at least 1).
+	Slots int
+	// Name identifies it in results and the coordinator's errors
+	// (default host:pid).
+	Name string
+	// Log receives a line per task and every problem; nil discards them.
+	Log *slog.Logger
+	// Version overrides Version(), for tests of the mismatch check.
+	Version string
+	// OnTask, when set, is called as each task starts training (tests use
+	// it to kill a worker mid-task).
+	OnTask func(generation, index int)
+
+	nc      *nats.Conn
+	h       handles
+	cons    jetstream.Consumer
+	ackWait time.Duration
+
+	mu      sync.Mutex
+	configs map[string]runInfo // by run id + session
+}
+
+// NewWorker returns a worker that takes tasks through nc, which must stay
+// open while it runs.
+func NewWorker(nc *nats.Conn) *Worker { return &Worker{nc: nc, Slots: 1} }
+
+// Run takes tasks until ctx is cancelled (it then returns nil; a task in
+// training is handed back to the queue at once) or it refuses a task: one
+// of another evolve version, or whose run config does not hash to the
+// task's digest (the error matches ErrMismatch). Before a coordinator has
+// created the work queue it waits.
+func (w *Worker) Run(ctx context.Context) error {
+	if w.Log == nil {
+		w.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if w.Version == "" {
+		w.Version = Version()
+	}
+	if w.Name == "" {
+		host, _ := os.Hostname()
+		w.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	w.configs = map[string]runInfo{}
+	js, err := jetstream.New(w.nc)
+	if err != nil {
+		return err
+	}
+	for waited := false; ; waited = true {
+		if w.h, w.cons, err = openResources(ctx, js); err == nil {
+			break
+		}
+		if !waited {
+			w.Log.Info("waiting for a coordinator to create the work queue", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	w.ackWait = w.cons.CachedInfo().Config.AckWait
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for range max(1, w.Slots) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				fctx, fcancel := context.WithTimeout(ctx, 2*time.Second)
+				msg, err := w.cons.Next(jetstream.FetchContext(fctx))
+				fcancel()
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+						w.Log.Warn("fetch a task", "err", err)
+						time.Sleep(time.Second)
+					}
+					continue
+				}
+				if err := w.handle(ctx, msg); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// handle runs one delivery of a task. Only a refusal is returned as an
+// error; everything else ends in an ack (the result is stored), a nak
+// (try again later) or a term (the task is stale or malformed).
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
+	t, err := decodeTask(msg.Data())
+	if err != nil {
+		w.Log.Warn("dropped a malformed task", "err", err)
+		msg.TermWithReason("malformed task")
+		return nil
+	}
+	refuse := func(why string) error {
+		// Another worker may run it; the coordinator hears why not.
+		msg.NakWithDelay(w.ackWait)
+		w.publish(ctx, t, resultMsg{Refused: why}, "")
+		return fmt.Errorf("%w: %s", ErrMismatch, why)
+	}
+	if t.Version != w.Version {
+		return refuse(fmt.Sprintf("task %s comes from evolve %s, this worker is evolve %s: run the same build on the coordinator and every worker", t.ID, t.Version, w.Version))
+	}
+	info, ok, err := w.config(ctx, t)
+	switch {
+	case err != nil:
+		w.Log.Warn("read the run's config", "task", t.ID, "err", err)
+		msg.NakWithDelay(time.Second)
+		return nil
+	case !ok:
+		w.Log.Info("dropped a task of a run or session that has ended", "task", t.ID)
+		msg.TermWithReason("stale session")
+		return nil
+	case info.Digest != t.Digest:
+		return refuse(fmt.Sprintf("task %s is for config %s but its run's config is %s", t.ID, t.Digest, info.Digest))
+	}
+	cfg, err := evo.ParseConfig([]byte(info.Config))
+	if err == nil {
+		var d string
+		if d, err = cfg.Digest(); err == nil && d != t.Digest {
+			err = fmt.Errorf("it hashes to %s, not %s (altered on the server?)", d, t.Digest)
+		}
+	}
+	if err != nil {
+		return refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
+	}
+
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(max(w.ackWait/3, 50*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				msg.InProgress()
+			}
+		}
+	}()
+	start := time.Now()
+	b, err := w.h.agents.GetBytes(ctx, t.Agent)
+	if err != nil {
+		w.Log.Warn("fetch the task's agent", "task", t.ID, "err", err)
+		msg.NakWithDelay(time.Second)
+		return nil
+	}
+	a, err := agent.Decode(b)
+	if err != nil {
+		return w.fail(ctx, msg, t, fmt.Errorf("agent %d: the coordinator's file: %w", t.Index, err))
+	}
+	if w.OnTask != nil {
+		w.OnTask(t.Generation, t.Index)
+	}
+	w.Log.Info("training", "generation", t.Generation, "agent", t.Index)
+	trainStart := time.Now()
+	rep, err := evo.TrainTask(ctx, cfg, evo.Task{Generation: t.Generation, Index: t.Index, Parent: t.Parent,
+		Mutation: t.Mutation, EvalSeed: t.EvalSeed, Agent: a}, nil)
+	train := time.Since(trainStart)
+	if ctx.Err() != nil {
+		msg.Nak()
+		return nil
+	}
+	if err != nil {
+		return w.fail(ctx, msg, t, err)
+	}
+	out, err := a.Encode()
+	if err != nil {
+		return w.fail(ctx, msg, t, fmt.Errorf("agent %d: %w", t.Index, err))
+	}
+	name := fmt.Sprintf("%s/%s/g%d/a%d/out-%s", t.Run, t.Session, t.Generation, t.Index, nuid.Next())
+	if _, err := w.h.agents.PutBytes(ctx, name, out); err != nil {
+		w.Log.Warn("store the trained agent", "task", t.ID, "err", err)
+		msg.NakWithDelay(time.Second)
+		return nil
+	}
+	if err := w.publish(ctx, t, resultMsg{Report: rep, Agent: name}, name); err != nil {
+		msg.NakWithDelay(time.Second)
+		return nil
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		// The result is stored; a redelivery publishes a duplicate the
+		// stream drops.
+		w.Log.Warn("ack the task", "task", t.ID, "err", err)
+	}
+	// io is the task's cost of going through NATS: both agent files, the
+	// result and the ack.
+	w.Log.Info("trained", "generation", t.Generation, "agent", t.Index, "fitness", rep.Fitness,
+		"train", train.Round(time.Millisecond), "io", (time.Since(start) - train).Round(100*time.Microsecond))
+	return nil
+}
+
+// fail reports a task whose training failed; the run fails with err.
+func (w *Worker) fail(ctx context.Context, msg jetstream.Msg, t taskMsg, err error) error {
+	w.Log.Warn("task failed", "task", t.ID, "err", err)
+	if w.publish(ctx, t, resultMsg{Err: err.Error()}, "") == nil {
+		msg.DoubleAck(ctx)
+	} else {
+		msg.NakWithDelay(time.Second)
+	}
+	return nil
+}
+
+// publish sends a result for t and waits until the stream has stored it.
+// A duplicate (another worker answered first) deletes the object named
+// agent, which nobody will read.
+func (w *Worker) publish(ctx context.Context, t taskMsg, r resultMsg, agentObj string) error {
+	r.Task, r.Worker, r.Version, r.Digest = t.ID, w.Name, w.Version, t.Digest
+	data, err := r.encode()
+	if err != nil {
+		return err
+	}
+	id := t.ID
+	if r.Refused != "" {
+		id += ".refused." + w.Name
+	}
+	ack, err := w.h.js.Publish(ctx, resultPrefix+t.Run, data, jetstream.WithMsgID(id))
+	if err != nil {
+		w.Log.Warn("publish a result", "task", t.ID, "err", err)
+		return err
+	}
+	if ack.Duplicate && agentObj != "" {
+		w.h.agents.Delete(ctx, agentObj)
+	}
+	return nil
+}
+
+// config returns the run's config for t, read once per session; ok is
+// false when the run or the session has ended.
+func (w *Worker) config(ctx context.Context, t taskMsg) (runInfo, bool, error) {
+	key := t.Run + "/" + t.Session
+	w.mu.Lock()
+	info, ok := w.configs[key]
+	w.mu.Unlock()
+	if ok {
+		return info, true, nil
+	}
+	e, err := w.h.runs.Get(ctx, t.Run)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return runInfo{}, false, nil
+	}
+	if err != nil {
+		return runInfo{}, false, err
+	}
+	if err := json.Unmarshal(e.Value(), &info); err != nil {
+		return runInfo{}, false, fmt.Errorf("run %s: %w", t.Run, err)
+	}
+	if info.Session != t.Session {
+		return runInfo{}, false, nil
+	}
+	w.mu.Lock()
+	w.configs[key] = info
+	w.mu.Unlock()
+	return info, true, nil
+}
