@@ -644,7 +644,7 @@ func (c Config) tryBuild(build bool) error {
 	if err != nil {
 		return fmt.Errorf("env (id %q, options %v): %w", c.Env.ID, c.Env.Options, err)
 	}
-	defer closeEnv(env)
+	defer envs.Close(env)
 	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil || !build {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -167,7 +168,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, badInput(fmt.Errorf("env %s: %w", cfg.Env.ID, err))
 	}
-	defer closeEnv(env)
+	defer envs.Close(env)
 	for i := range cfg.Population.Size {
 		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, deriveSeed(cfg.Seed, i, 0, purposeInit))
 		if err != nil {
@@ -433,11 +434,11 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		}
 	}
 	if diverged == "" {
-		env, err := envs.Make(id, t.cfg.Env.Options)
+		env, err := t.evalEnv(vec)
 		if err != nil {
 			return r, fmt.Errorf("agent %d: %w", m.Index, err)
 		}
-		defer closeEnv(env)
+		defer envs.Close(env)
 		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
 		if err != nil {
 			// Evaluate's errors begin "evaluate episode N step S".
@@ -451,6 +452,18 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		r.Fitness, r.Diverged, r.Divergence = math.Inf(-1), true, diverged
 	}
 	return r, nil
+}
+
+// evalEnv returns the env to evaluate on: a new one, or for a "gym:" env
+// the vector's env 0, which saves starting a Python child per agent and
+// generation (Evaluate seeds its episodes, and the vector is done with).
+func (t taskRunner) evalEnv(vec *envs.Vector) (envs.Env, error) {
+	if strings.HasPrefix(t.cfg.Env.ID, envs.GymPrefix) {
+		if _, registered := envs.Lookup(t.cfg.Env.ID); !registered {
+			return vec.Env(0), nil
+		}
+	}
+	return envs.Make(t.cfg.Env.ID, t.cfg.Env.Options)
 }
 
 // divergence reports whether a training error means the agent diverged
@@ -512,12 +525,4 @@ func (t *Trainer) evolve(g int) error {
 	}
 	t.members = next
 	return nil
-}
-
-// closeEnv releases what an env holds beyond memory (a Python bridge's
-// child process), if it holds anything.
-func closeEnv(env envs.Env) {
-	if c, ok := env.(io.Closer); ok {
-		c.Close()
-	}
 }
