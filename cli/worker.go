@@ -18,7 +18,7 @@ func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("evolve worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve worker -nats URL [-workers N] [-name NAME] [-quiet] [-nats-creds FILE] ...\n\n")
+		fmt.Fprintf(stderr, "usage: evolve worker -nats URL [-workers N] [-name NAME] [-gym-python PATH] [-quiet] [-nats-creds FILE] ...\n\n")
 		fs.PrintDefaults()
 	}
 	var nf natsFlags
@@ -26,6 +26,7 @@ func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	slots := fs.Int("workers", runtime.GOMAXPROCS(0), "train at most `N` tasks at once")
 	name := fs.String("name", "", "call this worker `NAME` in the coordinator's messages (default host:pid)")
 	quiet := fs.Bool("quiet", false, "print only errors")
+	gymPython := fs.String("gym-python", "", "train runs of gym: envs with the Python interpreter `PATH` (their config must name the same one); without it such runs are refused")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -58,7 +59,7 @@ func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer nc.Close()
 	w := natsrun.NewWorker(nc)
-	w.Slots, w.Name = *slots, *name
+	w.Slots, w.Name, w.GymPython = *slots, *name, *gymPython
 	w.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if !*quiet {
 		fmt.Fprintf(stderr, "evolve worker: training up to %d tasks at once from %s (evolve %s)\n", *slots, redact(nf.url), natsrun.Version())

@@ -3,12 +3,15 @@ package natsrun_test
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
 	"github.com/nats-io/nats.go"
@@ -211,4 +214,52 @@ func TestAlteredRunConfigRefused(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the coordinator did not fail within 30 s")
 	}
+}
+
+// TestPythonRunsNeedTheWorkersConsent: a run on a "gym:" env names the
+// interpreter a worker would start; a worker without -gym-python refuses
+// it, and one started with that interpreter trains it like a local run.
+func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	dir, err := filepath.Abs("../../envs/testdata/gymtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", dir)
+	gymCfg := func() evo.Config {
+		cfg := tiny(t)
+		cfg.Env.ID, cfg.Env.Options = "gym:masked", envs.Options{"module_env": "gymtest:Masked"}
+		cfg.Population.MaxSteps = 2 * 3 * 256 // 2 generations
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	s := startServer(t)
+	startWorkers(t, s, 1, 1, nil)
+	_, err = runNATS(t, s, gymCfg(), false, nil)
+	if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "-gym-python python3") {
+		t.Fatalf("err = %v; want a refusal that says how to allow Python", err)
+	}
+
+	s = startServer(t)
+	startWorkers(t, s, 1, 1, func(w *natsrun.Worker) { w.GymPython = "/usr/bin/python-other" })
+	_, err = runNATS(t, s, gymCfg(), false, nil)
+	if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "starts only /usr/bin/python-other") {
+		t.Fatalf("err = %v; want a refusal naming both interpreters", err)
+	}
+
+	s = startServer(t)
+	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) { w.GymPython = "python3" })
+	remote := gymCfg()
+	if _, err := runNATS(t, s, remote, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	here := gymCfg()
+	if _, err := train(t, here, evo.Options{}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, here.OutDir, remote.OutDir)
 }

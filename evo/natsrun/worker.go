@@ -8,10 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,6 +32,12 @@ type Worker struct {
 	Log *slog.Logger
 	// Version overrides Version(), for tests of the mismatch check.
 	Version string
+	// GymPython is the Python interpreter this worker's operator lets runs
+	// of "gym:" envs start; empty refuses such runs. A run's config names
+	// its interpreter and the modules it imports, and a worker must not
+	// start a program because a message asked it to: the run's interpreter
+	// (its env option "python", default python3) must be this one.
+	GymPython string
 	// OnTask, when set, is called as each task starts training (tests use
 	// it to kill a worker mid-task).
 	OnTask func(generation, index int)
@@ -141,6 +150,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		return nil
 	case info.Digest != t.Digest:
 		return refuse(fmt.Sprintf("task %s is for config %s but its run's config is %s", t.ID, t.Digest, info.Digest))
+	}
+	if why := w.pythonRefusal(info.Config); why != "" {
+		return refuse(fmt.Sprintf("task %s: %s", t.ID, why))
 	}
 	cfg, err := evo.ParseConfig([]byte(info.Config))
 	if err == nil {
@@ -281,4 +293,36 @@ func (w *Worker) config(ctx context.Context, t taskMsg) (runInfo, bool, error) {
 	w.configs[key] = info
 	w.mu.Unlock()
 	return info, true, nil
+}
+
+// pythonRefusal says why this worker will not run a config whose env runs
+// in Python, or returns "". It reads the config before evo.ParseConfig,
+// which would start the interpreter to check the env.
+func (w *Worker) pythonRefusal(config string) string {
+	var c struct {
+		Env struct {
+			ID      string         `toml:"id"`
+			Options map[string]any `toml:"options"`
+		} `toml:"env"`
+	}
+	if _, err := toml.Decode(config, &c); err != nil {
+		return fmt.Sprintf("the run's config: %v", err)
+	}
+	if !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
+		return ""
+	}
+	if _, registered := envs.Lookup(c.Env.ID); registered {
+		return ""
+	}
+	python, ok := c.Env.Options["python"].(string)
+	if !ok {
+		python = "python3"
+	}
+	switch {
+	case w.GymPython == "":
+		return fmt.Sprintf("env %s runs in Python (%s), which this worker does not start: start it with -gym-python %s to allow that", c.Env.ID, python, python)
+	case python != w.GymPython:
+		return fmt.Sprintf("env %s wants the interpreter %s, this worker starts only %s (-gym-python)", c.Env.ID, python, w.GymPython)
+	}
+	return ""
 }
