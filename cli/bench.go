@@ -125,6 +125,11 @@ type benchRun struct {
 	// LastBest and LastMean are the last generation's best and mean
 	// fitness (diverged agents count as −Inf in the best, not in the mean).
 	LastBest, LastMean float64
+	// FinalLR is the geometric mean of the last generation's lr.
+	FinalLR float64
+	// StepsToAnchor is the population's env steps when a generation's
+	// best fitness first reached the anchor (-1: never, or no anchor).
+	StepsToAnchor int
 	// Dir is the run's directory and BaseLR the config's own lr.
 	Dir    string
 	BaseLR float64
@@ -339,7 +344,11 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 	if err != nil {
 		return r, err
 	}
-	r.LastBest, r.LastMean = lastGeneration(m)
+	r.LastBest, r.LastMean, r.FinalLR = lastGeneration(m)
+	r.StepsToAnchor = -1
+	if a, ok := anchors[r.Env]; ok {
+		r.StepsToAnchor = stepsToReach(m, a.Return)
+	}
 	if r.Summary.EliteFile != "" {
 		a, err := agent.Load(r.Summary.EliteFile)
 		if err != nil {
@@ -370,11 +379,13 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 }
 
 // lastGeneration returns the best and the mean fitness of the last
-// generation in m; the mean leaves out diverged agents (NaN if all are).
-func lastGeneration(m *runMetrics) (best, mean float64) {
+// generation in m, and the geometric mean of its lr (NaN without an lr
+// column); the mean fitness leaves out diverged agents (NaN if all are).
+func lastGeneration(m *runMetrics) (best, mean, lr float64) {
 	last := m.rows[len(m.rows)-1].gen
+	col := slices.Index(m.hpNames, "lr")
 	best = math.Inf(-1)
-	sum, n := 0.0, 0
+	sum, logLR, n, all := 0.0, 0.0, 0, 0
 	for _, r := range m.rows {
 		if r.gen != last {
 			continue
@@ -384,11 +395,30 @@ func lastGeneration(m *runMetrics) (best, mean float64) {
 			sum += r.fitness
 			n++
 		}
+		if col >= 0 {
+			logLR += math.Log(r.hp[col])
+			all++
+		}
 	}
-	if n == 0 {
-		return best, math.NaN()
+	mean, lr = math.NaN(), math.NaN()
+	if n > 0 {
+		mean = sum / float64(n)
 	}
-	return best, sum / float64(n)
+	if all > 0 {
+		lr = math.Exp(logLR / float64(all))
+	}
+	return best, mean, lr
+}
+
+// stepsToReach returns the population's env steps at the end of the first
+// generation in m whose best fitness reached score, or -1.
+func stepsToReach(m *runMetrics, score float64) int {
+	for _, r := range m.rows {
+		if r.fitness >= score {
+			return int(r.totalSteps)
+		}
+	}
+	return -1
 }
 
 // benchGroup is the runs of one config in one variant, seeds in order.
@@ -474,7 +504,7 @@ func (o benchOptions) writeReport(runs []benchRun) ([]string, error) {
 // benchCSVHeader is benchmarks.csv's columns, one row per run.
 var benchCSVHeader = []string{"config", "env", "variant", "seed", "population_size", "generations", "stop_reason",
 	"population_steps", "steps_per_agent", "elite_steps", "elite_fitness", "eval_return", "eval_episodes",
-	"last_best", "last_mean", "wall_s", "steps_per_s", "anchor", "anchor_steps"}
+	"last_best", "last_mean", "final_lr", "steps_to_anchor", "wall_s", "steps_per_s", "anchor", "anchor_steps"}
 
 func benchCSV(runs []benchRun) ([]byte, error) {
 	var buf bytes.Buffer
@@ -490,7 +520,8 @@ func benchCSV(runs []benchRun) ([]byte, error) {
 		w.Write([]string{r.Config, r.Env, r.Variant, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Size),
 			strconv.Itoa(s.Generations), s.StopReason, strconv.Itoa(s.TotalSteps), strconv.Itoa(r.StepsPerAgent()),
 			strconv.Itoa(r.EliteSteps), fmtFloat(s.EliteFitness), fmtFloat(r.EvalReturn), strconv.Itoa(r.EvalEpisodes),
-			fmtFloat(r.LastBest), fmtFloat(r.LastMean), strconv.FormatFloat(s.WallSeconds, 'f', 3, 64),
+			fmtFloat(r.LastBest), fmtFloat(r.LastMean), fmtFloat(r.FinalLR), strconv.Itoa(r.StepsToAnchor),
+			strconv.FormatFloat(s.WallSeconds, 'f', 3, 64),
 			strconv.FormatFloat(r.StepsPerSecond(), 'f', 0, 64), aRet, aSteps})
 	}
 	w.Flush()
@@ -544,11 +575,11 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	if o.evalEpisodes > 0 {
 		p("re-evaluated | ")
 	}
-	p("last gen best | last gen mean | anchor | ≥ anchor | steps/agent | population steps | wall | steps/s |\n|---|---|---|")
+	p("last gen best | last gen mean | anchor | ≥ anchor |\n|---|---|---|")
 	if o.evalEpisodes > 0 {
 		p("---|")
 	}
-	p("---|---|---|---|---|---|---|---|\n")
+	p("---|---|---|---|\n")
 	for _, g := range groups {
 		p("| %s | %s | %s | ", g.config, g.variant, cell(g.column(func(r benchRun) float64 { return r.Summary.EliteFitness })))
 		if o.evalEpisodes > 0 {
@@ -563,16 +594,31 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 					reached++
 				}
 			}
-			p("%s @ %s (%s) | %d/%d | ", fmtFloat(a.Return), siFormat(float64(a.Steps)), a.Source, reached, len(g.runs))
+			p("%s @ %s (%s) | %d/%d |\n", fmtFloat(a.Return), siFormat(float64(a.Steps)), a.Source, reached, len(g.runs))
 		} else {
-			p("— | — | ")
+			p("— | — |\n")
+		}
+	}
+	p("\n*to anchor* is the population's env steps when a generation's best fitness first reached the anchor, per seed. " +
+		"*final lr* is the geometric mean of the last generation's lr, per seed.\n\n")
+	p("| config | variant | to anchor | steps/agent | population steps | wall | steps/s | final lr |\n|---|---|---|---|---|---|---|---|\n")
+	for _, g := range groups {
+		var reach, lrs []string
+		for _, r := range g.runs {
+			if r.StepsToAnchor < 0 {
+				reach = append(reach, "never")
+			} else {
+				reach = append(reach, siFormat(float64(int(float64(r.StepsToAnchor)/1000+0.5)*1000)))
+			}
+			lrs = append(lrs, strconv.FormatFloat(r.FinalLR, 'g', 3, 64))
 		}
 		perAgent, _ := meanStd(g.column(func(r benchRun) float64 { return float64(r.StepsPerAgent()) }))
 		total, _ := meanStd(g.column(func(r benchRun) float64 { return float64(r.Summary.TotalSteps) }))
 		wall, _ := meanStd(g.column(func(r benchRun) float64 { return r.Summary.WallSeconds }))
 		sps, _ := meanStd(g.column(benchRun.StepsPerSecond))
-		p("%s | %s | %s | %s |\n", commas(int(perAgent+0.5)), commas(int(total+0.5)),
-			fmtDuration(time.Duration(wall*float64(time.Second))), commas(int(sps+0.5)))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", g.config, g.variant, strings.Join(reach, ", "),
+			commas(int(perAgent+0.5)), commas(int(total+0.5)), fmtDuration(time.Duration(wall*float64(time.Second))),
+			commas(int(sps+0.5)), strings.Join(lrs, ", "))
 	}
 	var missing []string
 	for _, n := range append(slices.Clip(benchClassic), benchLong...) {

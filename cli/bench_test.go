@@ -75,6 +75,12 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 			if r["eval_episodes"] != "3" || r["anchor"] != "500" || r["anchor_steps"] != "100000" {
 				t.Errorf("row %v: want 3 re-evaluation episodes and CartPole's anchor 500 @ 100000", r)
 			}
+			if lr, _ := strconv.ParseFloat(r["final_lr"], 64); variant == "fixed" && math.Abs(lr-3e-4) > 1e-15 {
+				t.Errorf("row %v: final lr %v, want the initial 3e-4 of independent agents", r, lr)
+			}
+			if r["steps_to_anchor"] != "-1" { // the tiny runs are far from 500
+				t.Errorf("row %v: steps_to_anchor %s, want -1", r, r["steps_to_anchor"])
+			}
 			e, _ := strconv.ParseFloat(r["elite_fitness"], 64)
 			v, _ := strconv.ParseFloat(r["eval_return"], 64)
 			elite, eval = append(elite, e), append(eval, v)
@@ -175,5 +181,29 @@ func TestBenchBadInputExitsTwo(t *testing.T) {
 				t.Errorf("%s was created for bad input", out)
 			}
 		})
+	}
+}
+
+func TestLastGenerationAndStepsToReach(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metrics.csv")
+	if err := os.WriteFile(path, []byte(syntheticMetrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readMetrics(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, mean, lr := lastGeneration(m)
+	if best != 30 || mean != 27.5 || math.Abs(lr-math.Sqrt(0.0003*0.003)) > 1e-15 {
+		t.Errorf("last generation: best %v, mean %v, lr %v; want 30, 27.5 and the geometric mean of 3e-4 and 3e-3", best, mean, lr)
+	}
+	for _, tc := range []struct {
+		score float64
+		want  int
+	}{{10, 512}, {25, 1024}, {31, -1}} {
+		if got := stepsToReach(m, tc.score); got != tc.want {
+			t.Errorf("stepsToReach(%v) = %d, want %d", tc.score, got, tc.want)
+		}
 	}
 }
