@@ -262,6 +262,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 					fmt.Fprintf(stderr, "evolve bench: %s %s seed %d: %v\n", name, v.Name, s+1, err)
 					switch {
 					case ctx.Err() != nil:
+						fmt.Fprintf(stderr, "evolve bench: stopped; the same command continues (finished runs are reused, this one resumed)\n")
+						if sig, ok := stopSignal(ctx); ok {
+							return exitCode(sig)
+						}
 						return 130
 					case errors.Is(err, evo.ErrBadInput):
 						return exitBadInput
@@ -553,7 +557,7 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	if o.note != "" {
 		p("\n%s\n", o.note)
 	}
-	target := "stopped at their config's `target` when a generation's best reached it"
+	target := "stopped at its config's `target` once a generation's best reached it (after `min_generations`)"
 	if o.noTarget {
 		target = "spent their whole step budget (`-no-target`)"
 	}

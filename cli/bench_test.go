@@ -207,3 +207,21 @@ func TestLastGenerationAndStepsToReach(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchStoppedContinuesWithTheSameCommand(t *testing.T) {
+	config, _ := writeTiny(t, 1024)
+	out := filepath.Join(t.TempDir(), "bench")
+	args := []string{"bench", "-out", out, "-seeds", "1", "-eval-episodes", "0", "-quiet", config}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, _, stderr := evolve(ctx, args...)
+	if code != 130 || !strings.Contains(stderr, "the same command continues") {
+		t.Fatalf("cancelled: exit %d, stderr %q: want 130 and how to continue", code, stderr)
+	}
+	if code, _, stderr := evolve(context.Background(), args...); code != exitOK {
+		t.Fatalf("continued: exit %d: %s", code, stderr)
+	}
+	if rows := readCSV(t, filepath.Join(out, "benchmarks.csv")); len(rows) != 1 || rows[0]["stop_reason"] != "budget" {
+		t.Errorf("rows %v: want the one run, finished by its budget", rows)
+	}
+}
