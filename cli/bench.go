@@ -160,7 +160,9 @@ func (r benchRun) Score() float64 {
 type benchOptions struct {
 	seeds, workers, evalEpisodes int
 	out, report, configDir       string
-	noTarget, quiet              bool
+	noTarget, quiet, collect     bool
+	// notRun names the runs -collect found missing or unfinished.
+	notRun []string
 	variants                     []benchVariant
 	configs                      []string // paths
 	command, note                string
@@ -192,6 +194,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&o.evalEpisodes, "eval-episodes", 100, "re-evaluate each run's elite on `N` fresh episodes (0: off)")
 	fs.StringVar(&o.note, "note", "", "a `TEXT` for the report's header (the load on the machine, ...)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing but errors")
+	fs.BoolVar(&o.collect, "collect", false, "train nothing: report the finished runs in -out and list the missing ones")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -258,6 +261,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		for _, v := range o.variants {
 			for s := range o.seeds {
 				r, err := o.run(ctx, name, v, cfg, int64(s+1), stderr)
+				if errors.Is(err, errNotRun) {
+					o.notRun = append(o.notRun, fmt.Sprintf("%s %s seed %d", name, v.Name, s+1))
+					continue
+				}
 				if err != nil {
 					fmt.Fprintf(stderr, "evolve bench: %s %s seed %d: %v\n", name, v.Name, s+1, err)
 					switch {
@@ -287,6 +294,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// errNotRun is run's answer with -collect for a run not finished in -out.
+var errNotRun = errors.New("not run")
+
 // run trains (or reuses, or resumes) one run of config name in variant v
 // with seed and returns what the report needs of it.
 func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base evo.Config, seed int64, stderr io.Writer) (benchRun, error) {
@@ -300,6 +310,11 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 		cfg.Population.Workers = o.workers
 	}
 	opts := evo.Options{Workers: o.workers, Log: slog.New(slog.DiscardHandler)}
+	if o.collect {
+		if sum, err := evo.ReadSummary(cfg.OutDir); err != nil || !sum.Finished {
+			return benchRun{}, errNotRun
+		}
+	}
 	var tr *evo.Trainer
 	if _, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints")); err == nil {
 		// A run of the same config is reused (finished) or resumed; a
@@ -632,6 +647,9 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	}
 	if len(missing) > 0 {
 		p("\nNot run in this report: %s.\n", strings.Join(missing, ", "))
+	}
+	if len(o.notRun) > 0 {
+		p("\nMissing or unfinished in the runs' directory (`-collect` trains nothing): %s.\n", strings.Join(o.notRun, ", "))
 	}
 	for _, c := range charts {
 		rel, err := filepath.Rel(o.report, c)

@@ -225,3 +225,25 @@ func TestBenchStoppedContinuesWithTheSameCommand(t *testing.T) {
 		t.Errorf("rows %v: want the one run, finished by its budget", rows)
 	}
 }
+
+func TestBenchCollectReportsOnlyFinishedRuns(t *testing.T) {
+	config, _ := writeTiny(t, 512)
+	out := filepath.Join(t.TempDir(), "bench")
+	if code, _, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "1", "-eval-episodes", "0", "-quiet", config); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "2", "-eval-episodes", "0", "-variants", "evo,fixed", "-collect", config)
+	if code != exitOK {
+		t.Fatalf("-collect: exit %d: %s", code, stderr)
+	}
+	if rows := readCSV(t, filepath.Join(out, "benchmarks.csv")); len(rows) != 1 || rows[0]["variant"] != "evo" || rows[0]["seed"] != "1" {
+		t.Errorf("rows %v: want only the finished run, evo seed 1", rows)
+	}
+	text := string(mustRead(t, filepath.Join(out, "BENCHMARKS.md")))
+	if !strings.Contains(text, "tiny evo seed 2, tiny fixed seed 1, tiny fixed seed 2.") {
+		t.Errorf("BENCHMARKS.md does not list the runs it did not find:\n%s", text)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "tiny", "fixed")); err == nil {
+		t.Errorf("-collect trained a run")
+	}
+}
