@@ -162,10 +162,10 @@ type benchOptions struct {
 	out, report, configDir       string
 	noTarget, quiet, collect     bool
 	// notRun names the runs -collect found missing or unfinished.
-	notRun []string
-	variants                     []benchVariant
-	configs                      []string // paths
-	command, note                string
+	notRun        []string
+	variants      []benchVariant
+	configs       []string // paths
+	command, note string
 }
 
 // benchCmd is `evolve bench [flags] [CONFIG...]`: it trains every config
