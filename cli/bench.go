@@ -618,16 +618,17 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 			p("— | — |\n")
 		}
 	}
-	p("\n*to anchor* is the population's env steps when a generation's best fitness first reached the anchor, per seed. " +
+	p("\n*to anchor* is the population's env steps divided by its size when a generation's best fitness (over " +
+		"`eval_episodes` episodes, so optimistic) first reached the anchor, per seed. " +
 		"*final lr* is the geometric mean of the last generation's lr, per seed.\n\n")
-	p("| config | variant | to anchor | steps/agent | population steps | wall | steps/s | final lr |\n|---|---|---|---|---|---|---|---|\n")
+	p("| config | variant | to anchor (per agent) | steps/agent | population steps | wall | steps/s | final lr |\n|---|---|---|---|---|---|---|---|\n")
 	for _, g := range groups {
 		var reach, lrs []string
 		for _, r := range g.runs {
 			if r.StepsToAnchor < 0 {
 				reach = append(reach, "never")
 			} else {
-				reach = append(reach, siFormat(float64(int(float64(r.StepsToAnchor)/1000+0.5)*1000)))
+				reach = append(reach, siFormat(float64(int(float64(r.StepsToAnchor/r.Size)/1000+0.5)*1000)))
 			}
 			lrs = append(lrs, strconv.FormatFloat(r.FinalLR, 'g', 3, 64))
 		}
@@ -641,7 +642,7 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	}
 	var missing []string
 	for _, n := range append(slices.Clip(benchClassic), benchLong...) {
-		if !slices.ContainsFunc(groups, func(g benchGroup) bool { return g.config == n }) {
+		if !slices.ContainsFunc(o.configs, func(c string) bool { return strings.TrimSuffix(filepath.Base(c), ".toml") == n }) {
 			missing = append(missing, n)
 		}
 	}
