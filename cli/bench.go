@@ -244,7 +244,19 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if *long {
 		return bad("-long applies to the default configs only, not to %s", o.configs[0])
 	}
-	o.command = "evolve bench " + strings.Join(args, " ")
+	// The command as the report records it: the flags that were set (the
+	// note stands in the report anyway), then the configs.
+	cmd := []string{"evolve bench"}
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case f.Name == "note":
+		case f.Value.String() == "true" && slices.Contains([]string{"long", "no-target", "quiet", "collect"}, f.Name):
+			cmd = append(cmd, "-"+f.Name)
+		default:
+			cmd = append(cmd, "-"+f.Name, f.Value.String())
+		}
+	})
+	o.command = strings.Join(append(cmd, fs.Args()...), " ")
 
 	// Every config is read and checked before the first run starts.
 	cfgs := make([]evo.Config, len(o.configs))
@@ -574,7 +586,7 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	}
 	target := "stopped at its config's `target` once a generation's best reached it (after `min_generations`)"
 	if o.noTarget {
-		target = "spent their whole step budget (`-no-target`)"
+		target = "spent its whole step budget (`-no-target`)"
 	}
 	p("\nEvery run %s. Returns are undiscounted, with deterministic actions. *elite* is summary.json's "+
 		"`elite_fitness`: the best generation-best fitness of the run (a mean over `eval_episodes` episodes, "+

@@ -97,6 +97,9 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 			t.Errorf("BENCHMARKS.md has no line beginning %q:\n%s", line, text)
 		}
 	}
+	if want := "Written by `evolve bench -eval-episodes 3 -out " + out + " -quiet -seeds 2 -variants evo,fixed " + config + "` on "; !strings.Contains(text, want) {
+		t.Errorf("BENCHMARKS.md does not begin with the command %q:\n%s", want, text)
+	}
 	if !strings.Contains(text, "Not run in this report: cartpole, acrobot") {
 		t.Errorf("BENCHMARKS.md does not list the default configs it did not run:\n%s", text)
 	}
