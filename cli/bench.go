@@ -55,8 +55,8 @@ var anchors = map[string]anchor{
 	"Pendulum-v1":              {-172, 100_000, "zoo PPO with gSDE"},
 	"MountainCarContinuous-v0": {88.3, 20_000, "zoo PPO"},
 	"MountainCar-v0":           {-110.4, 1_000_000, "zoo PPO, VecNormalize"},
-	"LunarLander-v3":           {242, 1_000_000, "zoo PPO (v2)"},
-	"LunarLanderContinuous-v3": {271, 1_000_000, "zoo PPO (v2)"},
+	"LunarLander-v3":           {242, 1_000_000, "zoo PPO, v2"},
+	"LunarLanderContinuous-v3": {271, 1_000_000, "zoo PPO, v2"},
 	"CartPoleNoVel-v1":         {500, 100_000, "zoo ppo_lstm"},
 	"PendulumNoVel-v1":         {-218, 100_000, "zoo ppo_lstm"},
 }
@@ -161,6 +161,7 @@ type benchOptions struct {
 	seeds, workers, evalEpisodes int
 	out, report, configDir       string
 	noTarget, quiet, collect     bool
+	defaults                     bool // no configs given: the default list
 	// notRun names the runs -collect found missing or unfinished.
 	notRun        []string
 	variants      []benchVariant
@@ -229,7 +230,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		o.variants = append(o.variants, v)
 	}
 	o.configs = fs.Args()
-	if len(o.configs) == 0 {
+	if o.defaults = len(o.configs) == 0; o.defaults {
 		names := benchClassic
 		if *long {
 			names = append(slices.Clip(names), benchLong...)
@@ -654,6 +655,9 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	}
 	var missing []string
 	for _, n := range append(slices.Clip(benchClassic), benchLong...) {
+		if !o.defaults {
+			break // the configs were chosen
+		}
 		if !slices.ContainsFunc(o.configs, func(c string) bool { return strings.TrimSuffix(filepath.Base(c), ".toml") == n }) {
 			missing = append(missing, n)
 		}

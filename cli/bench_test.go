@@ -100,8 +100,8 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 	if want := "Written by `evolve bench -eval-episodes 3 -out " + out + " -quiet -seeds 2 -variants evo,fixed " + config + "` on "; !strings.Contains(text, want) {
 		t.Errorf("BENCHMARKS.md does not begin with the command %q:\n%s", want, text)
 	}
-	if !strings.Contains(text, "Not run in this report: cartpole, acrobot") {
-		t.Errorf("BENCHMARKS.md does not list the default configs it did not run:\n%s", text)
+	if strings.Contains(text, "Not run in this report") {
+		t.Errorf("BENCHMARKS.md lists default configs as not run although the configs were chosen:\n%s", text)
 	}
 
 	// A second bench reuses the finished runs: the same table, to the byte.
