@@ -7,6 +7,7 @@
 //	evolve inspect [-json] runs/cartpole    # describe an agent file, or a run's elite and summary
 //	evolve plot [-o DIR] runs/cartpole      # chart fitness, hyperparameters and network size as PNGs
 //	evolve play -agent runs/cartpole        # watch the elite play (-gif OUT.gif, -record OUT.npz)
+//	evolve bench -no-target configs/*.toml  # 3 seeds of each config -> bench/BENCHMARKS.md, benchmarks.csv
 //
 // Flags:
 //
