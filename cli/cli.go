@@ -14,10 +14,11 @@
 //	mytask -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]
 //	mytask -resume DIR [-workers N] [-quiet]
 //	mytask inspect [-json] FILE|DIR
-//	mytask plot [-o DIR] RUN_DIR
+//	mytask plot [-o DIR] [-hp NAME] RUN_DIR
 //	mytask play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...
 //	mytask -config FILE -nats URL ...   (the coordinator of workers over NATS JetStream)
 //	mytask worker -nats URL [-workers N]
+//	mytask bench [-seeds N] [-out DIR] [-long] [-no-target] [-variants LIST] [CONFIG ...]
 //
 // See cmd/evolve for the flags and the exit statuses. Importing cli also
 // registers the gorgonia reference backend (package nn/gorgonia), so that

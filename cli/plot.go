@@ -24,7 +24,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// plotCmd is `evolve plot [-o DIR] RUN_DIR`: it reads RUN_DIR/metrics.csv
+// plotCmd is `evolve plot [-o DIR] [-hp NAME] RUN_DIR`: it reads RUN_DIR/metrics.csv
 // and writes fitness.png, hyperparameters.png (when a hyperparameter
 // changed during the run) and network.png (when the net column can be
 // parsed) to DIR, RUN_DIR/plots by default.
@@ -32,10 +32,11 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("evolve plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve plot [-o DIR] RUN_DIR\n\n")
+		fmt.Fprintf(stderr, "usage: evolve plot [-o DIR] [-hp NAME] RUN_DIR\n\n")
 		fs.PrintDefaults()
 	}
 	outDir := fs.String("o", "", "write the PNGs to `DIR` (default RUN_DIR/plots)")
+	hp := fs.String("hp", "", "write only hp-`NAME`.png: hyperparameter NAME (a metrics.csv column: lr, batch_size, ...) of every agent per generation")
 	// Flags may come before or after RUN_DIR.
 	var pos []string
 	for {
@@ -85,6 +86,16 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, path)
 		return true
+	}
+	if *hp != "" {
+		i := slices.Index(m.hpNames, *hp)
+		if i < 0 {
+			return bad("-hp %s: %s has the hyperparameter columns %s", *hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.hpNames, ", "))
+		}
+		if !write("hp-"+*hp+".png", 8*vg.Inch, 4*vg.Inch, hpPlot(m, newLineages(m), i)) {
+			return exitFailure
+		}
+		return exitOK
 	}
 	if !write("fitness.png", 8*vg.Inch, 4.5*vg.Inch, fitnessPlot(m, env, target)) {
 		return exitFailure
@@ -374,38 +385,51 @@ var hpLabels = map[string]string{
 }
 
 // hyperparameterPlots returns one chart per hyperparameter that changed
-// during the run: every agent's value over generations, one line per agent
-// starting at its parent's value. lr is on a log scale.
+// during the run (hpPlot).
 func hyperparameterPlots(m *runMetrics) []*plot.Plot {
 	l := newLineages(m)
 	var plots []*plot.Plot
-	for i, name := range m.hpNames {
+	for i := range m.hpNames {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, r := range m.rows {
 			lo, hi = min(lo, r.hp[i]), max(hi, r.hp[i])
 		}
-		if lo == hi {
-			continue
+		if lo < hi {
+			plots = append(plots, hpPlot(m, l, i))
 		}
-		p := newPlot()
-		p.Title.Text = name + " of every agent (lines follow parent → child)"
-		p.X.Label.Text = "generation"
-		p.X.Tick.Marker = integerTicks{}
-		p.Y.Label.Text = name
-		if s, ok := hpLabels[name]; ok {
-			p.Y.Label.Text = s
-		}
-		l.plot(p, func(r metricRow) float64 { return r.hp[i] })
-		if name == "lr" && lo > 0 {
-			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = logTicks{}
-		} else {
-			p.Y.Tick.Marker = plainTicks{}
-			padY(p)
-		}
-		plots = append(plots, p)
 	}
 	return plots
+}
+
+// hpPlot charts hyperparameter m.hpNames[i] of every agent over
+// generations, one line per agent starting at its parent's value; lr is on
+// a log scale.
+func hpPlot(m *runMetrics, l *lineages, i int) *plot.Plot {
+	name := m.hpNames[i]
+	lo := math.Inf(1)
+	for _, r := range m.rows {
+		lo = min(lo, r.hp[i])
+	}
+	p := newPlot()
+	p.Title.Text = name + " of every agent (lines follow parent → child)"
+	p.X.Label.Text = "generation"
+	p.X.Tick.Marker = integerTicks{}
+	p.Y.Label.Text = name
+	if s, ok := hpLabels[name]; ok {
+		p.Y.Label.Text = s
+	}
+	l.plot(p, func(r metricRow) float64 { return r.hp[i] })
+	if name == "lr" && lo > 0 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		if p.Y.Max/p.Y.Min < 1.5 { // a constant or nearly constant lr: show its neighbourhood
+			p.Y.Min, p.Y.Max = p.Y.Min/1.5, p.Y.Max*1.5
+		}
+	} else {
+		p.Y.Tick.Marker = plainTicks{}
+		padY(p)
+	}
+	return p
 }
 
 // widthRE matches the layer widths in netconf.Spec.String's description:

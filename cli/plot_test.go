@@ -72,6 +72,29 @@ func TestPlotEvolvingHyperparametersAndOutDir(t *testing.T) {
 	}
 }
 
+func TestPlotOneHyperparameter(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(syntheticMetrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "charts")
+	// A constant hyperparameter is charted too when asked for by name.
+	for _, hp := range []string{"lr", "batch_size"} {
+		code, stdout, errOut := evolve(context.Background(), "plot", "-hp", hp, "-o", out, dir)
+		if p := filepath.Join(out, "hp-"+hp+".png"); code != exitOK || strings.TrimSpace(stdout) != p {
+			t.Fatalf("-hp %s: exit %d, stdout %q (want only %s): %s", hp, code, stdout, p, errOut)
+		}
+		checkPNG(t, filepath.Join(out, "hp-"+hp+".png"))
+	}
+	if _, err := os.Stat(filepath.Join(out, "fitness.png")); err == nil {
+		t.Errorf("-hp wrote the other charts too")
+	}
+	code, _, errOut := evolve(context.Background(), "plot", "-hp", "gamma", dir)
+	if code != exitBadInput || !strings.Contains(errOut, "-hp gamma") || !strings.Contains(errOut, "lr, batch_size, learn_step") {
+		t.Errorf("-hp gamma: exit %d, stderr %q: want 2 naming the columns there are", code, errOut)
+	}
+}
+
 func TestHiddenUnits(t *testing.T) {
 	for _, c := range []struct {
 		net  string

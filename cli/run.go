@@ -44,6 +44,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "worker" {
 		return workerCmd(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "bench" {
+		return benchCmd(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("evolve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -51,8 +54,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"       evolve -resume DIR [-workers N | -nats URL] [-quiet]\n"+
 			"       evolve worker -nats URL [-workers N] [-quiet]\n"+
 			"       evolve inspect [-json] FILE|DIR\n"+
-			"       evolve plot [-o DIR] RUN_DIR\n"+
-			"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n\n")
+			"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n"+
+			"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n"+
+			"       evolve bench [-seeds N] [-out DIR] [-long] [-no-target] [-variants LIST] [CONFIG ...]\n\n")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key)")

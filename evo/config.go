@@ -106,6 +106,11 @@ type PopulationConfig struct {
 	// Workers bounds the agents trained at once; 0 means GOMAXPROCS. It
 	// never changes the results.
 	Workers int `toml:"workers"`
+	// Independent turns evolution off: no tournament and no mutation, every
+	// agent keeps training with its initial hyperparameters, as that many
+	// separate PPO runs would (the baseline evolution is compared against).
+	// Omitted when false, so that the digests of earlier runs stay valid.
+	Independent bool `toml:"independent,omitempty"`
 }
 
 // MutationConfig is the [mutation] section: relative weights of the mutation

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -359,5 +360,40 @@ func TestTargetStopsTheRunAfterMinGenerations(t *testing.T) {
 	if err := json.Unmarshal(readFile(t, filepath.Join(cfg.OutDir, "summary.json")), &file); err != nil ||
 		file["stop_reason"] != StopTarget || file["generations"] != 2.0 {
 		t.Fatalf("summary.json: %v, %v", file, err)
+	}
+}
+
+func TestIndependentAgentsAreNeitherSelectedNorMutated(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.Independent = true
+	sum, err := run(t, cfg, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readMetrics(t, cfg.OutDir)
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	gens := 0
+	for _, r := range rows[1:] {
+		g, _ := strconv.Atoi(r[col["generation"]])
+		gens = max(gens, g)
+		agent, _ := strconv.Atoi(r[col["agent"]])
+		want := "none (independent)"
+		if g == 1 {
+			want = "initial"
+		}
+		if agent > 2 || r[col["parent"]] != "-1" || r[col["lr"]] != "0.0003" || r[col["mutation"]] != want {
+			t.Errorf("generation %d: agent %s, parent %s, lr %s, mutation %q: want agents 0-2 with their initial lr, never cloned nor mutated",
+				g, r[col["agent"]], r[col["parent"]], r[col["lr"]], r[col["mutation"]])
+		}
+	}
+	if gens != 4 || len(rows) != 1+3*gens {
+		t.Fatalf("%d generations, %d rows: want 4 generations of 3 agents", gens, len(rows)-1)
+	}
+	got, err := ReadSummary(cfg.OutDir)
+	if err != nil || got != sum {
+		t.Fatalf("ReadSummary = %+v, %v; want what Run returned, %+v", got, err, sum)
 	}
 }

@@ -111,17 +111,36 @@ func (t *Trainer) truncateMetrics() error {
 	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
+// summaryFile is summary.json: Summary with the elite's fitness written
+// exactly, infinities as strings.
+type summaryFile struct {
+	Summary
+	EliteFitness jsonFloat `json:"elite_fitness"`
+}
+
 // writeSummary writes summary.json atomically.
 func (t *Trainer) writeSummary(s Summary) error {
-	type file struct {
-		Summary
-		EliteFitness jsonFloat `json:"elite_fitness"`
-	}
-	b, err := json.MarshalIndent(file{s, jsonFloat(s.EliteFitness)}, "", "  ")
+	b, err := json.MarshalIndent(summaryFile{s, jsonFloat(s.EliteFitness)}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return atomicfile.WriteBytes(filepath.Join(t.dir, "summary.json"), append(b, '\n'))
+}
+
+// ReadSummary reads the summary.json of the run in dir, as Run wrote it.
+// A missing or malformed file is an error naming it.
+func ReadSummary(dir string) (Summary, error) {
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Summary{}, fmt.Errorf("summary: %w", err)
+	}
+	var f summaryFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return Summary{}, badInput(fmt.Errorf("summary: %s: %w", path, err))
+	}
+	f.Summary.EliteFitness = float64(f.EliteFitness)
+	return f.Summary, nil
 }
 
 // tbDir is where the TensorBoard event files go, under the run's directory.

@@ -301,8 +301,13 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		case t.totalSteps >= t.cfg.Population.MaxSteps:
 			t.finished, t.stopReason = true, StopBudget
 		}
-		if !t.finished {
-			// The last generation's population is kept as it was evaluated.
+		switch {
+		case t.finished: // the last generation's population is kept as it was evaluated
+		case t.cfg.Population.Independent:
+			for _, m := range t.members {
+				m.Mutation = "none (independent)"
+			}
+		default:
 			if err := t.evolve(g); err != nil {
 				return Summary{}, err
 			}

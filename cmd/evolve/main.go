@@ -9,6 +9,7 @@
 //	evolve play -agent runs/cartpole        # watch the elite play (-gif OUT.gif, -record OUT.npz)
 //	evolve -config pop.toml -nats nats://server:4222   # train on workers of other machines
 //	evolve worker -nats nats://server:4222 [-workers N] # a worker: trains tasks of any run there
+//	evolve bench -no-target configs/*.toml  # 3 seeds of each config -> bench/BENCHMARKS.md, benchmarks.csv
 //
 // Flags:
 //

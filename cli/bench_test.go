@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// readCSV reads a CSV file into maps from the header's names, one per row.
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
+	config, _ := writeTiny(t, 1024)
+	out := filepath.Join(t.TempDir(), "bench")
+	args := []string{"bench", "-out", out, "-seeds", "2", "-eval-episodes", "3", "-variants", "evo,fixed", "-quiet", config}
+	code, stdout, stderr := evolve(context.Background(), args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, csvPath := filepath.Join(out, "BENCHMARKS.md"), filepath.Join(out, "benchmarks.csv")
+	if !strings.Contains(stdout, md) || !strings.Contains(stdout, csvPath) {
+		t.Errorf("stdout does not list the files written:\n%s", stdout)
+	}
+	rows := readCSV(t, csvPath)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows in benchmarks.csv, want 2 variants × 2 seeds", len(rows))
+	}
+	text := string(mustRead(t, md))
+	for i, variant := range []string{"evo", "fixed"} {
+		var elite, eval []float64
+		for s := range 2 {
+			r := rows[2*i+s]
+			if r["config"] != "tiny" || r["variant"] != variant || r["seed"] != strconv.Itoa(s+1) || r["env"] != "CartPole-v1" {
+				t.Fatalf("row %d: %v: want tiny, %s, seed %d", 2*i+s, r, variant, s+1)
+			}
+			// The elite's fitness is the run's summary.json's, exactly.
+			var sum struct {
+				EliteFitness float64 `json:"elite_fitness"`
+				TotalSteps   int     `json:"total_steps"`
+			}
+			dir := filepath.Join(out, "runs", "tiny", variant, "seed-"+r["seed"])
+			if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "summary.json")), &sum); err != nil {
+				t.Fatal(err)
+			}
+			if r["elite_fitness"] != strconv.FormatFloat(sum.EliteFitness, 'g', -1, 64) ||
+				r["population_steps"] != strconv.Itoa(sum.TotalSteps) || r["steps_per_agent"] != strconv.Itoa(sum.TotalSteps/2) {
+				t.Errorf("row %v: want elite_fitness %v and %d steps from %s/summary.json", r, sum.EliteFitness, sum.TotalSteps, dir)
+			}
+			if r["eval_episodes"] != "3" || r["anchor"] != "500" || r["anchor_steps"] != "100000" {
+				t.Errorf("row %v: want 3 re-evaluation episodes and CartPole's anchor 500 @ 100000", r)
+			}
+			if lr, _ := strconv.ParseFloat(r["final_lr"], 64); variant == "fixed" && math.Abs(lr-3e-4) > 1e-15 {
+				t.Errorf("row %v: final lr %v, want the initial 3e-4 of independent agents", r, lr)
+			}
+			if r["steps_to_anchor"] != "-1" { // the tiny runs are far from 500
+				t.Errorf("row %v: steps_to_anchor %s, want -1", r, r["steps_to_anchor"])
+			}
+			e, _ := strconv.ParseFloat(r["elite_fitness"], 64)
+			v, _ := strconv.ParseFloat(r["eval_return"], 64)
+			elite, eval = append(elite, e), append(eval, v)
+		}
+		// Mean ± population std over the seeds, then each seed.
+		want := func(xs []float64) string {
+			m := (xs[0] + xs[1]) / 2
+			sd := math.Abs(xs[0]-xs[1]) / 2
+			return strconv.FormatFloat(m, 'f', 2, 64) + " ± " + strconv.FormatFloat(sd, 'f', 2, 64) +
+				" (" + strconv.FormatFloat(xs[0], 'f', 2, 64) + ", " + strconv.FormatFloat(xs[1], 'f', 2, 64) + ")"
+		}
+		line := "| tiny | " + variant + " | " + want(elite) + " | " + want(eval) + " | "
+		if !strings.Contains(text, line) {
+			t.Errorf("BENCHMARKS.md has no line beginning %q:\n%s", line, text)
+		}
+	}
+	if want := "Written by `evolve bench -eval-episodes 3 -out " + out + " -quiet -seeds 2 -variants evo,fixed " + config + "` on "; !strings.Contains(text, want) {
+		t.Errorf("BENCHMARKS.md does not begin with the command %q:\n%s", want, text)
+	}
+	if strings.Contains(text, "Not run in this report") {
+		t.Errorf("BENCHMARKS.md lists default configs as not run although the configs were chosen:\n%s", text)
+	}
+
+	// A second bench reuses the finished runs: the same table, to the byte.
+	before := mustRead(t, csvPath)
+	if code, _, stderr := evolve(context.Background(), args...); code != exitOK {
+		t.Fatalf("second bench: exit %d: %s", code, stderr)
+	}
+	if after := mustRead(t, csvPath); string(after) != string(before) {
+		t.Errorf("benchmarks.csv changed when its runs were reused:\n%s\nthen\n%s", before, after)
+	}
+	// The same directory with another config of that name is refused.
+	changed := filepath.Join(t.TempDir(), "tiny.toml")
+	text = strings.Replace(string(mustRead(t, config)), "update_epochs = 1", "update_epochs = 2", 1)
+	if err := os.WriteFile(changed, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = evolve(context.Background(), "bench", "-out", out, "-seeds", "1", changed)
+	if code != exitBadInput || !strings.Contains(stderr, "holds a run of another config") {
+		t.Errorf("exit %d, stderr %q: want 2 and a run of another config", code, stderr)
+	}
+}
+
+func TestBenchLRVariantStartsThereAndCharts(t *testing.T) {
+	config, _ := writeTiny(t, 768)
+	out := filepath.Join(t.TempDir(), "bench")
+	code, stdout, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "1", "-eval-episodes", "0",
+		"-variants", "lr10", "-quiet", config)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m, err := readMetrics(filepath.Join(out, "runs", "tiny", "lr10", "seed-1", "metrics.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr := m.rows[0].hp[0]; m.hpNames[0] != "lr" || math.Abs(lr-3e-3) > 1e-12 {
+		t.Errorf("first lr %v (%s): want 10 × the default 3e-4", lr, m.hpNames[0])
+	}
+	chart := filepath.Join(out, "lr-tiny.png")
+	checkPNG(t, chart)
+	if !strings.Contains(stdout, chart) || !strings.Contains(string(mustRead(t, filepath.Join(out, "BENCHMARKS.md"))), "(lr-tiny.png)") {
+		t.Errorf("the lr chart is not listed on stdout or linked from BENCHMARKS.md:\n%s", stdout)
+	}
+	if rows := readCSV(t, filepath.Join(out, "benchmarks.csv")); rows[0]["eval_return"] != "NaN" || rows[0]["eval_episodes"] != "0" {
+		t.Errorf("row %v: want no re-evaluation", rows[0])
+	}
+}
+
+func TestBenchBadInputExitsTwo(t *testing.T) {
+	config, _ := writeTiny(t, 1024)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[population]\nsizes = 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no seeds", []string{"-seeds", "0", config}, "-seeds 0"},
+		{"negative workers", []string{"-workers", "-1", config}, "-workers -1"},
+		{"negative episodes", []string{"-eval-episodes", "-1", config}, "-eval-episodes -1"},
+		{"unknown variant", []string{"-variants", "evo,best", config}, `variant "best"`},
+		{"bad lr factor", []string{"-variants", "lr0", config}, `variant "lr0"`},
+		{"twice", []string{"-variants", "evo,evo", config}, `"evo" given twice`},
+		{"unknown flag", []string{"-sedes", "2", config}, "-sedes"},
+		{"long with configs", []string{"-long", config}, "-long applies to the default configs"},
+		{"missing config", []string{filepath.Join(dir, "missing.toml")}, "missing.toml"},
+		{"bad config", []string{bad}, "population.sizes"},
+		{"default configs elsewhere", []string{"-configs", dir}, "cartpole.toml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "bench")
+			code, _, stderr := evolve(context.Background(), append([]string{"bench", "-out", out}, tc.args...)...)
+			if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q: want 2 and a message naming %q", code, stderr, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created for bad input", out)
+			}
+		})
+	}
+}
+
+func TestLastGenerationAndStepsToReach(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metrics.csv")
+	if err := os.WriteFile(path, []byte(syntheticMetrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readMetrics(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, mean, lr := lastGeneration(m)
+	if best != 30 || mean != 27.5 || math.Abs(lr-math.Sqrt(0.0003*0.003)) > 1e-15 {
+		t.Errorf("last generation: best %v, mean %v, lr %v; want 30, 27.5 and the geometric mean of 3e-4 and 3e-3", best, mean, lr)
+	}
+	for _, tc := range []struct {
+		score float64
+		want  int
+	}{{10, 512}, {25, 1024}, {31, -1}} {
+		if got := stepsToReach(m, tc.score); got != tc.want {
+			t.Errorf("stepsToReach(%v) = %d, want %d", tc.score, got, tc.want)
+		}
+	}
+}
+
+func TestBenchStoppedContinuesWithTheSameCommand(t *testing.T) {
+	config, _ := writeTiny(t, 1024)
+	out := filepath.Join(t.TempDir(), "bench")
+	args := []string{"bench", "-out", out, "-seeds", "1", "-eval-episodes", "0", "-quiet", config}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, _, stderr := evolve(ctx, args...)
+	if code != 130 || !strings.Contains(stderr, "the same command continues") {
+		t.Fatalf("cancelled: exit %d, stderr %q: want 130 and how to continue", code, stderr)
+	}
+	if code, _, stderr := evolve(context.Background(), args...); code != exitOK {
+		t.Fatalf("continued: exit %d: %s", code, stderr)
+	}
+	if rows := readCSV(t, filepath.Join(out, "benchmarks.csv")); len(rows) != 1 || rows[0]["stop_reason"] != "budget" {
+		t.Errorf("rows %v: want the one run, finished by its budget", rows)
+	}
+}
+
+func TestBenchCollectReportsOnlyFinishedRuns(t *testing.T) {
+	config, _ := writeTiny(t, 512)
+	out := filepath.Join(t.TempDir(), "bench")
+	if code, _, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "1", "-eval-episodes", "0", "-quiet", config); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "2", "-eval-episodes", "0", "-variants", "evo,fixed", "-collect", config)
+	if code != exitOK {
+		t.Fatalf("-collect: exit %d: %s", code, stderr)
+	}
+	if rows := readCSV(t, filepath.Join(out, "benchmarks.csv")); len(rows) != 1 || rows[0]["variant"] != "evo" || rows[0]["seed"] != "1" {
+		t.Errorf("rows %v: want only the finished run, evo seed 1", rows)
+	}
+	text := string(mustRead(t, filepath.Join(out, "BENCHMARKS.md")))
+	if !strings.Contains(text, "tiny evo seed 2, tiny fixed seed 1, tiny fixed seed 2.") {
+		t.Errorf("BENCHMARKS.md does not list the runs it did not find:\n%s", text)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "tiny", "fixed")); err == nil {
+		t.Errorf("-collect trained a run")
+	}
+}
