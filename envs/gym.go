@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -95,6 +96,7 @@ type gymHost struct {
 	cmd       *exec.Cmd
 	in        *os.File // the child's stdin
 	out       *os.File // the child's stdout
+	outRaw    syscall.RawConn
 	stderr    *tailWriter
 	waited    chan struct{} // closed when cmd.Wait has returned
 	waitErr   error
@@ -407,6 +409,11 @@ func (h *gymHost) start(python string) error {
 		return fmt.Errorf("start %s: %w", python, err)
 	}
 	h.in, h.out = inW, outR
+	if h.outRaw, err = outR.SyscallConn(); err != nil {
+		inW.Close()
+		outR.Close()
+		return err
+	}
 	h.waited = make(chan struct{})
 	go func() {
 		h.waitErr = h.cmd.Wait()
@@ -632,7 +639,7 @@ func (h *gymHost) call(req []byte) ([]byte, error) {
 	binary.LittleEndian.PutUint32(req, uint32(len(req)-4))
 	_, err := h.in.Write(req)
 	if err == nil {
-		_, err = io.ReadFull(h.out, h.head[:])
+		err = h.read(h.head[:])
 	}
 	if err == nil {
 		n := binary.LittleEndian.Uint32(h.head[:])
@@ -643,7 +650,7 @@ func (h *gymHost) call(req []byte) ([]byte, error) {
 				h.body = make([]byte, n)
 			}
 			h.body = h.body[:n]
-			_, err = io.ReadFull(h.out, h.body)
+			err = h.read(h.body)
 		}
 	}
 	if err != nil {
@@ -661,6 +668,45 @@ func (h *gymHost) call(req []byte) ([]byte, error) {
 		return nil, &gymEnvError{env: int(binary.LittleEndian.Uint32(body[1:])), traceback: string(body[5:])}
 	}
 	return nil, h.fail(fmt.Errorf("unknown answer tag %q", body[0]))
+}
+
+// gymSpin is how long a read polls for the child's answer before it
+// sleeps in the poller. A parent and child that both sleep between
+// messages pay two wake-ups per exchange, which on an idle (virtual)
+// machine cost tens of µs each; polling, with the CPU yielded to whoever
+// needs it, keeps the answer of a fast env within a few µs.
+const gymSpin = 200 * time.Microsecond
+
+// read fills b from the child's stdout, polling for up to gymSpin before
+// it waits in the poller (which honours the read deadline).
+func (h *gymHost) read(b []byte) error {
+	start := time.Now()
+	for len(b) > 0 {
+		var n int
+		var rerr error
+		err := h.outRaw.Read(func(fd uintptr) bool {
+			for {
+				n, rerr = syscall.Read(int(fd), b)
+				if rerr != syscall.EAGAIN {
+					return true
+				}
+				if time.Since(start) > gymSpin {
+					return false
+				}
+				yield()
+			}
+		})
+		switch {
+		case err != nil:
+			return err
+		case rerr != nil:
+			return rerr
+		case n == 0:
+			return io.ErrUnexpectedEOF
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // fail kills the child after an I/O or protocol error and returns the

@@ -2,8 +2,15 @@
 
 package envs
 
-import "syscall"
+import (
+	"runtime"
+	"syscall"
+)
 
 // childProcAttr has nothing to add where the kernel cannot kill a child
 // with its parent: a child there exits when its stdin closes.
 func childProcAttr() *syscall.SysProcAttr { return nil }
+
+// yield lets other goroutines run while a read polls for the child's
+// answer.
+func yield() { runtime.Gosched() }
