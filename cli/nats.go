@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/evolverl/evolve/evo/natsrun"
@@ -53,11 +55,17 @@ func (f *natsFlags) check() string {
 
 // connect opens the connection: it fails at once when the server cannot
 // be reached, and once connected it reconnects for as long as it takes (a
-// restarted server loses nothing of the run).
+// restarted server loses nothing of the run). Each credential file is read
+// first, so that one that cannot be read or parsed is an error naming its
+// flag and file rather than a failure to connect.
 func (f *natsFlags) connect(name string) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
 	if f.creds != "" {
-		opts = append(opts, nats.UserCredentials(f.creds))
+		o := nats.UserCredentials(f.creds)
+		if err := loadCreds(o); err != nil {
+			return nil, fmt.Errorf("-nats-creds %s: %w", f.creds, err)
+		}
+		opts = append(opts, o)
 	}
 	if f.nkey != "" {
 		o, err := nats.NkeyOptionFromSeed(f.nkey)
@@ -67,16 +75,51 @@ func (f *natsFlags) connect(name string) (*nats.Conn, error) {
 		opts = append(opts, o)
 	}
 	if f.tlsCA != "" {
-		opts = append(opts, nats.RootCAs(f.tlsCA))
+		o := nats.RootCAs(f.tlsCA)
+		if err := o(&nats.Options{}); err != nil {
+			return nil, fmt.Errorf("-nats-tls-ca %s: %w", f.tlsCA, err)
+		}
+		opts = append(opts, o)
 	}
 	if f.tlsCert != "" {
-		opts = append(opts, nats.ClientCert(f.tlsCert, f.tlsKey))
+		o := nats.ClientCert(f.tlsCert, f.tlsKey)
+		if err := o(&nats.Options{}); err != nil {
+			return nil, fmt.Errorf("-nats-tls-cert %s -nats-tls-key %s: %w", f.tlsCert, f.tlsKey, err)
+		}
+		opts = append(opts, o)
 	}
 	nc, err := nats.Connect(f.url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w", redact(f.url), err)
+		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w%s", redact(f.url), err, tlsHint(err))
 	}
 	return nc, nil
+}
+
+// loadCreds reads the user JWT and the NKey seed of the creds option o
+// (which nats.go reads only when the server asks for them).
+func loadCreds(o nats.Option) error {
+	var scratch nats.Options
+	if err := o(&scratch); err != nil {
+		return err
+	}
+	if _, err := scratch.UserJWT(); err != nil {
+		return err
+	}
+	_, err := scratch.SignatureCB([]byte("nonce"))
+	return err
+}
+
+// tlsHint is what to add to a connection error of a server that closed
+// the connection after the TLS handshake, or sent an alert about the
+// client's certificate: most likely it wants a client certificate (of a
+// CA it trusts) that it did not get.
+func tlsHint(err error) string {
+	msg := err.Error()
+	if errors.Is(err, nats.ErrTLS) && strings.Contains(msg, "after TLS handshake") ||
+		strings.Contains(msg, "remote error: tls:") && strings.Contains(msg, "certificate") {
+		return " (the server refused the TLS connection: does it want a client certificate, -nats-tls-cert and -nats-tls-key, of a CA it trusts?)"
+	}
+	return ""
 }
 
 // settings are the coordinator's delivery settings.

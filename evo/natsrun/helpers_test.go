@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +30,27 @@ func tiny(t *testing.T) evo.Config {
 	cfg.OutDir = filepath.Join(t.TempDir(), "run")
 	cfg.Population.MaxSteps = 3 * 3 * 256 // 3 generations
 	return cfg
+}
+
+// writeConfig writes cfg to a new temporary file and returns its path.
+func writeConfig(t *testing.T, cfg evo.Config) string {
+	t.Helper()
+	text, err := cfg.MarshalTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "config.toml", text)
+}
+
+// writeFile writes text to name in a new temporary directory and returns
+// its path.
+func writeFile(t *testing.T, name string, text []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // testServer is an embedded JetStream server on a random loopback port,
@@ -158,7 +180,12 @@ func train(t *testing.T, cfg evo.Config, opts evo.Options, resume bool, stop fun
 // local trains tiny(t) in this process and returns its directory.
 func local(t *testing.T) string {
 	t.Helper()
-	cfg := tiny(t)
+	return localRun(t, tiny(t))
+}
+
+// localRun trains cfg in this process and returns its directory.
+func localRun(t *testing.T, cfg evo.Config) string {
+	t.Helper()
 	if _, err := train(t, cfg, evo.Options{Workers: 1}, false, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -102,14 +102,7 @@ func TestWorkerProcessKilledMidTask(t *testing.T) {
 	want := local(t)
 	s := startServer(t)
 	cfg := tiny(t)
-	text, err := cfg.MarshalTOML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(t.TempDir(), "tiny.toml")
-	if err := os.WriteFile(cfgPath, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeConfig(t, cfg)
 	out := cfg.OutDir
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
@@ -194,14 +187,7 @@ func TestCoordinatorProcessKilledResumes(t *testing.T) {
 		}
 	})
 	cfg := tiny(t)
-	text, err := cfg.MarshalTOML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(t.TempDir(), "tiny.toml")
-	if err := os.WriteFile(cfgPath, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeConfig(t, cfg)
 	nflags := "-nats " + s.url() + " -nats-ack-wait 1s -quiet"
 	coord, _ := process(t, "EVOLVE_TEST_MAIN=1", "EVOLVE_TEST_ARGS=-config "+cfgPath+" -out "+cfg.OutDir+" "+nflags)
 	latest := filepath.Join(cfg.OutDir, "checkpoints", "latest")
