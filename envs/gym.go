@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"math"
 	"os"
@@ -64,11 +65,14 @@ const GymPrefix = "gym:"
 //	'S' u32 env, the action's float32 values  step one env
 //	'A' n × i64 seed                          reset every env
 //	'V' n actions' float32 values             step every env, auto-reset
+//	'P' u32 env                               render one env (an 'I' answer)
 //	'C'                                       exit (as does the end of stdin)
 //
 // and the child answers 'O' with the outcome of every env addressed, by
 // column (see decode): rewards, flags, observations, masks, and for the
 // envs a 'V' step reset, the next episode's first observations and masks.
+// 'I' carries a rendered frame: uint32 height, width and channels (3 or 4),
+// then the pixels as bytes, row by row (0×0 when the env returns none).
 // A Python exception answers 'E' with the uint32 index of the env that
 // raised and the traceback. All numbers are little endian.
 //
@@ -353,6 +357,10 @@ func startGym(id string, n int, opts Options) (*gymHost, error) {
 	h.timeout = timeout
 	if err != nil {
 		h.close()
+		var pe *gymEnvError
+		if errors.As(err, &pe) && strings.Contains(pe.traceback, "ModuleNotFoundError") {
+			pe.hint = fmt.Sprintf(" (interpreter %s, %s: give the env option \"python\" one that has the module, or install it there)", python, path)
+		}
 		return nil, err
 	}
 	var spaces struct {
@@ -465,6 +473,47 @@ func (g *GymEnv) Step(action []float32) ([]float32, float64, bool, bool, Info) {
 	return r.now.obs, r.reward, r.term, r.trunc, r.now.info()
 }
 
+// Render returns the env's frame from its render() — an env made with
+// kwargs render_mode = "rgb_array" — or nil when it returns none or fails
+// (Err says why).
+func (g *GymEnv) Render() image.Image {
+	h := g.h
+	h.frame = binary.LittleEndian.AppendUint32(h.begin('P'), uint32(g.i))
+	body, err := h.call(h.frame)
+	if err == nil {
+		var img image.Image
+		if img, err = decodeFrame(body); err == nil {
+			return img
+		}
+	}
+	g.err = fmt.Errorf("%s: render: %w", h.id, err)
+	return nil
+}
+
+// decodeFrame reads an 'I' answer into an image; a 0×0 frame is an error.
+func decodeFrame(b []byte) (image.Image, error) {
+	if len(b) < 12 {
+		return nil, fmt.Errorf("short frame of %d bytes", len(b))
+	}
+	rows, cols := int(binary.LittleEndian.Uint32(b)), int(binary.LittleEndian.Uint32(b[4:]))
+	ch := int(binary.LittleEndian.Uint32(b[8:]))
+	px := b[12:]
+	switch {
+	case rows == 0 || cols == 0:
+		return nil, errors.New(`the env rendered nothing (make it with kwargs = { render_mode = "rgb_array" })`)
+	case ch != 3 && ch != 4:
+		return nil, fmt.Errorf("a frame of %d channels, want 3 (RGB) or 4 (RGBA)", ch)
+	case len(px) != rows*cols*ch:
+		return nil, fmt.Errorf("a %d×%d×%d frame in %d bytes", rows, cols, ch, len(px))
+	}
+	img := image.NewRGBA(image.Rect(0, 0, cols, rows))
+	for i := range rows * cols {
+		p := px[i*ch:]
+		img.Pix[4*i], img.Pix[4*i+1], img.Pix[4*i+2], img.Pix[4*i+3] = p[0], p[1], p[2], 255
+	}
+	return img, nil
+}
+
 // Close closes this env; the child exits once every env it hosts is
 // closed. Closing twice is harmless.
 func (g *GymEnv) Close() error {
@@ -523,10 +572,23 @@ func appendFloats(f []byte, x []float32) []byte {
 type gymEnvError struct {
 	env       int
 	traceback string
+	hint      string // added to the first line
 }
 
+// Error puts the exception's own line (type and message) first, then the
+// end of the traceback.
 func (e *gymEnvError) Error() string {
-	return "python exception:\n" + lastLines(e.traceback, 12)
+	lines := strings.Split(strings.TrimRight(e.traceback, "\n"), "\n")
+	cause := strings.TrimSpace(lines[len(lines)-1])
+	lines = lines[max(0, len(lines)-12) : len(lines)-1]
+	msg := "python exception: " + cause + e.hint
+	if len(lines) > 0 {
+		if !strings.HasPrefix(lines[0], "Traceback") {
+			msg += "\n  ..."
+		}
+		msg += "\n" + strings.Join(lines, "\n")
+	}
+	return msg
 }
 
 // exchange sends a request about n envs, starting at env first, and
@@ -659,7 +721,7 @@ func (h *gymHost) call(req []byte) ([]byte, error) {
 	h.exchanges++
 	body := h.body
 	switch body[0] {
-	case 'H', 'O':
+	case 'H', 'O', 'I':
 		return body[1:], nil
 	case 'E':
 		if len(body) < 5 {

@@ -141,7 +141,10 @@ func TestGymPythonExceptionIsAnError(t *testing.T) {
 	if obs != nil || err == nil {
 		t.Fatalf("step gave obs %v, error %v; want nil and an error", obs, err)
 	}
-	for _, want := range []string{"gym:test", "step", "ValueError: boom from gymtest", "Traceback"} {
+	if first, _, _ := strings.Cut(err.Error(), "\n"); !strings.HasSuffix(first, "python exception: ValueError: boom from gymtest") {
+		t.Errorf("first line %q, want the exception's own line last on it", first)
+	}
+	for _, want := range []string{"gym:test", "step", "ValueError: boom from gymtest", `File "envs/gymbridge.py"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
@@ -241,7 +244,7 @@ func TestGymMakeFailures(t *testing.T) {
 		want string
 	}{
 		{"no interpreter", Options{"python": "no-such-python-3"}, "no-such-python-3"},
-		{"no module", Options{"module_env": "no_such_module:Env"}, "No module named 'no_such_module'"},
+		{"no module", Options{"module_env": "no_such_module:Env"}, "No module named 'no_such_module' (interpreter python3, "},
 		{"no class", Options{"module_env": "gymtest:NoSuchClass"}, "NoSuchClass"},
 		{"constructor raises", Options{"module_env": "gymtest:FailsInit"}, "cannot build gymtest env"},
 		{"unsupported space", Options{"module_env": "gymtest:BadSpace"}, "unsupported action space"},
@@ -306,5 +309,29 @@ func TestGymCartPoleMatchesBuiltIn(t *testing.T) {
 		if ta || step == 200 {
 			break
 		}
+	}
+}
+
+func TestGymRender(t *testing.T) {
+	opts := gymTestOptions(t, "Paints")
+	opts["kwargs"] = map[string]any{"render_mode": "rgb_array"}
+	env, g := makeGym(t, opts)
+	env.Reset(0)
+	env.Step([]float32{0})
+	img, ok := Render(env)
+	if !ok {
+		t.Fatalf("Render: %v", g.Err())
+	}
+	if b := img.Bounds(); b.Dx() != 3 || b.Dy() != 2 {
+		t.Fatalf("frame of %v, want 3×2", b)
+	}
+	if r, gr, bl, _ := img.At(2, 1).RGBA(); r>>8 != 1 || gr>>8 != 12 || bl>>8 != 255 {
+		t.Errorf("pixel (2, 1) = %d %d %d, want 1 12 255", r>>8, gr>>8, bl>>8)
+	}
+
+	plain, g := makeGym(t, gymTestOptions(t, "Paints"))
+	plain.Reset(0)
+	if _, ok := Render(plain); ok || g.Err() == nil || !strings.Contains(g.Err().Error(), `render_mode = "rgb_array"`) {
+		t.Errorf("an env that renders nothing: ok %v, error %v; want false and a hint", ok, g.Err())
 	}
 }

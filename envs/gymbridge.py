@@ -172,8 +172,11 @@ def make(cfg):
             # outermost wrapper that make adds.
             if isinstance(env, gymnasium.wrappers.TimeLimit):
                 env = env.env
-    for w in cfg.get("wrappers") or []:
-        env = resolve(w["name"])(env, **(w.get("kwargs") or {}))
+    for i, w in enumerate(cfg.get("wrappers") or []):
+        try:
+            env = resolve(w["name"])(env, **(w.get("kwargs") or {}))
+        except Exception as e:
+            raise ValueError("envs gym bridge: option wrappers[%d] (%s): %s: %s" % (i, w["name"], type(e).__name__, e)) from e
     return env
 
 
@@ -236,7 +239,9 @@ def main():
         out.flush()
 
     def error(index):
-        write(b"E", struct.pack("<I", index), traceback.format_exc().encode())
+        # python -c names this file "<string>" in tracebacks.
+        tb = traceback.format_exc().replace('File "<string>"', 'File "envs/gymbridge.py"')
+        write(b"E", struct.pack("<I", index), tb.encode())
 
     cfg = read()
     if cfg is None:
@@ -331,6 +336,20 @@ def main():
             flags[j] = f
         answer(rewards, flags, obs, masks, nexts, next_masks)
 
+    def frame(img):
+        """Returns an 'I' answer's body for a render() result: an array of
+        height × width × 3 (or 4) uint8, or None."""
+        if img is None:
+            return struct.pack("<III", 0, 0, 0)
+        if np is not None:
+            a = np.asarray(img)
+            if a.ndim != 3 or a.shape[2] not in (3, 4):
+                raise ValueError("envs gym bridge: render() gave an array of shape %r, want (height, width, 3)" % (a.shape,))
+            return struct.pack("<III", *a.shape) + np.ascontiguousarray(a, dtype=np.uint8).tobytes()
+        rows = [list(r) for r in img]
+        h, w, c = len(rows), len(rows[0]) if rows else 0, len(rows[0][0]) if rows and rows[0] else 0
+        return struct.pack("<III", h, w, c) + bytes(int(v) for r in rows for p in r for v in p)
+
     every = list(range(n))
     current = [0]  # the env being called, for naming it in an exception
     while True:
@@ -347,6 +366,10 @@ def main():
                 step([i], struct.unpack("<%df" % nact, msg[5:]), False)
             elif tag == b"A":
                 reset(every, struct.unpack("<%dq" % n, msg[1:]))
+            elif tag == b"P":
+                (i,) = struct.unpack("<I", msg[1:5])
+                current[0] = i
+                write(b"I", frame(envs[i].render()))
             elif tag == b"V":
                 step(every, struct.unpack("<%df" % (n * nact), msg[1:]), True)
             else:

@@ -195,7 +195,7 @@ func TestGymWrappersAndTimeLimit(t *testing.T) {
 		wrappers any
 		want     string
 	}{
-		{[]any{"gymtest.NoSuchWrapper"}, "NoSuchWrapper"},
+		{[]any{"gymtest.NoSuchWrapper"}, "wrappers[0] (gymtest.NoSuchWrapper): AttributeError"},
 		{[]any{"no_dots"}, `wrappers"[0]: name "no_dots"`},
 		{[]any{map[string]any{"name": "gymtest.ScaleReward", "kwrags": 1}}, `unknown key "kwrags"`},
 		{"gymtest.ScaleReward", "want a list"},

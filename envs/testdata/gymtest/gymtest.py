@@ -137,3 +137,17 @@ class SlowInit(Masked):
     def __init__(self):
         time.sleep(30)
         super().__init__()
+
+
+class Paints(Masked):
+    """render() gives a 2×3 RGB frame whose red channel counts steps;
+    render_mode None renders nothing, as Gymnasium's envs do."""
+
+    def __init__(self, render_mode=None):
+        super().__init__()
+        self.render_mode = render_mode
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        return [[[self.t, 10 * r + c, 255] for c in range(3)] for r in range(2)]
