@@ -5,8 +5,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,14 +19,7 @@ import (
 // testdata/gymtest, or skips the test when there is no python3.
 func gymTestOptions(t *testing.T, class string) Options {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH: skipping the Gymnasium bridge tests")
-	}
-	dir, err := filepath.Abs("testdata/gymtest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PYTHONPATH", dir)
+	pytest.StdlibEnvs(t, "testdata/gymtest")
 	return Options{"module_env": "gymtest:" + class, "timeout": 20}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,14 +79,7 @@ func TestGymnasiumCartPolePopulation(t *testing.T) {
 // through the bridge (no Gymnasium needed), cancels the run while agents
 // are training, and checks that every Python child has been reaped.
 func TestGymChildrenEndWithTheRun(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH: skipping the bridge's trainer test")
-	}
-	dir, err := filepath.Abs("../envs/testdata/gymtest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PYTHONPATH", dir)
+	pytest.StdlibEnvs(t, "../envs/testdata/gymtest")
 	cfg, err := ParseConfig([]byte(`
 seed = 1
 out_dir = "unused"

@@ -53,3 +53,19 @@ func Gymnasium(t testing.TB) string {
 		strings.Join(tried, ", "), GymnasiumSrcEnv)
 	return ""
 }
+
+// StdlibEnvs skips the test when there is no python3 on PATH, and otherwise
+// puts dir — envs/testdata/gymtest, relative to the test's package: the
+// Gymnasium-like envs written for the tests with the standard library only
+// — on PYTHONPATH, so that "module_env" can name them.
+func StdlibEnvs(t testing.TB, dir string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: skipping the Python bridge's tests")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", abs)
+}
