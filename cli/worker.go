@@ -72,6 +72,9 @@ func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 		return exitFailure
 	}
 	if sig, ok := stopSignal(ctx); ok {
+		if !*quiet {
+			fmt.Fprintf(stderr, "evolve worker: stopped by %s; tasks in training went back to the queue\n", signalName(sig))
+		}
 		return exitCode(sig)
 	}
 	return exitOK

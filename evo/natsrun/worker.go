@@ -90,6 +90,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	w.ackWait = w.cons.CachedInfo().Config.AckWait
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
@@ -113,6 +114,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if parent.Err() != nil {
+		// Stopped by the caller, whatever the cause (a signal, say): that
+		// is no failure.
+		return nil
+	}
 	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -211,6 +217,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 	name := fmt.Sprintf("%s/%s/g%d/a%d/out-%s", t.Run, t.Session, t.Generation, t.Index, nuid.Next())
 	if _, err := w.h.agents.PutBytes(ctx, name, out); err != nil {
+		if ctx.Err() != nil {
+			msg.Nak()
+			return nil
+		}
 		w.Log.Warn("store the trained agent", "task", t.ID, "err", err)
 		msg.NakWithDelay(time.Second)
 		return nil
