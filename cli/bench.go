@@ -125,7 +125,10 @@ type benchRun struct {
 	// LastBest and LastMean are the last generation's best and mean
 	// fitness (diverged agents count as −Inf in the best, not in the mean).
 	LastBest, LastMean float64
-	// FinalLR is the geometric mean of the last generation's lr.
+	// FinalLR is the geometric mean of the last generation's lr, exactly
+	// the shared lr when the agents agree. benchmarks.csv keeps it exact
+	// (the shortest float64 that reads back the same); BENCHMARKS.md shows
+	// 3 significant digits.
 	FinalLR float64
 	// StepsToAnchor is the population's env steps when a generation's
 	// best fitness first reached the anchor (-1: never, or no anchor).
@@ -417,7 +420,7 @@ func lastGeneration(m *runMetrics) (best, mean, lr float64) {
 	last := m.rows[len(m.rows)-1].gen
 	col := slices.Index(m.hpNames, "lr")
 	best = math.Inf(-1)
-	sum, logLR, n, all := 0.0, 0.0, 0, 0
+	sum, logLR, first, n, all := 0.0, 0.0, 0.0, 0, 0
 	for _, r := range m.rows {
 		if r.gen != last {
 			continue
@@ -428,7 +431,10 @@ func lastGeneration(m *runMetrics) (best, mean, lr float64) {
 			n++
 		}
 		if col >= 0 {
-			logLR += math.Log(r.hp[col])
+			if all == 0 {
+				first = r.hp[col]
+			}
+			logLR += math.Log(r.hp[col] / first)
 			all++
 		}
 	}
@@ -437,7 +443,9 @@ func lastGeneration(m *runMetrics) (best, mean, lr float64) {
 		mean = sum / float64(n)
 	}
 	if all > 0 {
-		lr = math.Exp(logLR / float64(all))
+		// Relative to the first lr, so that a population that shares one
+		// lr reports it exactly (0.001, not 0.0010000000000000002).
+		lr = first * math.Exp(logLR/float64(all))
 	}
 	return best, mean, lr
 }
@@ -575,6 +583,53 @@ func cpuModel() string {
 	return runtime.GOARCH
 }
 
+// stopSentence says why the runs in the table stopped, from their
+// summaries' stop_reason: "Every run …" when they agree, otherwise how many
+// stopped for each reason ("Of the 6 runs, 4 stopped at … and 2 spent …").
+func (o benchOptions) stopSentence(groups []benchGroup) string {
+	count := map[string]int{}
+	var reasons []string // in order of first appearance
+	total := 0
+	for _, g := range groups {
+		for _, r := range g.runs {
+			if count[r.Summary.StopReason] == 0 {
+				reasons = append(reasons, r.Summary.StopReason)
+			}
+			count[r.Summary.StopReason]++
+			total++
+		}
+	}
+	// why is the verb phrase for reason, singular ("its") or plural ("their").
+	why := func(reason string, one bool) string {
+		its := map[bool]string{true: "its", false: "their"}[one]
+		switch reason {
+		case evo.StopTarget:
+			return "stopped at " + its + " config's `target` once a generation's best reached it (after `min_generations`)"
+		case evo.StopBudget:
+			if o.noTarget {
+				return "spent " + its + " whole step budget (`-no-target`)"
+			}
+			return "spent " + its + " whole step budget"
+		}
+		return fmt.Sprintf("stopped with stop_reason %q", reason)
+	}
+	switch len(reasons) {
+	case 0:
+		return "No run is in the table."
+	case 1:
+		if total == 1 {
+			return "The run " + why(reasons[0], true) + "."
+		}
+		return "Every run " + why(reasons[0], true) + "."
+	}
+	parts := make([]string, len(reasons))
+	for i, reason := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", count[reason], why(reason, count[reason] == 1))
+	}
+	last := len(parts) - 1
+	return fmt.Sprintf("Of the %d runs, %s and %s.", total, strings.Join(parts[:last], ", "), parts[last])
+}
+
 // markdown returns BENCHMARKS.md.
 func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	var b bytes.Buffer
@@ -585,18 +640,14 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	if o.note != "" {
 		p("\n%s\n", o.note)
 	}
-	target := "stopped at its config's `target` once a generation's best reached it (after `min_generations`)"
-	if o.noTarget {
-		target = "spent its whole step budget (`-no-target`)"
-	}
-	p("\nEvery run %s. Returns are undiscounted, with deterministic actions. *elite* is summary.json's "+
+	p("\n%s Returns are undiscounted, with deterministic actions. *elite* is summary.json's "+
 		"`elite_fitness`: the best generation-best fitness of the run (a mean over `eval_episodes` episodes, "+
-		"maximised over generations, so optimistic); ", target)
+		"maximised over generations, so optimistic); ", o.stopSentence(groups))
 	if o.evalEpisodes > 0 {
 		p("*re-evaluated* is the elite file played on %d fresh episodes (the same for every run); ", o.evalEpisodes)
 	}
-	p("*last gen* is the last generation's best and mean fitness. Each cell is mean ± std over seeds "+
-		"(std divided by n) with the seeds' values in brackets. *steps/agent* is the population's env steps "+
+	p("*last gen* is the last generation's best and mean fitness. Each cell is mean ± population std "+
+		"over seeds with the seeds' values in brackets. *steps/agent* is the population's env steps "+
 		"divided by its size, to set beside the anchor's single-agent steps; wall time and steps/s are per run, "+
 		"averaged over seeds. Variants: *evo* the config as written; *fixed* `[population] independent = true` "+
 		"(no selection, no mutation: separate PPO agents with the initial hyperparameters); *lrF* evolution "+

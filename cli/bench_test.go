@@ -75,8 +75,9 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 			if r["eval_episodes"] != "3" || r["anchor"] != "500" || r["anchor_steps"] != "100000" {
 				t.Errorf("row %v: want 3 re-evaluation episodes and CartPole's anchor 500 @ 100000", r)
 			}
-			if lr, _ := strconv.ParseFloat(r["final_lr"], 64); variant == "fixed" && math.Abs(lr-3e-4) > 1e-15 {
-				t.Errorf("row %v: final lr %v, want the initial 3e-4 of independent agents", r, lr)
+			// Exact, without the noise of exp(mean(log)) (0.0003000000000000001).
+			if variant == "fixed" && r["final_lr"] != "0.0003" {
+				t.Errorf("row %v: final lr %s, want exactly the initial 0.0003 of independent agents", r, r["final_lr"])
 			}
 			if r["steps_to_anchor"] != "-1" { // the tiny runs are far from 500
 				t.Errorf("row %v: steps_to_anchor %s, want -1", r, r["steps_to_anchor"])
@@ -99,6 +100,17 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 	}
 	if want := "Written by `evolve bench -eval-episodes 3 -out " + out + " -quiet -seeds 2 -variants evo,fixed " + config + "` on "; !strings.Contains(text, want) {
 		t.Errorf("BENCHMARKS.md does not begin with the command %q:\n%s", want, text)
+	}
+	// The tiny runs stop on their step budget, and the header says so.
+	for _, want := range []string{"Every run spent its whole step budget.", "mean ± population std over seeds"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("BENCHMARKS.md does not say %q:\n%s", want, text)
+		}
+	}
+	for _, wrong := range []string{"`target`", "std divided by n", "0.0003000"} {
+		if strings.Contains(text, wrong) {
+			t.Errorf("BENCHMARKS.md says %q:\n%s", wrong, text)
+		}
 	}
 	if strings.Contains(text, "Not run in this report") {
 		t.Errorf("BENCHMARKS.md lists default configs as not run although the configs were chosen:\n%s", text)
@@ -248,5 +260,56 @@ func TestBenchCollectReportsOnlyFinishedRuns(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "runs", "tiny", "fixed")); err == nil {
 		t.Errorf("-collect trained a run")
+	}
+}
+
+// TestBenchStopSentence: the report's header counts the runs by their
+// summaries' stop_reason instead of claiming they all reached the target.
+func TestBenchStopSentence(t *testing.T) {
+	run := func(reason string) benchRun {
+		var r benchRun
+		r.Summary.StopReason = reason
+		return r
+	}
+	groups := func(reasons ...string) []benchGroup {
+		var g benchGroup
+		for _, r := range reasons {
+			g.runs = append(g.runs, run(r))
+		}
+		return []benchGroup{g}
+	}
+	target := "at its config's `target` once a generation's best reached it (after `min_generations`)"
+	for _, c := range []struct {
+		o       benchOptions
+		reasons []string
+		want    string
+	}{
+		{benchOptions{}, []string{"target", "target"}, "Every run stopped " + target + "."},
+		{benchOptions{}, []string{"budget"}, "The run spent its whole step budget."},
+		{benchOptions{noTarget: true}, []string{"budget", "budget"}, "Every run spent its whole step budget (`-no-target`)."},
+		{benchOptions{}, []string{"target", "budget", "target"},
+			"Of the 3 runs, 2 stopped at their config's `target` once a generation's best reached it (after `min_generations`) and 1 spent its whole step budget."},
+		{benchOptions{}, []string{"budget", "target", "error"},
+			"Of the 3 runs, 1 spent its whole step budget, 1 stopped " + target + " and 1 stopped with stop_reason \"error\"."},
+	} {
+		if got := c.o.stopSentence(groups(c.reasons...)); got != c.want {
+			t.Errorf("%v: %q\nwant %q", c.reasons, got, c.want)
+		}
+	}
+}
+
+// TestFinalLRExact: a last generation that shares one lr reports it
+// exactly, and a mixed one its geometric mean.
+func TestFinalLRExact(t *testing.T) {
+	m := &runMetrics{hpNames: []string{"lr"}}
+	for a := range 3 {
+		m.rows = append(m.rows, metricRow{gen: 1, agent: a, fitness: 1, hp: []float64{0.001}})
+	}
+	if _, _, lr := lastGeneration(m); lr != 0.001 {
+		t.Errorf("three agents at lr 0.001: final lr %v, want exactly 0.001", lr)
+	}
+	m.rows[0].hp[0], m.rows[1].hp[0], m.rows[2].hp[0] = 1e-4, 1e-3, 1e-2
+	if _, _, lr := lastGeneration(m); math.Abs(lr-1e-3) > 1e-18 {
+		t.Errorf("lr 1e-4, 1e-3, 1e-2: final lr %v, want 1e-3", lr)
 	}
 }

@@ -358,8 +358,19 @@ func newLineages(m *runMetrics) *lineages {
 
 // plot adds one line per agent of value(row) over generations to p,
 // starting at its parent's value, coloured by founder, with a legend
-// entry per founder.
+// entry per founder. Lineages that share values would hide each other, so
+// each founder's lines are shifted by a few points on the page (up and to
+// the right, by founder, centred on the true position: lineageShift) and
+// its dots have a shape of their own.
 func (l *lineages) plot(p *plot.Plot, value func(metricRow) float64) {
+	rank := map[int]int{}
+	for i, f := range l.order {
+		rank[f] = i
+	}
+	style := func(f int) (color.Color, draw.GlyphDrawer, vg.Length) {
+		k := rank[f]
+		return l.color[f], plotutil.Shape(k), lineageShift(k, len(l.order))
+	}
 	for _, a := range l.agents {
 		var xys plotter.XYs
 		if pr, ok := l.branch[a]; ok {
@@ -368,13 +379,57 @@ func (l *lineages) plot(p *plot.Plot, value func(metricRow) float64) {
 		for _, r := range l.rows[a] {
 			xys = append(xys, plotter.XY{X: float64(r.gen), Y: value(r)})
 		}
-		line, dots := lineDots(xys, l.color[l.founder[a]], vg.Points(1.5), nil)
-		p.Add(line, dots)
+		c, shape, shift := style(l.founder[a])
+		line, dots := lineDots(xys, c, vg.Points(1.5), nil)
+		dots.GlyphStyle.Shape = shape
+		p.Add(shifted{line, shift}, shifted{dots, shift})
 	}
 	for _, f := range l.order {
-		line, dots := lineDots(plotter.XYs{{}}, l.color[f], vg.Points(1.5), nil)
+		c, shape, _ := style(f)
+		line, dots := lineDots(plotter.XYs{{}}, c, vg.Points(1.5), nil)
+		dots.GlyphStyle.Shape = shape
 		p.Legend.Add(fmt.Sprintf("agent %d's lineage", f), line, dots)
 	}
+}
+
+// lineageShift is how far founder k of n has its lines shifted on the
+// page, both right and up: 1.5 points per founder (less when there are
+// many, at most 9 points from the first to the last), centred on 0.
+func lineageShift(k, n int) vg.Length {
+	if n < 2 {
+		return 0
+	}
+	step := min(vg.Points(1.5), vg.Points(9)/vg.Length(n-1))
+	return step * (vg.Length(k) - vg.Length(n-1)/2)
+}
+
+// shifted draws a plotter shifted by d points right and up on the page,
+// leaving the data (and so the axes' ranges) as they are.
+type shifted struct {
+	plot.Plotter
+	d vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (s shifted) Plot(c draw.Canvas, p *plot.Plot) {
+	c.Push()
+	defer c.Pop()
+	c.Translate(vg.Point{X: s.d, Y: s.d})
+	s.Plotter.Plot(c, p)
+}
+
+// DataRange implements plot.DataRanger for the axes' ranges.
+func (s shifted) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return s.Plotter.(plot.DataRanger).DataRange()
+}
+
+// GlyphBoxes implements plot.GlyphBoxer, so that the plot leaves room for
+// the dots.
+func (s shifted) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
+	if g, ok := s.Plotter.(plot.GlyphBoxer); ok {
+		return g.GlyphBoxes(p)
+	}
+	return nil
 }
 
 // hpLabels gives the hyperparameters' axis labels with their units.
@@ -511,12 +566,27 @@ func newPlot() *plot.Plot {
 	return p
 }
 
-// padY widens the y range by 8 % on each side (at least 1 unit in all), so
-// that constant lines and the extreme points do not sit on the frame.
+// padY widens the y range so that constant lines and the extreme points
+// do not sit on the frame (paddedRange).
 func padY(p *plot.Plot) {
-	pad := max((p.Y.Max-p.Y.Min)*0.08, 0.5)
-	p.Y.Min -= pad
-	p.Y.Max += pad
+	p.Y.Min, p.Y.Max = paddedRange(p.Y.Min, p.Y.Max)
+}
+
+// paddedRange widens [lo, hi] by 8 % of its width on each side, so that a
+// small quantity (an ent_coef moving between 0.008 and 0.012) fills the
+// chart. A range that is empty, or negligible next to its values, is
+// centred with 5 % of |value| on each side, and only a range at exactly 0
+// gets ±0.5.
+func paddedRange(lo, hi float64) (float64, float64) {
+	mid, span := (lo+hi)/2, hi-lo
+	if span > 1e-9*max(math.Abs(lo), math.Abs(hi)) {
+		return lo - 0.08*span, hi + 0.08*span
+	}
+	pad := 0.05 * math.Abs(mid)
+	if pad == 0 {
+		pad = 0.5
+	}
+	return mid - pad, mid + pad
 }
 
 // legendWidth is the column right of the charts that holds their legends,

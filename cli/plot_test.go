@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 // checkPNG decodes path and checks that it is a chart-sized image.
@@ -150,5 +153,39 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, c.want)
 			}
 		})
+	}
+}
+
+// TestPaddedRange: the y padding is relative to the range, so that small
+// hyperparameters (ent_coef 0.008–0.012) fill the chart instead of being
+// drawn flat on −0.5…0.5; a constant is shown around its value.
+func TestPaddedRange(t *testing.T) {
+	for _, c := range []struct{ lo, hi, wantLo, wantHi float64 }{
+		{0.008, 0.012, 0.00768, 0.01232},
+		{10, 60, 6, 64},
+		{-3, 1, -3.32, 1.32},
+		{0.01, 0.01, 0.0095, 0.0105},
+		{-200, -200, -210, -190},
+		{0, 0, -0.5, 0.5},
+		{64, 64 * (1 + 1e-12), 60.8, 67.2}, // rounding noise is a constant
+	} {
+		lo, hi := paddedRange(c.lo, c.hi)
+		if math.Abs(lo-c.wantLo) > 1e-9*math.Abs(c.wantLo)+1e-15 || math.Abs(hi-c.wantHi) > 1e-9*math.Abs(c.wantHi)+1e-15 {
+			t.Errorf("paddedRange(%g, %g) = %g, %g; want %g, %g", c.lo, c.hi, lo, hi, c.wantLo, c.wantHi)
+		}
+	}
+}
+
+// TestLineageShift: founders' lines are shifted apart on the page, centred
+// on the data, never by more than 9 points in all.
+func TestLineageShift(t *testing.T) {
+	if d := lineageShift(0, 1); d != 0 {
+		t.Errorf("one founder shifted by %v", d)
+	}
+	for _, n := range []int{2, 3, 16} {
+		first, last := lineageShift(0, n), lineageShift(n-1, n)
+		if first >= last || math.Abs(float64(first+last)) > 1e-9 || last-first > vg.Points(9)+1e-9 {
+			t.Errorf("%d founders: shifts %v … %v; want distinct, centred on 0, at most 9 points apart", n, first, last)
+		}
 	}
 }

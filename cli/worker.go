@@ -13,7 +13,11 @@ import (
 )
 
 // workerCmd is `evolve worker`: it trains tasks of any run whose
-// coordinator uses the same NATS server, until stopped by a signal.
+// coordinator uses the same NATS server, until stopped by a signal (exit
+// status 130 or 143). A run it refuses by policy (a gym: env without
+// -gym-python naming its interpreter) fails on the coordinator, and the
+// worker goes on; a coordinator of another evolve version or an altered
+// run config stops it with status 2 (natsrun.ErrMismatch).
 func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("evolve worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -72,6 +76,9 @@ func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 		return exitFailure
 	}
 	if sig, ok := stopSignal(ctx); ok {
+		if !*quiet {
+			fmt.Fprintf(stderr, "evolve worker: stopped by %s; tasks in training went back to the queue\n", signalName(sig))
+		}
 		return exitCode(sig)
 	}
 	return exitOK

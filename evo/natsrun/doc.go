@@ -58,5 +58,9 @@
 // Coordinator and workers compare their evolve versions and the run's
 // config digest on every task; a worker of another version refuses the
 // task and tells the coordinator, which fails the run with a message that
-// names both versions (ErrMismatch).
+// names both versions (ErrMismatch); the worker stops. A worker also refuses
+// the tasks of a run on a "gym:" env unless its operator allowed that
+// run's Python interpreter (Worker.GymPython, `evolve worker -gym-python`):
+// the coordinator fails that run saying how to allow it (ErrRefused), and
+// the worker goes on serving other runs.
 package natsrun

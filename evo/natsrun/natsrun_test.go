@@ -218,7 +218,9 @@ func TestAlteredRunConfigRefused(t *testing.T) {
 
 // TestPythonRunsNeedTheWorkersConsent: a run on a "gym:" env names the
 // interpreter a worker would start; a worker without -gym-python refuses
-// it, and one started with that interpreter trains it like a local run.
+// it (the run fails with ErrRefused, saying how to allow Python) and then
+// trains an ordinary run on the same server, and one started with that
+// interpreter trains it like a local run.
 func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH")
@@ -237,21 +239,36 @@ func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
 		}
 		return cfg
 	}
+	for _, c := range []struct {
+		python, want string
+	}{
+		{"", "a worker refused the run: agent "},
+		{"", "-gym-python python3"},
+		{"/usr/bin/python-other", "starts only /usr/bin/python-other"},
+	} {
+		s := startServer(t)
+		stopped := make(chan error, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		w := natsrun.NewWorker(s.connect(t))
+		w.Log, w.GymPython = testLog(t), c.python
+		go func() { stopped <- w.Run(ctx) }()
+		_, err = runNATS(t, s, gymCfg(), false, nil)
+		if !errors.Is(err, natsrun.ErrRefused) || !errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) ||
+			!strings.Contains(err.Error(), c.want) {
+			t.Fatalf("-gym-python %q: err = %v; want ErrRefused and ErrBadInput, not ErrMismatch, with %q", c.python, err, c.want)
+		}
+		// The worker that refused is still serving: it alone trains an
+		// ordinary run.
+		if _, err := runNATS(t, s, tiny(t), false, nil); err != nil {
+			t.Fatalf("-gym-python %q: an ordinary run after the refusal: %v", c.python, err)
+		}
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Fatalf("-gym-python %q: the worker returned %v", c.python, err)
+		}
+	}
+
 	s := startServer(t)
-	startWorkers(t, s, 1, 1, nil)
-	_, err = runNATS(t, s, gymCfg(), false, nil)
-	if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "-gym-python python3") {
-		t.Fatalf("err = %v; want a refusal that says how to allow Python", err)
-	}
-
-	s = startServer(t)
-	startWorkers(t, s, 1, 1, func(w *natsrun.Worker) { w.GymPython = "/usr/bin/python-other" })
-	_, err = runNATS(t, s, gymCfg(), false, nil)
-	if !errors.Is(err, natsrun.ErrMismatch) || !strings.Contains(err.Error(), "starts only /usr/bin/python-other") {
-		t.Fatalf("err = %v; want a refusal naming both interpreters", err)
-	}
-
-	s = startServer(t)
 	startWorkers(t, s, 2, 1, func(w *natsrun.Worker) { w.GymPython = "python3" })
 	remote := gymCfg()
 	if _, err := runNATS(t, s, remote, false, nil); err != nil {

@@ -350,6 +350,8 @@ func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pen
 		return nil, res, err
 	}
 	switch {
+	case res.Refused != "" && res.Policy:
+		return fail(refusedError{fmt.Errorf("%w: agent %d, on worker %s: %s", ErrRefused, pd.msg.Index, res.Worker, res.Refused)})
 	case res.Refused != "":
 		return fail(fmt.Errorf("%w: agent %d: worker %s refused its task: %s", ErrMismatch, pd.msg.Index, res.Worker, res.Refused))
 	case res.Version != p.version || res.Digest != p.digest:

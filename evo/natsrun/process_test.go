@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -210,4 +211,50 @@ func TestCoordinatorProcessKilledResumes(t *testing.T) {
 		t.Fatalf("evolve -resume -nats exited %d: %s", code, stderr.String())
 	}
 	sameRun(t, want, cfg.OutDir)
+}
+
+// TestWorkerProcessStopsOnSignal: an `evolve worker` process stopped by
+// SIGTERM or SIGINT while it trains exits 143 or 130, as the run command
+// does, saying which signal stopped it, not as a failure.
+func TestWorkerProcessStopsOnSignal(t *testing.T) {
+	s := startServer(t)
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 1000 * 3 * 256 // longer than the test
+	var stopped atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		_, err := runNATS(t, s, cfg, false, func(evo.GenerationReport) bool { return stopped.Load() })
+		done <- err
+	}()
+	defer func() {
+		stopped.Store(true)
+		startWorkers(t, s, 1, 1, nil) // so that the run reaches the end of a generation
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the coordinator did not stop within 30 s")
+		}
+	}()
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		name string
+	}{{syscall.SIGTERM, 143, "SIGTERM"}, {syscall.SIGINT, 130, "SIGINT"}} {
+		cmd, lines := process(t, "EVOLVE_TEST_MAIN=1", "EVOLVE_TEST_ARGS=worker -nats "+s.url()+" -workers 1")
+		waitLine(t, lines, "msg=training")
+		if err := cmd.Process.Signal(c.sig); err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		for l := range lines {
+			log.WriteString(l + "\n")
+		}
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != c.code {
+			t.Errorf("%s: worker: %v, want exit status %d:\n%s", c.name, err, c.code, log.String())
+		}
+		if want := "evolve worker: stopped by " + c.name + ";"; !strings.Contains(log.String(), want) {
+			t.Errorf("%s: no line %q:\n%s", c.name, want, log.String())
+		}
+	}
 }

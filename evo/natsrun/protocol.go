@@ -33,8 +33,24 @@ const (
 const protocol = 1
 
 // ErrMismatch is what a coordinator's or a worker's error matches when the
-// other side runs another evolve version or another run's config.
+// other side runs another evolve version or another run's config. A worker
+// stops on it: it cannot train any task of that coordinator.
 var ErrMismatch = errors.New("evolve version or run mismatch")
+
+// ErrRefused is what a coordinator's error matches when a worker refused a
+// task of its run by its operator's policy: the run is on a "gym:" env and
+// the worker was not started with -gym-python naming the run's
+// interpreter (Worker.GymPython). The error also matches evo.ErrBadInput,
+// and its message says how to allow the run. The refusing worker is not
+// stopped: it goes on training the tasks of other runs.
+var ErrRefused = errors.New("a worker refused the run")
+
+// refusedError is a policy refusal: it matches ErrRefused (through its
+// wrapped error) and evo.ErrBadInput without adding words to the message.
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string   { return e.err.Error() }
+func (e refusedError) Unwrap() []error { return []error{e.err, evo.ErrBadInput} }
 
 // Version identifies the evolve build: the version of module
 // github.com/evolverl/evolve in the program (with the VCS revision when the
@@ -108,6 +124,9 @@ type resultMsg struct {
 	Agent   string // object name in AgentBucket
 	Err     string // the task failed: the run fails with this error
 	Refused string // the worker would not run the task: why
+	// Policy marks a refusal by the worker's policy (ErrRefused) rather
+	// than for a mismatch (ErrMismatch).
+	Policy bool
 }
 
 func (r resultMsg) encode() ([]byte, error) {

@@ -55,11 +55,22 @@ type Worker struct {
 // open while it runs.
 func NewWorker(nc *nats.Conn) *Worker { return &Worker{nc: nc, Slots: 1} }
 
-// Run takes tasks until ctx is cancelled (it then returns nil; a task in
-// training is handed back to the queue at once) or it refuses a task: one
-// of another evolve version, or whose run config does not hash to the
-// task's digest (the error matches ErrMismatch). Before a coordinator has
-// created the work queue it waits.
+// Run takes tasks until ctx is cancelled (it then returns nil, whatever the
+// cause; a task in training is handed back to the queue at once) or it
+// meets a mismatch: a task of another evolve version, or whose run config
+// does not hash to the task's digest (the error matches ErrMismatch). Before
+// a coordinator has created the work queue it waits.
+//
+// A task this worker refuses by policy — a run on a "gym:" env whose
+// interpreter is not GymPython — does not stop it. It tells the run's
+// coordinator, which fails that run with an error matching ErrRefused that
+// says how to allow it; it naks the task with a delay of AckWait, so that
+// the task is not redelivered to it in a loop and another worker could
+// take it until the coordinator purges the run's tasks; it logs a warning
+// and goes on taking tasks of other runs. The coordinator fails the run on
+// the first refusal rather than waiting for a willing worker: it cannot
+// know whether one exists, so a run on a gym: env needs every worker on
+// the server to allow its interpreter.
 func (w *Worker) Run(ctx context.Context) error {
 	if w.Log == nil {
 		w.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -90,6 +101,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	w.ackWait = w.cons.CachedInfo().Config.AckWait
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
@@ -113,6 +125,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if parent.Err() != nil {
+		// Stopped by the caller, whatever the cause (a signal, say): that
+		// is no failure.
+		return nil
+	}
 	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -135,6 +152,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		w.publish(ctx, t, resultMsg{Refused: why}, "")
 		return fmt.Errorf("%w: %s", ErrMismatch, why)
 	}
+	// refusePolicy refuses the task without stopping the worker (see Run).
+	refusePolicy := func(why string) error {
+		msg.NakWithDelay(w.ackWait)
+		w.publish(ctx, t, resultMsg{Refused: why, Policy: true}, "")
+		w.Log.Warn("refused a task; still serving other runs", "task", t.ID, "why", why)
+		return nil
+	}
 	if t.Version != w.Version {
 		return refuse(fmt.Sprintf("task %s comes from evolve %s, this worker is evolve %s: run the same build on the coordinator and every worker", t.ID, t.Version, w.Version))
 	}
@@ -152,7 +176,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		return refuse(fmt.Sprintf("task %s is for config %s but its run's config is %s", t.ID, t.Digest, info.Digest))
 	}
 	if why := w.pythonRefusal(info.Config); why != "" {
-		return refuse(fmt.Sprintf("task %s: %s", t.ID, why))
+		return refusePolicy(why)
 	}
 	cfg, err := evo.ParseConfig([]byte(info.Config))
 	if err == nil {
@@ -211,6 +235,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 	name := fmt.Sprintf("%s/%s/g%d/a%d/out-%s", t.Run, t.Session, t.Generation, t.Index, nuid.Next())
 	if _, err := w.h.agents.PutBytes(ctx, name, out); err != nil {
+		if ctx.Err() != nil {
+			msg.Nak()
+			return nil
+		}
 		w.Log.Warn("store the trained agent", "task", t.ID, "err", err)
 		msg.NakWithDelay(time.Second)
 		return nil
@@ -297,7 +325,8 @@ func (w *Worker) config(ctx context.Context, t taskMsg) (runInfo, bool, error) {
 
 // pythonRefusal says why this worker will not run a config whose env runs
 // in Python, or returns "". It reads the config before evo.ParseConfig,
-// which would start the interpreter to check the env.
+// which would start the interpreter to check the env; a config it cannot
+// read is left to evo.ParseConfig to reject.
 func (w *Worker) pythonRefusal(config string) string {
 	var c struct {
 		Env struct {
@@ -306,7 +335,7 @@ func (w *Worker) pythonRefusal(config string) string {
 		} `toml:"env"`
 	}
 	if _, err := toml.Decode(config, &c); err != nil {
-		return fmt.Sprintf("the run's config: %v", err)
+		return ""
 	}
 	if !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
 		return ""
