@@ -3,8 +3,6 @@ package natsrun_test
 import (
 	"context"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +12,7 @@ import (
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
+	"github.com/evolverl/evolve/internal/pytest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -222,14 +221,7 @@ func TestAlteredRunConfigRefused(t *testing.T) {
 // trains an ordinary run on the same server, and one started with that
 // interpreter trains it like a local run.
 func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
-	dir, err := filepath.Abs("../../envs/testdata/gymtest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PYTHONPATH", dir)
+	pytest.StdlibEnvs(t, "../../envs/testdata/gymtest")
 	gymCfg := func() evo.Config {
 		cfg := tiny(t)
 		cfg.Env.ID, cfg.Env.Options = "gym:masked", envs.Options{"module_env": "gymtest:Masked"}
@@ -252,7 +244,7 @@ func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
 		w := natsrun.NewWorker(s.connect(t))
 		w.Log, w.GymPython = testLog(t), c.python
 		go func() { stopped <- w.Run(ctx) }()
-		_, err = runNATS(t, s, gymCfg(), false, nil)
+		_, err := runNATS(t, s, gymCfg(), false, nil)
 		if !errors.Is(err, natsrun.ErrRefused) || !errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) ||
 			!strings.Contains(err.Error(), c.want) {
 			t.Fatalf("-gym-python %q: err = %v; want ErrRefused and ErrBadInput, not ErrMismatch, with %q", c.python, err, c.want)
