@@ -210,6 +210,19 @@ func TestInspectBadInputExitsTwo(t *testing.T) {
 	if err := os.Mkdir(emptyRun, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A run that has not finished a generation, and one whose agents have
+	// all diverged: both have a config and no elite.
+	freshRun, divergedRun := filepath.Join(dir, "fresh"), filepath.Join(dir, "diverged")
+	for run, metrics := range map[string]string{freshRun: "generation,agent\n", divergedRun: "generation,agent\n1,0\n"} {
+		if err := os.Mkdir(run, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{"config.toml": "seed = 1\n", "metrics.csv": metrics} {
+			if err := os.WriteFile(filepath.Join(run, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	badSummary := filepath.Join(dir, "run2")
 	if err := os.Mkdir(badSummary, 0o755); err != nil {
 		t.Fatal(err)
@@ -230,6 +243,8 @@ func TestInspectBadInputExitsTwo(t *testing.T) {
 		{"damaged", []string{write("damaged.safetensors", damaged)}, "damaged.safetensors"},
 		{"truncated", []string{write("short.safetensors", b[:len(b)/2])}, "short.safetensors"},
 		{"run without elite", []string{emptyRun}, filepath.Join(emptyRun, "elite.safetensors")},
+		{"run without a generation", []string{freshRun}, "run " + freshRun + " has not finished a generation yet"},
+		{"run without a finite fitness", []string{divergedRun}, "run " + divergedRun + " has no elite yet"},
 		{"damaged summary", []string{badSummary}, filepath.Join(badSummary, "summary.json")},
 		{"no file", nil, "give an agent file"},
 		{"two files", []string{good, good}, "unexpected argument"},
