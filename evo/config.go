@@ -309,7 +309,7 @@ func parseConfig(data []byte, build bool) (Config, error) {
 		// options are the env's to check; the decoder reports the keys of
 		// tables inside their arrays (gym wrappers) as undecoded.
 		if k.String() != "net.backend" && !(len(k) > 2 && k[0] == "env" && k[1] == "options") {
-			keys = append(keys, k.String())
+			keys = append(keys, k.String()+didYouMean(k))
 		}
 	}
 	if len(keys) > 0 {
@@ -640,6 +640,89 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	return errs
 }
 
+// didYouMean returns " (did you mean NAME?)" for the unknown config key k
+// when a key of the same table is at most 2 edits from its last part (the
+// closest, the first of those in the struct's order on a tie), else "".
+func didYouMean(k toml.Key) string {
+	if len(k) == 0 {
+		return ""
+	}
+	last := k[len(k)-1]
+	best, bestD := "", 3
+	for _, name := range tableKeys(reflect.TypeFor[Config](), k[:len(k)-1]) {
+		if d := editDistance(last, name); d < bestD {
+			best, bestD = name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// tableKeys returns the keys the table at path holds when decoded into a
+// value of type t: the toml names of its struct's fields, those of
+// embedded structs included. It returns nil when path leads to no struct.
+func tableKeys(t reflect.Type, path []string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Map {
+		if len(path) == 0 {
+			return nil
+		}
+		return tableKeys(t.Elem(), path[1:])
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous && f.Tag.Get("toml") == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if len(path) > 0 && name == path[0] {
+			return tableKeys(f.Type, path[1:])
+		}
+		names = append(names, name)
+	}
+	if len(path) > 0 {
+		return nil
+	}
+	if t == reflect.TypeFor[netconf.Spec]() {
+		names = append(names, "backend") // net.backend is read apart from the spec
+	}
+	return names
+}
+
+// editDistance returns the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // tryBuild makes the env with its options and, with build, one agent for
 // it. Before the agent it estimates what the whole run needs (checkMemory),
 // so that a config too big for the machine is refused before anything is
@@ -647,7 +730,7 @@ func (c Config) validateHP(name string, r HPRange) []error {
 func (c Config) tryBuild(build bool) error {
 	env, err := envs.Make(c.Env.ID, c.Env.Options)
 	if err != nil {
-		return fmt.Errorf("env (id %q, options %v): %w", c.Env.ID, c.Env.Options, err)
+		return fmt.Errorf("env %s: %w", c.Env.ID, err)
 	}
 	defer envs.Close(env)
 	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil || !build {
