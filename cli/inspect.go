@@ -261,7 +261,10 @@ func printInspection(w io.Writer, in *inspection) {
 	}
 	line("steps", "%s", commas(in.Steps))
 	line("updates", "%s", commas(in.Updates))
-	line("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
+	if in.Config.AnnealLR {
+		// TotalSteps matters only as the horizon of the lr's annealing.
+		line("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
+	}
 	if in.NormalizeObs {
 		line("obs normalisation", "on (%.0f observations seen)", *in.NormCount)
 	} else {

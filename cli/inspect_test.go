@@ -52,7 +52,7 @@ func TestInspectAgentFile(t *testing.T) {
 		edit   func(*agent.Config)
 	}{
 		{"discrete shared norm", envs.Discrete{N: 3}, 3, func(c *agent.Config) { c.ShareEncoders, c.NormalizeObs = true, true }},
-		{"gaussian", envs.NewBox(-1, 1, 2), 2, func(c *agent.Config) { c.LR = 0.0025 }},
+		{"gaussian", envs.NewBox(-1, 1, 2), 2, func(c *agent.Config) { c.LR, c.AnnealLR = 0.0025, true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()
@@ -64,7 +64,7 @@ func TestInspectAgentFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.Steps, a.Updates = 4096, 32
+			a.Steps, a.Updates, a.TotalSteps = 4096, 32, 500000
 			a.History = []string{"lr 0.0003 -> 0.0004", "add node to head"}
 			path := filepath.Join(t.TempDir(), "agent.safetensors")
 			if err := a.Save(path); err != nil {
@@ -81,6 +81,10 @@ func TestInspectAgentFile(t *testing.T) {
 				if !strings.Contains(out, s) {
 					t.Errorf("text lacks %q:\n%s", s, out)
 				}
+			}
+			// The annealing horizon is shown only when the lr anneals.
+			if horizon := regexp.MustCompile(`(?m)^total steps +500,000 \(lr annealing horizon\)$`).MatchString(out); horizon != cfg.AnnealLR {
+				t.Errorf("anneal_lr %v, annealing horizon shown %v:\n%s", cfg.AnnealLR, horizon, out)
 			}
 			if !regexp.MustCompile(`(?m)^  backend +go$`).MatchString(out) {
 				t.Errorf("text lacks the backend:\n%s", out)
