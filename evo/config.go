@@ -277,8 +277,9 @@ func defaultRange(name string, value float64) HPRange {
 // LoadConfig reads the TOML file at path on top of DefaultConfig, fills the
 // defaults of the network and of the hyperparameter ranges, and validates
 // the result. Every error names the file; syntax and type errors give the
-// line and key, unknown keys are listed, and each bad value is named with
-// what is allowed. All of its errors match ErrBadInput.
+// line and key, unknown keys are listed with their line and the nearest
+// known key of their table, and each bad value is named with what is
+// allowed. All of its errors match ErrBadInput.
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -309,7 +310,7 @@ func parseConfig(data []byte, build bool) (Config, error) {
 		// options are the env's to check; the decoder reports the keys of
 		// tables inside their arrays (gym wrappers) as undecoded.
 		if k.String() != "net.backend" && !(len(k) > 2 && k[0] == "env" && k[1] == "options") {
-			keys = append(keys, k.String()+didYouMean(k))
+			keys = append(keys, k.String()+keyNotes(data, k))
 		}
 	}
 	if len(keys) > 0 {
@@ -640,9 +641,26 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	return errs
 }
 
-// didYouMean returns " (did you mean NAME?)" for the unknown config key k
-// when a key of the same table is at most 2 edits from its last part (the
-// closest, the first of those in the struct's order on a tie), else "".
+// keyNotes returns what helps find and fix the unknown key k of the config
+// data: " (line N, did you mean NAME?)", either part when it is known, or
+// "". See keyLine and didYouMean.
+func keyNotes(data []byte, k toml.Key) string {
+	var notes []string
+	if line := keyLine(data, k); line > 0 {
+		notes = append(notes, fmt.Sprintf("line %d", line))
+	}
+	if name := didYouMean(k); name != "" {
+		notes = append(notes, "did you mean "+name+"?")
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, ", ") + ")"
+}
+
+// didYouMean returns the key of the same table as the unknown config key k
+// that is at most 2 edits from k's last part (the closest, the first in
+// the struct's order on a tie), or "".
 func didYouMean(k toml.Key) string {
 	if len(k) == 0 {
 		return ""
@@ -654,10 +672,36 @@ func didYouMean(k toml.Key) string {
 			best, bestD = name, d
 		}
 	}
-	if best == "" {
-		return ""
+	return best
+}
+
+// keyProbe fails to decode whatever it is given, so that the decoder's
+// error tells where the key decoded into it is (see keyLine).
+type keyProbe struct{}
+
+var errKeyProbe = errors.New("key probe")
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (keyProbe) UnmarshalTOML(any) error { return errKeyProbe }
+
+// keyLine returns the line of the config data on which key k is defined,
+// or 0 if that cannot be told. The decoder's metadata keeps key positions
+// but does not export them; its errors carry them, so data is decoded again
+// into a struct made for k alone, with a keyProbe at k.
+func keyLine(data []byte, k toml.Key) int {
+	t := reflect.TypeFor[keyProbe]()
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == "" || strings.ContainsAny(k[i], "\"\\`,") {
+			return 0 // not expressible as a struct tag
+		}
+		t = reflect.StructOf([]reflect.StructField{{Name: "XEvolveKeyProbe", Type: t, Tag: reflect.StructTag(`toml:"` + k[i] + `"`)}})
 	}
-	return fmt.Sprintf(" (did you mean %s?)", best)
+	var pe toml.ParseError
+	_, err := toml.NewDecoder(bytes.NewReader(data)).Decode(reflect.New(t).Interface())
+	if errors.As(err, &pe) && pe.Message == errKeyProbe.Error() && pe.LastKey == k.String() {
+		return pe.Position.Line
+	}
+	return 0
 }
 
 // tableKeys returns the keys the table at path holds when decoded into a

@@ -25,13 +25,13 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"empty backend", "[net]\nbackend = \"\"\n", []string{"net.backend"}},
 		{"backend under ppo", "[ppo]\nbackend = \"go\"\n", []string{"unknown keys", "ppo.backend"}},
 		{"unknown section", "[populaton]\nsize = 4\n", []string{"unknown keys", "populaton"}},
-		{"misspelt key", "[population]\nmax_step = 4\n", []string{"unknown keys: population.max_step (did you mean max_steps?)"}},
-		{"misspelt dotted key", "population.max_step = 4\n", []string{"population.max_step (did you mean max_steps?)"}},
-		{"misspelt section name", "[populaton]\nsize = 4\n", []string{"populaton (did you mean population?)"}},
-		{"misspelt top-level key", "sed = 4\n", []string{"sed (did you mean seed?)"}},
-		{"misspelt hp key", "[hp.lr]\nmn = 0.0001\n", []string{"hp.lr.mn (did you mean min?)"}},
-		{"misspelt net key", "[net.mlp]\nhiden = [16]\n", []string{"net.mlp.hiden (did you mean hidden?)"}},
-		{"misspelt backend", "[net]\nbackedn = \"go\"\n", []string{"net.backedn (did you mean backend?)"}},
+		{"misspelt key", "[population]\nmax_step = 4\n", []string{"unknown keys: population.max_step (line 2, did you mean max_steps?)"}},
+		{"misspelt dotted key", "seed = 1\npopulation.max_step = 4\n", []string{"population.max_step (line 2, did you mean max_steps?)"}},
+		{"misspelt section name", "[populaton]\nsize = 4\n", []string{"populaton (line 1, did you mean population?), populaton.size (line 2)"}},
+		{"misspelt top-level key", "sed = 4\n", []string{"sed (line 1, did you mean seed?)"}},
+		{"misspelt hp key", "[hp.lr]\nmin = 0.0001\n\n# max below\nmn = 0.0001\n", []string{"hp.lr.mn (line 5, did you mean min?)"}},
+		{"misspelt net key", "[net.mlp]\nhiden = [16]\n", []string{"net.mlp.hiden (line 2, did you mean hidden?)"}},
+		{"misspelt backend", "[net]\nbackedn = \"go\"\n", []string{"net.backedn (line 2, did you mean backend?)"}},
 		{"syntax error", "[population\nsize = 4\n", []string{"line 2", "table name"}},
 		{"type error", "[population]\nsize = \"four\"\n", []string{"population.size", "string"}},
 		{"negative lr", "[ppo]\nlr = -0.001\n", []string{"ppo.lr = -0.001", "> 0"}},
@@ -94,7 +94,7 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 // Go's map syntax (they are in the file the user wrote).
 func TestConfigErrorsSayNoMore(t *testing.T) {
 	for _, tc := range []struct{ text, want, not string }{
-		{"[population]\nbanana = 4\n", "unknown keys: population.banana", "did you mean"},
+		{"[population]\nbanana = 4\n", "unknown keys: population.banana (line 2)", "did you mean"},
 		{"[env.options]\ncolour = \"red\"\n", "env CartPole-v1: ", "map["},
 	} {
 		_, err := ParseConfig([]byte(tc.text))
