@@ -333,9 +333,12 @@ func (t *Trainer) pruneCheckpoints(root, latest string) error {
 // any agent is loaded, and the agents are then checked against it. A
 // missing, damaged or altered file, a config changed since the checkpoint,
 // or a checkpoint written before checksums existed is an error naming the
-// file that matches ErrBadInput; so is a dir that cannot be written. Run
-// then continues exactly as the run would have without the stop. Resume
-// leaves every file as it was.
+// file that matches ErrBadInput; so is a dir that cannot be written. When
+// latest names a checkpoint that is not there, the error lists those that
+// are; when it refuses a damaged checkpoint, the error names the newest
+// older one that verifies and how to resume from it. Run then continues
+// exactly as the run would have without the stop. Resume leaves every
+// file as it was.
 func Resume(dir string, opts Options) (*Trainer, error) {
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
 	if err != nil {
