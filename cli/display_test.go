@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,5 +36,35 @@ func TestGenerationTableAndLogLine(t *testing.T) {
 	(&display{w: &quiet, quiet: true}).generation(r)
 	if quiet.Len() != 0 {
 		t.Errorf("-quiet printed %q", quiet.String())
+	}
+}
+
+// TestNonTerminalPrintsALinePerGeneration runs the command with its output
+// going to buffers, not a terminal: each generation is one plain line on
+// stderr (generation, best and elite fitness, total steps of the budget,
+// steps/s, wall time), with no progress bar's escape codes, and stdout gets
+// only the final summary.
+func TestNonTerminalPrintsALinePerGeneration(t *testing.T) {
+	config, _ := writeTiny(t, 3*2*256)
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"-config", config}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if strings.ContainsAny(stderr.String(), "\r\033") {
+		t.Errorf("stderr holds a progress bar's control characters: %q", stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "evolve: training 2 agents") {
+		t.Fatalf("stderr, want a first line and one per generation:\n%s", stderr.String())
+	}
+	line := regexp.MustCompile(`^gen (\d): best [-0-9.e+]+ \(agent \d+\)( \(new elite, saved\))?, mean [-0-9.e+]+, elite [-0-9.e+]+, steps (\d+)/1536, \d+ steps/s, [0-9.]+s$`)
+	for i, l := range lines[1:] {
+		m := line.FindStringSubmatch(l)
+		if m == nil || m[1] != fmt.Sprint(i+1) || m[3] != fmt.Sprint((i+1)*512) {
+			t.Errorf("generation %d's line %q", i+1, l)
+		}
+	}
+	if !strings.HasPrefix(stdout.String(), "generations   3 ") || strings.Contains(stdout.String(), "gen 1:") {
+		t.Errorf("stdout:\n%s", stdout.String())
 	}
 }

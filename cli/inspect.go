@@ -121,7 +121,9 @@ func inspect(path string) (*inspection, error) {
 	file := path
 	var summary []byte
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file = filepath.Join(path, "elite.safetensors")
+		if file, err = runElite(path); err != nil {
+			return nil, err
+		}
 		sp := filepath.Join(path, "summary.json")
 		summary, err = os.ReadFile(sp)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -178,6 +180,25 @@ func inspect(path string) (*inspection, error) {
 		}
 	}
 	return in, nil
+}
+
+// runElite returns the path of the elite.safetensors of the run directory
+// dir. When there is none it says why: dir is not a run directory (it has
+// no config.toml), the run has not finished a generation yet, or none of
+// its agents has had a finite fitness yet.
+func runElite(dir string) (string, error) {
+	file := filepath.Join(dir, "elite.safetensors")
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		return file, nil // other errors are the loader's to report
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.toml")); err != nil {
+		return "", fmt.Errorf("%s: no such file, and %s is not a run directory (no config.toml)", file, dir)
+	}
+	metrics := filepath.Join(dir, "metrics.csv")
+	if b, err := os.ReadFile(metrics); err != nil || bytes.Count(b, []byte("\n")) < 2 {
+		return "", fmt.Errorf("run %s has not finished a generation yet: no elite to load (%s is written after the first generation)", dir, file)
+	}
+	return "", fmt.Errorf("run %s has no elite yet: none of its agents has had a finite fitness (%s is written when one has)", dir, file)
 }
 
 // objectFields returns the fields of a JSON object in their order, strings
@@ -240,7 +261,10 @@ func printInspection(w io.Writer, in *inspection) {
 	}
 	line("steps", "%s", commas(in.Steps))
 	line("updates", "%s", commas(in.Updates))
-	line("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
+	if in.Config.AnnealLR {
+		// TotalSteps matters only as the horizon of the lr's annealing.
+		line("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
+	}
 	if in.NormalizeObs {
 		line("obs normalisation", "on (%.0f observations seen)", *in.NormCount)
 	} else {

@@ -52,7 +52,7 @@ func TestInspectAgentFile(t *testing.T) {
 		edit   func(*agent.Config)
 	}{
 		{"discrete shared norm", envs.Discrete{N: 3}, 3, func(c *agent.Config) { c.ShareEncoders, c.NormalizeObs = true, true }},
-		{"gaussian", envs.NewBox(-1, 1, 2), 2, func(c *agent.Config) { c.LR = 0.0025 }},
+		{"gaussian", envs.NewBox(-1, 1, 2), 2, func(c *agent.Config) { c.LR, c.AnnealLR = 0.0025, true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()
@@ -64,7 +64,7 @@ func TestInspectAgentFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.Steps, a.Updates = 4096, 32
+			a.Steps, a.Updates, a.TotalSteps = 4096, 32, 500000
 			a.History = []string{"lr 0.0003 -> 0.0004", "add node to head"}
 			path := filepath.Join(t.TempDir(), "agent.safetensors")
 			if err := a.Save(path); err != nil {
@@ -81,6 +81,10 @@ func TestInspectAgentFile(t *testing.T) {
 				if !strings.Contains(out, s) {
 					t.Errorf("text lacks %q:\n%s", s, out)
 				}
+			}
+			// The annealing horizon is shown only when the lr anneals.
+			if horizon := regexp.MustCompile(`(?m)^total steps +500,000 \(lr annealing horizon\)$`).MatchString(out); horizon != cfg.AnnealLR {
+				t.Errorf("anneal_lr %v, annealing horizon shown %v:\n%s", cfg.AnnealLR, horizon, out)
 			}
 			if !regexp.MustCompile(`(?m)^  backend +go$`).MatchString(out) {
 				t.Errorf("text lacks the backend:\n%s", out)
@@ -210,6 +214,19 @@ func TestInspectBadInputExitsTwo(t *testing.T) {
 	if err := os.Mkdir(emptyRun, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A run that has not finished a generation, and one whose agents have
+	// all diverged: both have a config and no elite.
+	freshRun, divergedRun := filepath.Join(dir, "fresh"), filepath.Join(dir, "diverged")
+	for run, metrics := range map[string]string{freshRun: "generation,agent\n", divergedRun: "generation,agent\n1,0\n"} {
+		if err := os.Mkdir(run, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{"config.toml": "seed = 1\n", "metrics.csv": metrics} {
+			if err := os.WriteFile(filepath.Join(run, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	badSummary := filepath.Join(dir, "run2")
 	if err := os.Mkdir(badSummary, 0o755); err != nil {
 		t.Fatal(err)
@@ -230,6 +247,8 @@ func TestInspectBadInputExitsTwo(t *testing.T) {
 		{"damaged", []string{write("damaged.safetensors", damaged)}, "damaged.safetensors"},
 		{"truncated", []string{write("short.safetensors", b[:len(b)/2])}, "short.safetensors"},
 		{"run without elite", []string{emptyRun}, filepath.Join(emptyRun, "elite.safetensors")},
+		{"run without a generation", []string{freshRun}, "run " + freshRun + " has not finished a generation yet"},
+		{"run without a finite fitness", []string{divergedRun}, "run " + divergedRun + " has no elite yet"},
 		{"damaged summary", []string{badSummary}, filepath.Join(badSummary, "summary.json")},
 		{"no file", nil, "give an agent file"},
 		{"two files", []string{good, good}, "unexpected argument"},

@@ -104,7 +104,10 @@ type playEnvConfig struct {
 func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
 	file, dir := p.agent, ""
 	if st, err := os.Stat(p.agent); err == nil && st.IsDir() {
-		dir, file = p.agent, filepath.Join(p.agent, "elite.safetensors")
+		dir = p.agent
+		if file, err = runElite(dir); err != nil {
+			return nil, nil, "", fmt.Errorf("-agent: %w", err)
+		}
 	}
 	a, err := agent.Load(file)
 	if err != nil {

@@ -129,6 +129,18 @@ func TestPlayBadInput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(noConfig, "elite.safetensors"), mustRead(t, elite), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A run that has not finished a generation: its config and the
+	// header of metrics.csv, no elite yet.
+	fresh := filepath.Join(tmp, "fresh")
+	if err := os.Mkdir(fresh, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(mustRead(t, filepath.Join(dir, "metrics.csv"))), "\n")
+	for name, b := range map[string][]byte{"config.toml": mustRead(t, filepath.Join(dir, "config.toml")), "metrics.csv": []byte(header + "\n")} {
+		if err := os.WriteFile(filepath.Join(fresh, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	junk := filepath.Join(tmp, "junk.safetensors")
 	if err := os.WriteFile(junk, []byte("not an agent"), 0o644); err != nil {
 		t.Fatal(err)
@@ -141,7 +153,8 @@ func TestPlayBadInput(t *testing.T) {
 		{"no agent", nil, []string{"-agent"}},
 		{"missing agent", []string{"-agent", filepath.Join(tmp, "none.safetensors")}, []string{"-agent", "none.safetensors"}},
 		{"junk agent", []string{"-agent", junk}, []string{"junk.safetensors"}},
-		{"no elite", []string{"-agent", tmp}, []string{"elite.safetensors"}},
+		{"no elite", []string{"-agent", tmp}, []string{"elite.safetensors", "not a run directory"}},
+		{"run without a generation", []string{"-agent", fresh}, []string{"-agent: run " + fresh + " has not finished a generation yet"}},
 		{"bare file without env", []string{"-agent", elite}, []string{"-env is needed", elite}},
 		{"dir without config", []string{"-agent", noConfig}, []string{"config.toml", "-env"}},
 		{"unknown env", []string{"-agent", elite, "-env", "Nope-v0"}, []string{"-env Nope-v0", "unknown env id"}},

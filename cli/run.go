@@ -75,9 +75,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// usage reports flags that do not go together in one line, and where
+	// the flags are described; without any argument it shows them all.
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "evolve: "+format+"\n", a...)
-		fs.Usage()
+		if len(args) == 0 {
+			fs.Usage()
+		} else {
+			fmt.Fprintf(stderr, "evolve: run evolve -h for the flags\n")
+		}
 		return exitBadInput
 	}
 	switch {

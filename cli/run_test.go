@@ -138,6 +138,28 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}
 }
 
+// TestFlagConflictsAreOneLine checks that flags that do not go together
+// get a one-line error and a pointer to -h, not the whole usage text,
+// which only a bare evolve shows.
+func TestFlagConflictsAreOneLine(t *testing.T) {
+	for _, args := range [][]string{
+		{"-resume", t.TempDir(), "-seed", "5"},
+		{"-config", "a.toml", "-resume", "b"},
+		{"-config", "a.toml", "-workers", "-2"},
+		{"-config", "a.toml", "extra"},
+	} {
+		code, stdout, stderr := evolve(context.Background(), args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != exitBadInput || stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "evolve: ") ||
+			lines[1] != "evolve: run evolve -h for the flags" {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2, a one-line error and the pointer to -h", args, code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := evolve(context.Background()); code != exitBadInput || !strings.Contains(stderr, "usage: evolve -config FILE") {
+		t.Errorf("bare evolve: exit %d, stderr:\n%s\nwant exit 2 and the usage", code, stderr)
+	}
+}
+
 // latestGeneration returns the generation checkpoints/latest names, or -1.
 func latestGeneration(dir string) int {
 	b, err := os.ReadFile(filepath.Join(dir, "checkpoints", "latest"))

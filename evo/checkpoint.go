@@ -333,9 +333,12 @@ func (t *Trainer) pruneCheckpoints(root, latest string) error {
 // any agent is loaded, and the agents are then checked against it. A
 // missing, damaged or altered file, a config changed since the checkpoint,
 // or a checkpoint written before checksums existed is an error naming the
-// file that matches ErrBadInput; so is a dir that cannot be written. Run
-// then continues exactly as the run would have without the stop. Resume
-// leaves every file as it was.
+// file that matches ErrBadInput; so is a dir that cannot be written. When
+// latest names a checkpoint that is not there, the error lists those that
+// are; when it refuses a damaged checkpoint, the error names the newest
+// older one that verifies and how to resume from it. Run then continues
+// exactly as the run would have without the stop. Resume leaves every
+// file as it was.
 func Resume(dir string, opts Options) (*Trainer, error) {
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
 	if err != nil {
@@ -350,7 +353,11 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	latestPath := filepath.Join(root, latestFile)
 	lb, err := readFileFS(os.DirFS(root), latestFile, 256)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("resume %s: no checkpoint to resume from: %s: %w", dir, latestPath, err))
+		hint := ""
+		if len(checkpointNames(root)) > 0 {
+			hint = "; " + checkpointsThere(root)
+		}
+		return nil, badInput(fmt.Errorf("resume %s: no checkpoint to resume from: %s: %w%s", dir, latestPath, err, hint))
 	}
 	name := strings.TrimSpace(string(lb))
 	gen, err := strconv.Atoi(strings.TrimPrefix(name, "gen-"))
@@ -358,10 +365,16 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		return nil, badInput(fmt.Errorf("resume: %s names %.40q, want gen-NNNNNN", latestPath, name))
 	}
 	ckpt := filepath.Join(root, name)
+	if _, err := os.Stat(ckpt); errors.Is(err, fs.ErrNotExist) {
+		return nil, badInput(fmt.Errorf("resume: %s names %s, which does not exist: %s", latestPath, name, checkpointsThere(root)))
+	}
 	pop, err := readCheckpoint(os.DirFS(ckpt), ckpt, gen, cfg, t.digest)
-	if errors.Is(err, errPredatesChecksums) {
+	switch {
+	case errors.Is(err, errPredatesChecksums):
 		err = fmt.Errorf("%w: start the run again (evolve -config %s -out NEW_DIR), or resume it with the build that wrote it",
 			err, filepath.Join(dir, "config.toml"))
+	case err != nil && !errors.Is(err, errConfigChanged):
+		err = fmt.Errorf("%w%s", err, olderCheckpointHint(root, name, cfg, t.digest))
 	}
 	if err != nil {
 		return nil, badInput(fmt.Errorf("resume: %w", err))
@@ -374,10 +387,11 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		path := filepath.Join(ckpt, mj.File)
 		a, err := agent.Load(path)
 		if err != nil {
-			return nil, badInput(fmt.Errorf("resume: %w", err))
+			return nil, badInput(fmt.Errorf("resume: %w%s", err, olderCheckpointHint(root, name, cfg, t.digest)))
 		}
 		if a.Steps != mj.Steps {
-			return nil, badInput(fmt.Errorf("resume: %s holds %d steps, %s says %d", path, a.Steps, popPath, mj.Steps))
+			return nil, badInput(fmt.Errorf("resume: %s holds %d steps, %s says %d%s", path, a.Steps, popPath, mj.Steps,
+				olderCheckpointHint(root, name, cfg, t.digest)))
 		}
 		fit := make([]float64, len(mj.Fitness))
 		for i, f := range mj.Fitness {
@@ -393,6 +407,61 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	t.progGen.Store(int64(t.gen))
 	return t, nil
 }
+
+// checkpointNames returns the names of the checkpoints in root, oldest
+// first.
+func checkpointNames(root string) []string {
+	entries, _ := os.ReadDir(root)
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && genDirName.MatchString(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkpointsThere describes the checkpoints in root for an error about a
+// missing one: their names and how to resume from the newest.
+func checkpointsThere(root string) string {
+	names := checkpointNames(root)
+	if len(names) == 0 {
+		return fmt.Sprintf("%s holds no checkpoint", root)
+	}
+	newest := names[len(names)-1]
+	return fmt.Sprintf("the checkpoints in %s are %s; to resume from one, write its name into %s (echo %s > %s)",
+		root, strings.Join(names, ", "), filepath.Join(root, latestFile), newest, filepath.Join(root, latestFile))
+}
+
+// olderCheckpointHint returns, for the error refusing the checkpoint name
+// in root, a hint naming the newest older checkpoint that verifies (see
+// readCheckpoint) and how to resume from it, or "" if there is none.
+func olderCheckpointHint(root, name string, cfg Config, digest string) string {
+	names := checkpointNames(root)
+	for i := len(names) - 1; i >= 0; i-- {
+		older := names[i]
+		if older >= name {
+			continue
+		}
+		gen, err := strconv.Atoi(strings.TrimPrefix(older, "gen-"))
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(root, older)
+		if _, err := readCheckpoint(os.DirFS(dir), dir, gen, cfg, digest); err != nil {
+			continue
+		}
+		latest := filepath.Join(root, latestFile)
+		return fmt.Sprintf("; the older checkpoint %s verifies: to resume from it (redoing the generations after it), write its name into %s (echo %s > %s)",
+			dir, latest, older, latest)
+	}
+	return ""
+}
+
+// errConfigChanged marks a checkpoint refused because the run's config no
+// longer matches it, which no other checkpoint of the run would either.
+var errConfigChanged = errors.New("the config was changed after the checkpoint (only out_dir and workers may change)")
 
 // errPredatesChecksums is the error for a checkpoint of population.json
 // version 1, which has no checksums: it cannot be verified, so it is
@@ -572,9 +641,9 @@ func decodePopulation(b []byte) (population, error) {
 func checkPopulation(p population, cfg Config, digest string, gen int) error {
 	switch {
 	case p.ConfigDigest != digest:
-		return fmt.Errorf("config digest %.70s differs from config.toml's %s: the config was changed after the checkpoint (only out_dir and workers may change)", p.ConfigDigest, digest)
+		return fmt.Errorf("config digest %.70s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)
 	case len(p.Members) != cfg.Population.Size:
-		return fmt.Errorf("%d members, population.size is %d", len(p.Members), cfg.Population.Size)
+		return fmt.Errorf("%d members, population.size is %d: %w", len(p.Members), cfg.Population.Size, errConfigChanged)
 	case p.Generation != gen:
 		return fmt.Errorf("generation %d in a checkpoint of generation %d (gen-%06d)", p.Generation, gen, gen)
 	}

@@ -115,3 +115,89 @@ func TestRunRefusesAnUnwritableOutDir(t *testing.T) {
 		t.Errorf("files created: %v", entries)
 	}
 }
+
+// TestResumeNamesTheCheckpointsThereAre checks Resume's messages when
+// checkpoints/latest names a missing checkpoint (the ones there are, and
+// how to pick one) and when it refuses a damaged checkpoint (the older one
+// that verifies, and how to use it), then follows that hint.
+func TestResumeNamesTheCheckpointsThereAre(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 3 * 3 * 256
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(cfg.OutDir, "checkpoints")
+	latest := filepath.Join(root, "latest")
+	setLatest := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(latest, []byte(name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr := func(err error, want ...string) {
+		t.Helper()
+		if !errors.Is(err, ErrBadInput) {
+			t.Fatalf("err = %v, want ErrBadInput", err)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not mention %q", err, w)
+			}
+		}
+	}
+
+	setLatest("gen-000099")
+	_, err := Resume(cfg.OutDir, Options{})
+	wantErr(err, latest+" names gen-000099, which does not exist",
+		"the checkpoints in "+root+" are gen-000001, gen-000002, gen-000003", "echo gen-000003 > "+latest)
+
+	if err := os.Remove(latest); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resume(cfg.OutDir, Options{})
+	wantErr(err, "no checkpoint to resume from", "gen-000001, gen-000002, gen-000003")
+
+	// A truncated agent file in the newest checkpoint.
+	setLatest("gen-000003")
+	agentFile := firstAgentFile(t, filepath.Join(root, "gen-000003"))
+	b := readFile(t, agentFile)
+	if err := os.WriteFile(agentFile, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resume(cfg.OutDir, Options{})
+	wantErr(err, agentFile, "truncated", "the older checkpoint "+filepath.Join(root, "gen-000002")+" verifies",
+		"echo gen-000002 > "+latest)
+
+	// No hint names a checkpoint that does not verify either.
+	b2 := firstAgentFile(t, filepath.Join(root, "gen-000002"))
+	good := readFile(t, b2)
+	if err := os.WriteFile(b2, good[:10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resume(cfg.OutDir, Options{})
+	wantErr(err, "the older checkpoint "+filepath.Join(root, "gen-000001")+" verifies")
+	if err := os.WriteFile(b2, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The hint works.
+	setLatest("gen-000002")
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.gen != 2 {
+		t.Fatalf("resumed from generation %d, want 2", tr.gen)
+	}
+}
+
+// firstAgentFile returns the path of the first agent file in checkpoint
+// directory dir.
+func firstAgentFile(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "agent-*.safetensors"))
+	if err != nil || len(m) == 0 {
+		t.Fatalf("no agent file in %s: %v", dir, err)
+	}
+	return m[0]
+}

@@ -25,6 +25,13 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"empty backend", "[net]\nbackend = \"\"\n", []string{"net.backend"}},
 		{"backend under ppo", "[ppo]\nbackend = \"go\"\n", []string{"unknown keys", "ppo.backend"}},
 		{"unknown section", "[populaton]\nsize = 4\n", []string{"unknown keys", "populaton"}},
+		{"misspelt key", "[population]\nmax_step = 4\n", []string{"unknown keys: population.max_step (line 2, did you mean max_steps?)"}},
+		{"misspelt dotted key", "seed = 1\npopulation.max_step = 4\n", []string{"population.max_step (line 2, did you mean max_steps?)"}},
+		{"misspelt section name", "[populaton]\nsize = 4\n", []string{"populaton (line 1, did you mean population?), populaton.size (line 2)"}},
+		{"misspelt top-level key", "sed = 4\n", []string{"sed (line 1, did you mean seed?)"}},
+		{"misspelt hp key", "[hp.lr]\nmin = 0.0001\n\n# max below\nmn = 0.0001\n", []string{"hp.lr.mn (line 5, did you mean min?)"}},
+		{"misspelt net key", "[net.mlp]\nhiden = [16]\n", []string{"net.mlp.hiden (line 2, did you mean hidden?)"}},
+		{"misspelt backend", "[net]\nbackedn = \"go\"\n", []string{"net.backedn (line 2, did you mean backend?)"}},
 		{"syntax error", "[population\nsize = 4\n", []string{"line 2", "table name"}},
 		{"type error", "[population]\nsize = \"four\"\n", []string{"population.size", "string"}},
 		{"negative lr", "[ppo]\nlr = -0.001\n", []string{"ppo.lr = -0.001", "> 0"}},
@@ -80,6 +87,21 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 			t.Fatalf("err = %v, want ErrBadInput naming %s", err, path)
 		}
 	})
+}
+
+// TestConfigErrorsSayNoMore checks what config errors leave out: a
+// suggestion for a key far from every known one, and the env's options in
+// Go's map syntax (they are in the file the user wrote).
+func TestConfigErrorsSayNoMore(t *testing.T) {
+	for _, tc := range []struct{ text, want, not string }{
+		{"[population]\nbanana = 4\n", "unknown keys: population.banana (line 2)", "did you mean"},
+		{"[env.options]\ncolour = \"red\"\n", "env CartPole-v1: ", "map["},
+	} {
+		_, err := ParseConfig([]byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.not) {
+			t.Errorf("%q: err = %v; want %q and not %q", tc.text, err, tc.want, tc.not)
+		}
+	}
 }
 
 func TestEmptyConfigIsTheDefaults(t *testing.T) {

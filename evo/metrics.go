@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -74,7 +75,7 @@ func (t *Trainer) appendMetrics(g int, wall float64, reports []MemberReport) err
 
 // truncateMetrics rewrites metrics.csv atomically without the rows of
 // generations after the current one (a resumed run repeats them), or
-// creates it with its header.
+// creates it with its header. See metricsUpTo for what it keeps.
 func (t *Trainer) truncateMetrics() error {
 	path := filepath.Join(t.dir, "metrics.csv")
 	header := t.cfg.metricsHeader()
@@ -85,22 +86,11 @@ func (t *Trainer) truncateMetrics() error {
 	case err != nil:
 		return fmt.Errorf("metrics: %w", err)
 	default:
-		old, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		kept, err := metricsUpTo(b, header, t.gen)
 		if err != nil {
 			return badInput(fmt.Errorf("metrics: %s: %w", path, err))
 		}
-		if len(old) == 0 || !slices.Equal(old[0], header) {
-			return badInput(fmt.Errorf("metrics: %s: the header differs from this config's columns", path))
-		}
-		for _, r := range old[1:] {
-			g, err := strconv.Atoi(r[0])
-			if err != nil {
-				return badInput(fmt.Errorf("metrics: %s: generation %q: %w", path, r[0], err))
-			}
-			if g <= t.gen {
-				rows = append(rows, r)
-			}
-		}
+		rows = append(rows, kept...)
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -109,6 +99,60 @@ func (t *Trainer) truncateMetrics() error {
 		return err
 	}
 	return atomicfile.WriteBytes(path, buf.Bytes())
+}
+
+// metricsUpTo returns the rows of metrics.csv's contents b (after header,
+// which must be its first record) of generations up to gen. Rows are in
+// generation order, so it stops at the first row of a later generation and
+// ignores everything after it. A last line cut short (a generation's rows
+// are appended after the checkpoint before it, so a crash can tear only a
+// row of a later generation) is dropped too, unless it is plainly a row
+// of a generation up to gen. Any other malformed row is an error naming
+// its line.
+func metricsUpTo(b []byte, header []string, gen int) ([][]string, error) {
+	r := csv.NewReader(bytes.NewReader(b))
+	r.FieldsPerRecord = len(header)
+	if h, err := r.Read(); err != nil || !slices.Equal(h, header) {
+		return nil, errors.New("the header differs from this config's columns")
+	}
+	var rows [][]string
+	for {
+		start := r.InputOffset()
+		rec, err := r.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			if tornRow(b[start:], gen) {
+				return rows, nil
+			}
+			return nil, err
+		}
+		g, err := strconv.Atoi(rec[0])
+		if err != nil {
+			line, _ := r.FieldPos(0)
+			return nil, fmt.Errorf("record on line %d: generation %q: %w", line, rec[0], err)
+		}
+		if g > gen {
+			return rows, nil
+		}
+		rows = append(rows, rec)
+	}
+}
+
+// tornRow reports whether rest, the end of metrics.csv from the start of a
+// record that does not parse, is a row cut short by a crash: the last line
+// of the file, without the newline that ends every row written whole, and
+// not one whose generation (when its first field is whole) is up to gen.
+func tornRow(rest []byte, gen int) bool {
+	if bytes.IndexByte(rest, '\n') >= 0 {
+		return false // rows end in a newline: this one is whole
+	}
+	first, _, whole := bytes.Cut(rest, []byte(","))
+	if g, err := strconv.Atoi(string(first)); whole && err == nil && g <= gen {
+		return false
+	}
+	return true
 }
 
 // summaryFile is summary.json: Summary with the elite's fitness written

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/internal/runtest"
@@ -128,11 +130,15 @@ func TestResumeIsExact(t *testing.T) {
 		stopAfter int // generation after which the run is cancelled
 		rows      int // metrics rows (generations) before the resume
 		ckpt      int // generation of the checkpoint it resumes from
+		cut       int // bytes cut off the end of metrics.csv before the resume
 	}{
-		{"checkpoint every generation", 1, 2, 2, 2},
+		{"checkpoint every generation", 1, 2, 2, 2, 0},
 		// Generation 3 is in metrics.csv but not checkpointed: the resume
 		// drops its rows and trains it again, to the same results.
-		{"checkpoint every second generation", 2, 3, 3, 2},
+		{"checkpoint every second generation", 2, 3, 3, 2, 0},
+		// A crash tore generation 3's last row: the resume drops it with
+		// the rest of generation 3.
+		{"torn last row after the checkpoint", 2, 3, 3, 2, 25},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +151,13 @@ func TestResumeIsExact(t *testing.T) {
 			}
 			if rows := readMetrics(t, split.OutDir); len(rows) != 1+tc.rows*3 {
 				t.Fatalf("stopped after generation %d with %d metrics rows", tc.stopAfter, len(rows)-1)
+			}
+			if tc.cut > 0 {
+				path := filepath.Join(split.OutDir, "metrics.csv")
+				b := readFile(t, path)
+				if err := os.WriteFile(path, b[:len(b)-tc.cut], 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			tr, err := Resume(split.OutDir, Options{Workers: 2})
 			if err != nil {
@@ -175,6 +188,46 @@ func TestResumeIsExact(t *testing.T) {
 			}
 			if s, err := tr.Run(context.Background()); err != nil || s.Generations != 4 {
 				t.Fatalf("Run of a finished run: %+v, %v", s, err)
+			}
+		})
+	}
+}
+
+// TestMetricsUpTo checks what a resume keeps of metrics.csv: the rows up to
+// the checkpoint's generation, a torn last row of a later generation
+// dropped, any other malformed row an error naming its line.
+func TestMetricsUpTo(t *testing.T) {
+	header := []string{"generation", "agent", "fitness"}
+	const head = "generation,agent,fitness\n"
+	tests := []struct {
+		name, csv string
+		rows      int    // rows kept
+		err       string // or the error
+	}{
+		{"whole", head + "1,0,5\n1,1,6\n2,0,7\n2,1,8\n3,0,9\n", 4, ""},
+		{"torn row of a later generation", head + "1,0,5\n2,0,7\n3,0,9\n3,1", 2, ""},
+		{"torn first row of a later generation", head + "1,0,5\n2,0,7\n3,", 2, ""},
+		{"torn generation field", head + "1,0,5\n2,0,7\n1", 2, ""},
+		{"torn open quote", head + "1,0,5\n2,0,7\n3,0,\"ab", 2, ""},
+		{"anything after a later generation", head + "1,0,5\n3,0,9\n3,x\n", 1, ""},
+		{"malformed row before the checkpoint", head + "1,0\n2,0,7\n3,0,9\n", 0, "record on line 2: wrong number of fields"},
+		{"malformed last row that ends its line", head + "1,0,5\n2,0,7\n3,0\n", 0, "record on line 4: wrong number of fields"},
+		{"torn row of the checkpoint's generation", head + "1,0,5\n2,0,7\n2,1", 0, "record on line 4: wrong number of fields"},
+		{"bad generation", head + "1,0,5\nx,0,7\n", 0, `record on line 3: generation "x"`},
+		{"other header", "a,b,c\n1,0,5\n", 0, "header differs"},
+		{"empty", "", 0, "header differs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := metricsUpTo([]byte(tc.csv), header, 2)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(rows) != tc.rows {
+				t.Fatalf("%d rows, %v; want %d rows", len(rows), err, tc.rows)
 			}
 		})
 	}
