@@ -19,7 +19,8 @@
 //     has to survive a checkpoint. A panic in the goroutine (an env's, most
 //     likely) fails the run with an error naming the agent and the env.
 //  2. Evaluate: each member plays eval_episodes deterministic episodes on
-//     its own env, all seeded alike for the generation, each cut at
+//     env 0 of its training vector, all seeded alike for the generation
+//     (so the env's past does not matter), each cut at
 //     eval_max_steps; the mean return is its fitness. A non-finite loss,
 //     gradient or weight makes it −Inf; a NaN or Inf observation or reward
 //     fails the run, as in training.

@@ -14,7 +14,7 @@ import (
 // bad after its k-th step (counted over its whole life, across resets):
 // option bad = "observation" makes its observations NaN, "reward" its
 // rewards +Inf. A training env of the tiny config steps 128 times per
-// generation; an evaluation env steps eval_episodes × the episode length.
+// generation; evaluation then steps training env 0 further.
 type endlessEnv struct {
 	badAfter, steps int
 	bad             string
@@ -113,12 +113,13 @@ func TestBadEnvOutputFailsTheRun(t *testing.T) {
 	}{
 		{"NaN observation in training", "observation", 10,
 			[]string{"agent 0 on env Endless-v0: train: envs: vector env 0", "step returned observation[0] = NaN"}},
-		// 150 steps: after every training env's 128, in the second
-		// evaluation episode of 100 steps.
+		// 150 steps: after every training env's 128; evaluation plays on
+		// env 0 of the training vector, whose count goes on from 128 (this
+		// env's count survives Reset), so step 23 of the first episode.
 		{"NaN observation in evaluation", "observation", 150,
-			[]string{"agent 0 on env Endless-v0: evaluate episode 1 step 51: env *evo.endlessEnv step returned observation[0] = NaN"}},
+			[]string{"agent 0 on env Endless-v0: evaluate episode 0 step 23: env *evo.endlessEnv step returned observation[0] = NaN"}},
 		{"Inf reward in evaluation", "reward", 150,
-			[]string{"agent 0 on env Endless-v0: evaluate episode 1 step 51: env *evo.endlessEnv step returned reward +Inf"}},
+			[]string{"agent 0 on env Endless-v0: evaluate episode 0 step 23: env *evo.endlessEnv step returned reward +Inf"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -439,12 +438,12 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		}
 	}
 	if diverged == "" {
-		env, err := t.evalEnv(vec)
-		if err != nil {
-			return r, fmt.Errorf("agent %d: %w", m.Index, err)
-		}
-		defer envs.Close(env)
-		r.Fitness, err = a.Evaluate(env, t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
+		// The vector's env 0 is done training: Evaluate seeds its episodes,
+		// which makes it as good as a new env (the reset contract that
+		// envs.Check holds every env to), and a Python env needs no second
+		// child.
+		var err error
+		r.Fitness, err = a.Evaluate(vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
 		if err != nil {
 			// Evaluate's errors begin "evaluate episode N step S".
 			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)
@@ -457,18 +456,6 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		r.Fitness, r.Diverged, r.Divergence = math.Inf(-1), true, diverged
 	}
 	return r, nil
-}
-
-// evalEnv returns the env to evaluate on: a new one, or for a "gym:" env
-// the vector's env 0, which saves starting a Python child per agent and
-// generation (Evaluate seeds its episodes, and the vector is done with).
-func (t taskRunner) evalEnv(vec *envs.Vector) (envs.Env, error) {
-	if strings.HasPrefix(t.cfg.Env.ID, envs.GymPrefix) {
-		if _, registered := envs.Lookup(t.cfg.Env.ID); !registered {
-			return vec.Env(0), nil
-		}
-	}
-	return envs.Make(t.cfg.Env.ID, t.cfg.Env.Options)
 }
 
 // divergence reports whether a training error means the agent diverged
