@@ -364,19 +364,19 @@ func startGym(id string, n int, opts Options) (*gymHost, error) {
 		return nil, err
 	}
 	var spaces struct {
-		Obs gymSpace `json:"observation_space"`
-		Act gymSpace `json:"action_space"`
+		Obs json.RawMessage `json:"observation_space"`
+		Act json.RawMessage `json:"action_space"`
 	}
 	if err := json.Unmarshal(reply, &spaces); err != nil {
 		h.close()
 		return nil, fmt.Errorf("bad handshake from python: %w", err)
 	}
-	if h.obsSpace, err = spaces.Obs.space(); err == nil {
-		h.actSpace, err = spaces.Act.space()
+	if h.obsSpace, err = UnmarshalSpace(spaces.Obs); err == nil {
+		h.actSpace, err = UnmarshalSpace(spaces.Act)
 	}
 	if err != nil {
 		h.close()
-		return nil, err
+		return nil, fmt.Errorf("bad handshake from python: %w", err)
 	}
 	h.obsSize = h.obsSpace.FlatSize()
 	h.maskSize, _ = MaskSize(h.actSpace)
@@ -828,75 +828,6 @@ func (h *gymHost) close() {
 }
 
 var errGymClosed = errors.New("envs: gym env is closed")
-
-// gymSpace is a space as the bridge describes it.
-type gymSpace struct {
-	Type  string     `json:"type"`
-	Shape []int      `json:"shape"`
-	Low   []any      `json:"low"`
-	High  []any      `json:"high"`
-	N     int        `json:"n"`
-	Start int        `json:"start"`
-	Nvec  []int      `json:"nvec"`
-	Keys  []string   `json:"keys"`
-	Sub   []gymSpace `json:"spaces"`
-}
-
-func (d gymSpace) space() (Space, error) {
-	var s Space
-	switch d.Type {
-	case "Box":
-		b := Box{Dims: d.Shape, Low: make([]float32, len(d.Low)), High: make([]float32, len(d.High))}
-		for i := range d.Low {
-			var err error
-			if b.Low[i], err = gymBound(d.Low[i]); err != nil {
-				return nil, err
-			}
-		}
-		for i := range d.High {
-			var err error
-			if b.High[i], err = gymBound(d.High[i]); err != nil {
-				return nil, err
-			}
-		}
-		s = b
-	case "Discrete":
-		s = Discrete{N: d.N, Start: d.Start}
-	case "MultiDiscrete":
-		s = MultiDiscrete{Nvec: d.Nvec}
-	case "MultiBinary":
-		s = MultiBinary{N: d.N}
-	case "Dict":
-		sub := make([]Space, len(d.Sub))
-		for i, x := range d.Sub {
-			var err error
-			if sub[i], err = x.space(); err != nil {
-				return nil, err
-			}
-		}
-		s = Dict{Keys: d.Keys, Spaces: sub}
-	default:
-		return nil, fmt.Errorf("unsupported space %q", d.Type)
-	}
-	return s, s.Validate()
-}
-
-// gymBound reads a Box bound: a number, or "inf" / "-inf" (JSON has no
-// infinities). Bounds beyond float32's range become ±Inf.
-func gymBound(v any) (float32, error) {
-	switch v := v.(type) {
-	case float64:
-		return float32(v), nil
-	case string:
-		switch v {
-		case "inf":
-			return float32(math.Inf(1)), nil
-		case "-inf":
-			return float32(math.Inf(-1)), nil
-		}
-	}
-	return 0, fmt.Errorf("bad box bound %v", v)
-}
 
 // tailWriter keeps the last max bytes written to it.
 type tailWriter struct {

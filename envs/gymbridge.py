@@ -34,11 +34,16 @@ def prod(shape):
     return n
 
 
+FLOAT32_MAX = 3.4028234663852886e38
+
+
 def bound(x):
+    """A Box bound as the Go side reads it: a float32, or "inf" / "-inf"
+    (JSON has none) for bounds beyond float32's range."""
     x = float(x)
     if math.isnan(x):
         raise ValueError("envs gym bridge: NaN bound in a Box")
-    if math.isinf(x):
+    if abs(x) > FLOAT32_MAX:
         return "inf" if x > 0 else "-inf"
     return x
 
@@ -82,6 +87,24 @@ def describe(s, what):
         return {"type": "Dict", "keys": [str(k) for k, _ in items],
                 "spaces": [describe(v, what) for _, v in items]}
     raise TypeError("envs gym bridge: unsupported %s space %r (supported: Box, Discrete, MultiDiscrete, MultiBinary, Dict)" % (what, s))
+
+
+def wire(d):
+    """Returns a description in the JSON form of envs.MarshalSpace, without
+    what only this side needs (Python shapes, dtypes)."""
+    t = d["type"]
+    if t == "Box":
+        return {"type": "box", "shape": d["shape"], "low": d["low"], "high": d["high"]}
+    if t == "Discrete":
+        w = {"type": "discrete", "n": d["n"]}
+        if d["start"]:
+            w["start"] = d["start"]
+        return w
+    if t == "MultiDiscrete":
+        return {"type": "multi_discrete", "nvec": d["nvec"]}
+    if t == "MultiBinary":
+        return {"type": "multi_binary", "n": d["n"]}
+    return {"type": "dict", "keys": d["keys"], "spaces": [wire(s) for s in d["spaces"]]}
 
 
 def size(d):
@@ -267,7 +290,7 @@ def main():
     except BaseException:
         error(0)
         return
-    write(b"H", json.dumps(descs).encode())
+    write(b"H", json.dumps({k: wire(v) for k, v in descs.items()}).encode())
 
     n = len(envs)
     limit = cfg.get("max_episode_steps")
