@@ -156,10 +156,7 @@ func TestInspectAgentFile(t *testing.T) {
 }
 
 func TestInspectRunDirectory(t *testing.T) {
-	config, dir := writeTiny(t, 512)
-	if code, _, errOut := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
-		t.Fatalf("training: exit %d: %s", code, errOut)
-	}
+	_, dir := trainTiny(t, 512)
 	code, out, errOut := evolve(context.Background(), "inspect", dir)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -20,10 +20,7 @@ import (
 // tinyRun trains the tiny CartPole run and returns its directory.
 func tinyRun(t *testing.T) string {
 	t.Helper()
-	config, dir := writeTiny(t, 1024)
-	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != 0 {
-		t.Fatalf("training exits %d; stderr:\n%s", code, stderr)
-	}
+	_, dir := trainTiny(t, 1024)
 	return dir
 }
 

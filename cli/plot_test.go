@@ -30,10 +30,7 @@ func checkPNG(t *testing.T, path string) {
 }
 
 func TestPlotTinyRun(t *testing.T) {
-	config, dir := writeTiny(t, 1024)
-	if code, _, errOut := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
-		t.Fatalf("training: exit %d: %s", code, errOut)
-	}
+	_, dir := trainTiny(t, 1024)
 	code, out, errOut := evolve(context.Background(), "plot", dir)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -75,6 +75,17 @@ func writeTiny(t *testing.T, maxSteps int) (config, out string) {
 	return config, out
 }
 
+// trainTiny trains the tiny config for maxSteps through the command and
+// returns its config file and run directory.
+func trainTiny(t *testing.T, maxSteps int) (config, out string) {
+	t.Helper()
+	config, out = writeTiny(t, maxSteps)
+	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
+		t.Fatalf("training: exit %d; stderr:\n%s", code, stderr)
+	}
+	return config, out
+}
+
 // evolve runs the command and returns its exit status, stdout and stderr.
 func evolve(ctx context.Context, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
@@ -244,10 +255,7 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 func TestCorruptCheckpointExitsTwo(t *testing.T) {
-	config, out := writeTiny(t, 2*256)
-	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
+	_, out := trainTiny(t, 2*256)
 	latest := filepath.Join(out, "checkpoints", strings.TrimSpace(string(mustRead(t, filepath.Join(out, "checkpoints", "latest")))))
 	files, _ := filepath.Glob(filepath.Join(latest, "agent-*.safetensors"))
 	if len(files) != 2 {

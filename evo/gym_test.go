@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evolverl/evolve/internal/pytest"
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // TestGymnasiumCartPolePopulation trains the population of
@@ -69,10 +70,7 @@ func TestGymnasiumCartPolePopulation(t *testing.T) {
 	if _, err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	sameMetrics(t, readMetrics(t, straight.OutDir), readMetrics(t, split.OutDir))
-	if !bytes.Equal(readFile(t, filepath.Join(straight.OutDir, "elite.safetensors")), readFile(t, filepath.Join(split.OutDir, "elite.safetensors"))) {
-		t.Fatal("elite files differ between the straight and the resumed run")
-	}
+	runtest.SameRun(t, straight.OutDir, split.OutDir)
 }
 
 // TestGymChildrenEndWithTheRun trains on a standard-library Python env

@@ -1,13 +1,12 @@
 package evo
 
 import (
-	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // copyPool trains each task on a copy of its agent that went through
@@ -49,10 +48,7 @@ func TestPoolDoesNotChangeResults(t *testing.T) {
 		}
 		dirs = append(dirs, cfg.OutDir)
 	}
-	sameMetrics(t, readMetrics(t, dirs[0]), readMetrics(t, dirs[1]))
-	if !bytes.Equal(readFile(t, filepath.Join(dirs[0], "elite.safetensors")), readFile(t, filepath.Join(dirs[1], "elite.safetensors"))) {
-		t.Fatal("elite files differ between the default pool and copyPool")
-	}
+	runtest.SameRun(t, dirs[0], dirs[1])
 }
 
 // TestPoolResultForAnotherAgentFailsTheRun: the trainer checks that each

@@ -1,7 +1,6 @@
 package evo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -37,8 +36,6 @@ func readMetrics(t *testing.T, dir string) [][]string { return runtest.Metrics(t
 
 func readFile(t *testing.T, path string) []byte { return runtest.ReadFile(t, path) }
 
-func sameMetrics(t *testing.T, a, b [][]string) { runtest.SameMetrics(t, a, b) }
-
 // TestWorkersDoNotChangeResults is also the race test: with -race it trains
 // 2 generations instead of 3.
 func TestWorkersDoNotChangeResults(t *testing.T) {
@@ -55,14 +52,11 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 		}
 		dirs = append(dirs, cfg.OutDir)
 	}
-	m1, m4 := readMetrics(t, dirs[0]), readMetrics(t, dirs[1])
+	m1 := readMetrics(t, dirs[0])
 	if len(m1) != 1+gens*3 {
 		t.Fatalf("%d metrics rows, want a header and %d", len(m1), gens*3)
 	}
-	sameMetrics(t, m1, m4)
-	if !bytes.Equal(readFile(t, filepath.Join(dirs[0], "elite.safetensors")), readFile(t, filepath.Join(dirs[1], "elite.safetensors"))) {
-		t.Fatal("elite files differ between workers = 1 and 4")
-	}
+	runtest.SameRun(t, dirs[0], dirs[1])
 }
 
 // TestWorkersDoNotChangeRecurrentResults repeats the check for LSTM agents
@@ -109,10 +103,7 @@ rl_hp = 0.25
 		}
 		dirs = append(dirs, cfg.OutDir)
 	}
-	sameMetrics(t, readMetrics(t, dirs[0]), readMetrics(t, dirs[1]))
-	if !bytes.Equal(readFile(t, filepath.Join(dirs[0], "elite.safetensors")), readFile(t, filepath.Join(dirs[1], "elite.safetensors"))) {
-		t.Fatal("elite files differ between workers = 1 and 2")
-	}
+	runtest.SameRun(t, dirs[0], dirs[1])
 }
 
 func TestResumeIsExact(t *testing.T) {
@@ -173,10 +164,7 @@ func TestResumeIsExact(t *testing.T) {
 			if sum.Generations != 4 || !sum.Finished || sum.StopReason != StopBudget {
 				t.Fatalf("resumed run ended %+v, want 4 generations, finished by the budget", sum)
 			}
-			sameMetrics(t, readMetrics(t, straight.OutDir), readMetrics(t, split.OutDir))
-			if !bytes.Equal(readFile(t, filepath.Join(straight.OutDir, "elite.safetensors")), readFile(t, filepath.Join(split.OutDir, "elite.safetensors"))) {
-				t.Fatal("elite files differ between the straight and the resumed run")
-			}
+			runtest.SameRun(t, straight.OutDir, split.OutDir)
 
 			// A finished run resumes to nothing.
 			tr, err = Resume(split.OutDir, Options{})
