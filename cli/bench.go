@@ -641,8 +641,10 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 		p("\n%s\n", o.note)
 	}
 	p("\n%s Returns are undiscounted, with deterministic actions. *elite* is summary.json's "+
-		"`elite_fitness`: the best generation-best fitness of the run (a mean over `eval_episodes` episodes, "+
-		"maximised over generations, so optimistic); ", o.stopSentence(groups))
+		"`elite_fitness`: for a config with `[population] elite_episodes`, the elite's mean return on the run's "+
+		"confirmation episodes (every would-be elite plays the same ones); without, the best generation-best "+
+		"fitness of the run (a mean over `eval_episodes` episodes, maximised over generations, so optimistic); ",
+		o.stopSentence(groups))
 	if o.evalEpisodes > 0 {
 		p("*re-evaluated* is the elite file played on %d fresh episodes (the same for every run); ", o.evalEpisodes)
 	}

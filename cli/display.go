@@ -134,8 +134,13 @@ func (d *display) generation(r evo.GenerationReport) {
 		rate, _ = d.rate()
 	}
 	elite := ""
-	if r.NewElite {
+	switch {
+	case r.NewElite && !math.IsNaN(r.Confirmed):
+		elite = fmt.Sprintf(" (confirmed %.6g: new elite, saved)", r.Confirmed)
+	case r.NewElite:
 		elite = " (new elite, saved)"
+	case !math.IsNaN(r.Confirmed):
+		elite = fmt.Sprintf(" (confirmed %.6g)", r.Confirmed)
 	}
 	if !d.terminal {
 		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, steps %d/%d, %.0f steps/s, %s\n",

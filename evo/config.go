@@ -98,7 +98,8 @@ type PopulationConfig struct {
 	// (rounded up to whole rollouts).
 	EvoSteps int `toml:"evo_steps"`
 	// Target stops the run once a generation's best fitness reaches it
-	// (after MinGenerations); +Inf never stops early.
+	// (after MinGenerations), or with EliteEpisodes once the elite's
+	// confirmed score does; +Inf never stops early.
 	Target float64 `toml:"target"`
 	// MinGenerations is the number of generations run before Target can
 	// stop the run.
@@ -111,6 +112,15 @@ type PopulationConfig struct {
 	// separate PPO runs would (the baseline evolution is compared against).
 	// Omitted when false, so that the digests of earlier runs stay valid.
 	Independent bool `toml:"independent,omitempty"`
+	// EliteEpisodes, when > 0, confirms an elite before it is saved: a
+	// generation's best agent whose fitness reaches the elite's score plays
+	// EliteEpisodes more episodes, the same ones every time, and replaces
+	// the elite only if its mean return on them is higher. The elite's score
+	// (summary.json's elite_fitness, the target's test) is then that
+	// confirmed mean rather than the best of many noisy fitnesses. 0 saves
+	// the best fitness as it is; omitted when 0, so that the digests of
+	// earlier runs stay valid.
+	EliteEpisodes int `toml:"elite_episodes,omitempty"`
 }
 
 // MutationConfig is the [mutation] section: relative weights of the mutation
@@ -509,6 +519,9 @@ func (c Config) validate(build bool) error {
 	}
 	if p.Workers < 0 {
 		bad("population.workers", p.Workers, ">= 0 (0: GOMAXPROCS)")
+	}
+	if p.EliteEpisodes < 0 || p.EliteEpisodes > maxEvalEpisodes {
+		bad("population.elite_episodes", p.EliteEpisodes, fmt.Sprintf("0 (off) to %d", maxEvalEpisodes))
 	}
 	if c.PPO.LearnStep < c.Env.NumEnvs && c.Env.NumEnvs >= 1 {
 		bad("ppo.learn_step", c.PPO.LearnStep, fmt.Sprintf(">= env.num_envs (%d): a rollout takes learn_step/num_envs steps of each env", c.Env.NumEnvs))

@@ -25,7 +25,9 @@
 //     gradient or weight makes it −Inf; a NaN or Inf observation or reward
 //     fails the run, as in training.
 //  3. Record: the best member is saved to elite.safetensors when it is the
-//     best of the run so far; metrics.csv gets one row per member.
+//     best of the run so far; with elite_episodes it must first beat the
+//     elite on the run's confirmation episodes (the same ones for every
+//     candidate). metrics.csv gets one row per member.
 //  4. Select: tournament keeps the elite (with elitism) and fills the other
 //     places with winners of tournaments drawn with replacement, cloned
 //     with new indices (agent.Clone, seeded from the clone's stream).

@@ -237,6 +237,9 @@ func (t *Trainer) writeEvents(rep GenerationReport, genTime time.Duration) error
 		add("fitness/mean", sum/float64(finite))
 	}
 	add("fitness/elite", rep.EliteFitness)
+	if !math.IsNaN(rep.Confirmed) {
+		add("fitness/confirmed", rep.Confirmed)
+	}
 	add("population/diverged", float64(diverged))
 	if s := genTime.Seconds(); s > 0 {
 		add("steps_per_s", float64(genSteps)/s)

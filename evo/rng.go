@@ -12,6 +12,7 @@ const (
 	purposeMutation                      // the choice and parameters of a mutation
 	purposeTournament                    // the tournament draws of a generation
 	purposeEval                          // the evaluation env's seed of a generation
+	purposeConfirm                       // the elite confirmation episodes of a run
 )
 
 // mix is the SplitMix64 finaliser (Steele, Lea and Flood), a bijection of

@@ -71,9 +71,13 @@ type GenerationReport struct {
 	// to elite.safetensors.
 	Best     int
 	NewElite bool
-	// EliteFitness is the best fitness of the run so far.
+	// EliteFitness is the elite's score: the best fitness of the run so
+	// far, or with population.elite_episodes the best confirmed score.
 	EliteFitness float64
-	Wall         time.Duration // since the start of this session
+	// Confirmed is the mean return of the generation's best agent on the
+	// elite confirmation episodes, NaN when it did not play them.
+	Confirmed float64
+	Wall      time.Duration // since the start of this session
 }
 
 // MemberReport is one agent's row of a generation.
@@ -104,7 +108,8 @@ type Summary struct {
 	// StepsPerSecond is the population's env steps per second of this
 	// session (resumed runs count only their own steps and time).
 	StepsPerSecond float64 `json:"steps_per_s"`
-	// EliteFitness is the best fitness of the run (−Inf before any);
+	// EliteFitness is the elite's score, as GenerationReport's (−Inf before
+	// any);
 	// summary.json writes it as elite_fitness, infinities as strings.
 	EliteFitness float64 `json:"-"`
 	EliteIndex   int     `json:"elite_index"`
@@ -143,6 +148,7 @@ type Trainer struct {
 	wallBefore float64 // seconds spent by earlier sessions
 	resumed    bool
 	events     *tbevent.Writer // this session's TensorBoard event file
+	confirmEnv envs.Env        // the elite confirmation env, made on first use
 
 	progSteps atomic.Int64
 	progGen   atomic.Int64
@@ -250,6 +256,12 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	defer t.events.Close()
+	defer func() {
+		if t.confirmEnv != nil {
+			envs.Close(t.confirmEnv)
+			t.confirmEnv = nil
+		}
+	}()
 	wall := func() float64 { return t.wallBefore + time.Since(start).Seconds() }
 	for !t.finished {
 		g := t.gen + 1
@@ -279,15 +291,25 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		t.progSteps.Store(int64(t.totalSteps))
 		rep := GenerationReport{Generation: g, TotalSteps: t.totalSteps, MaxSteps: t.cfg.Population.MaxSteps,
 			Members: reports, Best: best}
-		if f := reports[best].Fitness; f > t.best {
+		score, err := t.eliteScore(reports[best], t.members[best].Agent, &rep)
+		if err != nil {
+			t.stopReason = StopError
+			sum := t.summary(start, sessionStart)
+			return sum, errors.Join(fmt.Errorf("generation %d: %w", g, err), t.writeSummary(sum))
+		}
+		if score > t.best {
 			path := filepath.Join(t.dir, "elite.safetensors")
 			if err := t.members[best].Agent.Save(path); err != nil {
 				return Summary{}, fmt.Errorf("save elite: %w", err)
 			}
-			t.best, t.bestIndex, rep.NewElite = f, reports[best].Index, true
-			t.log.Info("new elite", "generation", g, "agent", t.bestIndex, "fitness", f, "file", path)
+			t.best, t.bestIndex, rep.NewElite = score, reports[best].Index, true
+			t.log.Info("new elite", "generation", g, "agent", t.bestIndex, "fitness", reports[best].Fitness, "score", score, "file", path)
 		}
 		rep.EliteFitness = t.best
+		reached := reports[best].Fitness >= t.cfg.Population.Target
+		if t.cfg.Population.EliteEpisodes > 0 {
+			reached = t.best >= t.cfg.Population.Target
+		}
 		if err := t.appendMetrics(g, wall(), reports); err != nil {
 			return Summary{}, err
 		}
@@ -295,7 +317,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 			return Summary{}, err
 		}
 		switch {
-		case g >= t.cfg.Population.MinGenerations && reports[best].Fitness >= t.cfg.Population.Target:
+		case g >= t.cfg.Population.MinGenerations && reached:
 			t.finished, t.stopReason = true, StopTarget
 		case t.totalSteps >= t.cfg.Population.MaxSteps:
 			t.finished, t.stopReason = true, StopBudget
@@ -324,6 +346,38 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	sum := t.summary(start, sessionStart)
 	return sum, t.writeSummary(sum)
+}
+
+// eliteScore is the score that decides whether the generation's best agent
+// a (reported as r) becomes the elite. Without elite_episodes it is r's
+// fitness. With them, an agent whose fitness reaches the elite's score plays
+// the run's confirmation episodes (the same ones for every candidate, so
+// that candidates are compared on equal terms, and none of them the
+// episodes that picked it) and scores their mean return; an agent whose
+// fitness is lower scores −Inf. rep.Confirmed records a confirmation.
+func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport) (float64, error) {
+	rep.Confirmed = math.NaN()
+	n := t.cfg.Population.EliteEpisodes
+	if n == 0 {
+		return r.Fitness, nil
+	}
+	if r.Diverged || !(r.Fitness >= t.best) {
+		return math.Inf(-1), nil
+	}
+	if t.confirmEnv == nil {
+		env, err := envs.Make(t.cfg.Env.ID, t.cfg.Env.Options)
+		if err != nil {
+			return 0, fmt.Errorf("confirm the elite: env %s: %w", t.cfg.Env.ID, err)
+		}
+		t.confirmEnv = env
+	}
+	seed := int64(deriveSeed(t.cfg.Seed, -1, 0, purposeConfirm) >> 1)
+	score, err := a.Evaluate(t.confirmEnv, n, t.cfg.Env.EvalMaxSteps, seed)
+	if err != nil {
+		return 0, fmt.Errorf("confirm agent %d as the elite: %w", r.Index, err)
+	}
+	rep.Confirmed = score
+	return score, nil
 }
 
 // summary describes the run now; start and sessionSteps are the time and

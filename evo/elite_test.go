@@ -1,0 +1,146 @@
+package evo
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/runtest"
+)
+
+// confirmedTiny is the tiny run with elite confirmation on 5 episodes over
+// 8 generations of 1024 steps per agent. With seed 7 it has every case:
+// candidates confirmed and saved, confirmed and refused, and not confirmed.
+func confirmedTiny(t *testing.T) Config {
+	cfg := tiny(t)
+	cfg.Population.EliteEpisodes = 5
+	cfg.Population.MaxSteps = 8 * 3 * 1024
+	cfg.Population.EvoSteps = 1024
+	return cfg
+}
+
+// TestEliteIsConfirmed checks elite_episodes generation by generation: the
+// generation's best plays the confirmation episodes exactly when its
+// fitness reaches the elite's score, it becomes the elite exactly when its
+// confirmed score is higher, and the saved elite scores summary.json's
+// elite_fitness when played on those episodes again.
+func TestEliteIsConfirmed(t *testing.T) {
+	cfg := confirmedTiny(t)
+	var reps []GenerationReport
+	sum, err := run(t, cfg, Options{OnGeneration: func(r GenerationReport) { reps = append(reps, r) }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) < 4 {
+		t.Fatalf("%d generations, want at least 4", len(reps))
+	}
+	elite, confirmed, refused, skipped := math.Inf(-1), 0, 0, 0
+	for _, r := range reps {
+		best := r.Members[r.Best]
+		if best.Fitness >= elite && !best.Diverged {
+			confirmed++
+			if math.IsNaN(r.Confirmed) {
+				t.Fatalf("generation %d: best fitness %g reaches the elite's %g but was not confirmed", r.Generation, best.Fitness, elite)
+			}
+		} else {
+			skipped++
+			if !math.IsNaN(r.Confirmed) {
+				t.Fatalf("generation %d: best fitness %g is below the elite's %g but was confirmed (%g)", r.Generation, best.Fitness, elite, r.Confirmed)
+			}
+		}
+		if want := r.Confirmed > elite; r.NewElite != want {
+			t.Fatalf("generation %d: confirmed %g, elite %g: NewElite = %v", r.Generation, r.Confirmed, elite, r.NewElite)
+		}
+		if r.NewElite {
+			elite = r.Confirmed
+		} else if !math.IsNaN(r.Confirmed) {
+			refused++
+		}
+		if r.EliteFitness != elite {
+			t.Fatalf("generation %d: EliteFitness %g, want %g", r.Generation, r.EliteFitness, elite)
+		}
+	}
+	if refused == 0 || skipped == 0 {
+		t.Fatalf("%d candidates confirmed (%d refused), %d not: the run no longer covers every case; choose another seed", confirmed, refused, skipped)
+	}
+	if sum.EliteFitness != elite {
+		t.Fatalf("summary's elite fitness %g, want %g", sum.EliteFitness, elite)
+	}
+	a, err := agent.Load(filepath.Join(cfg.OutDir, "elite.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := envs.Make(cfg.Env.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Evaluate(env, cfg.Population.EliteEpisodes, cfg.Env.EvalMaxSteps, int64(deriveSeed(cfg.Seed, -1, 0, purposeConfirm)>>1))
+	if err != nil || again != elite {
+		t.Fatalf("the saved elite scores %g, %v on the confirmation episodes; want %g", again, err, elite)
+	}
+}
+
+// TestConfirmedTargetAndResume: with elite_episodes the target is tested
+// against the elite's confirmed score, and a run stopped and resumed with
+// confirmation is the straight run.
+func TestConfirmedTargetAndResume(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("trains four populations")
+	}
+	straight := confirmedTiny(t)
+	var elites, bests []float64
+	record := func(r GenerationReport) {
+		elites = append(elites, r.EliteFitness)
+		bests = append(bests, r.Members[r.Best].Fitness)
+	}
+	if _, err := run(t, straight, Options{OnGeneration: record}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	split := confirmedTiny(t)
+	if _, err := run(t, split, Options{}, func(r GenerationReport) bool { return r.Generation == 2 }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: err = %v, want context.Canceled", err)
+	}
+	tr, err := Resume(split.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runtest.SameRun(t, straight.OutDir, split.OutDir)
+
+	// A target that some generation's best fitness reaches before the
+	// elite's confirmed score does stops the run only when the elite's
+	// score reaches it.
+	first := func(xs []float64, v float64) int { return slices.IndexFunc(xs, func(x float64) bool { return x >= v }) }
+	goal, k := math.NaN(), 0
+	for _, v := range bests {
+		// e < 0: the elite never reaches v, and the budget ends the run.
+		if e, b := first(elites, v), first(bests, v); e < 0 || e > b {
+			goal, k = v, e
+			break
+		}
+	}
+	if math.IsNaN(goal) {
+		t.Fatalf("no generation's best fitness %v runs ahead of the elite's score %v: choose another seed", bests, elites)
+	}
+	target := confirmedTiny(t)
+	target.Population.Target = goal
+	sum, err := run(t, target, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, why := k+1, StopTarget
+	if k < 0 {
+		want, why = len(elites), StopBudget
+	}
+	if sum.Generations != want || sum.StopReason != why {
+		t.Fatalf("target %g: stopped after generation %d (%s) with elite %g; want generation %d (%s)", goal, sum.Generations, sum.StopReason, sum.EliteFitness, want, why)
+	}
+}
