@@ -19,8 +19,9 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// tiny returns runtest's tiny config for 3 generations, writing to a new
-// temporary directory.
+// tiny returns runtest's tiny config for 3 generations with elite
+// confirmation (which the coordinator plays), writing to a new temporary
+// directory.
 func tiny(t *testing.T) evo.Config {
 	t.Helper()
 	cfg, err := evo.ParseConfig([]byte(runtest.TinyConfig))
@@ -29,6 +30,7 @@ func tiny(t *testing.T) evo.Config {
 	}
 	cfg.OutDir = filepath.Join(t.TempDir(), "run")
 	cfg.Population.MaxSteps = 3 * 3 * 256 // 3 generations
+	cfg.Population.EliteEpisodes = 3
 	return cfg
 }
 
