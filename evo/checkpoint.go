@@ -48,6 +48,7 @@ const (
 	populationFile    = "population.json"
 	populationSumFile = "population.sha256"
 	latestFile        = "latest"
+	lockFile          = ".lock" // the run directory's lock (lockRunDir)
 	// maxPopulationBytes bounds what Resume reads of population.json: far
 	// above any real population (a member takes about 200 bytes plus 20
 	// per generation), far below what would exhaust memory.
@@ -148,8 +149,15 @@ func (t *Trainer) prepare(wall float64) error {
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
+	if err := t.lock(); err != nil {
+		return err
+	}
 	if t.resumed {
 		return t.truncateMetrics()
+	}
+	// Another process may have started a run here since New looked.
+	if _, err := os.Stat(filepath.Join(t.dir, "checkpoints")); err == nil {
+		return badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", t.dir, t.dir))
 	}
 	b, err := t.cfg.MarshalTOML()
 	if err != nil {
@@ -349,6 +357,27 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The lock is held from before the checkpoint is read until Run ends,
+	// so that what is read is not being rewritten.
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	t, err = t.resume()
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// resume reads the newest checkpoint of t's run into t, releasing the run
+// directory's lock on failure.
+func (t *Trainer) resume() (_ *Trainer, err error) {
+	defer func() {
+		if err != nil {
+			t.release()
+		}
+	}()
+	dir, cfg := t.dir, t.cfg
 	root := filepath.Join(dir, "checkpoints")
 	latestPath := filepath.Join(root, latestFile)
 	lb, err := readFileFS(os.DirFS(root), latestFile, 256)

@@ -30,6 +30,11 @@ import (
 // mismatched checkpoint. Test with errors.Is; the command exits 2 on it.
 var ErrBadInput = errors.New("bad input")
 
+// ErrRunInUse is the error (also ErrBadInput) of a run directory that
+// another process is training: New's Run and Resume take the directory's
+// lock, and hold it until Run returns.
+var ErrRunInUse = errors.New("run in use")
+
 // inputError is an error that also matches ErrBadInput, without adding
 // words to its message.
 type inputError struct{ err error }

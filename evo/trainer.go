@@ -149,6 +149,7 @@ type Trainer struct {
 	resumed    bool
 	events     *tbevent.Writer // this session's TensorBoard event file
 	confirmEnv envs.Env        // the elite confirmation env, made on first use
+	unlock     func()          // releases the run directory's lock; nil when not held
 
 	progSteps atomic.Int64
 	progGen   atomic.Int64
@@ -242,6 +243,7 @@ func (t *Trainer) Workers() int {
 // and the env. summary.json is written at the end and whenever a generation
 // is abandoned.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
+	defer t.release()
 	start := time.Now()
 	sessionStart := t.totalSteps
 	t.progSteps.Store(int64(t.totalSteps))
@@ -378,6 +380,27 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 	}
 	rep.Confirmed = score
 	return score, nil
+}
+
+// lock takes the run directory's lock unless this trainer holds it.
+func (t *Trainer) lock() error {
+	if t.unlock != nil {
+		return nil
+	}
+	unlock, err := lockRunDir(t.dir)
+	if err != nil {
+		return err
+	}
+	t.unlock = unlock
+	return nil
+}
+
+// release lets go of the run directory's lock, if held.
+func (t *Trainer) release() {
+	if t.unlock != nil {
+		t.unlock()
+		t.unlock = nil
+	}
 }
 
 // summary describes the run now; start and sessionSteps are the time and
