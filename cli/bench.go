@@ -385,6 +385,9 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 		r.StepsToAnchor = stepsToReach(m, a.Return)
 	}
 	if r.Summary.EliteFile != "" {
+		// The run's own elite file, wherever the run directory is now:
+		// summary.json names it by the path it had when it was written.
+		r.Summary.EliteFile = filepath.Join(cfg.OutDir, "elite.safetensors")
 		a, err := agent.Load(r.Summary.EliteFile)
 		if err != nil {
 			return r, err

@@ -124,6 +124,22 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 	if after := mustRead(t, csvPath); string(after) != string(before) {
 		t.Errorf("benchmarks.csv changed when its runs were reused:\n%s\nthen\n%s", before, after)
 	}
+	// A bench directory moved elsewhere reports the same: each run's elite
+	// is read where the run is now, not where summary.json says it was.
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(out, moved); err != nil {
+		t.Fatal(err)
+	}
+	movedArgs := []string{"bench", "-collect", "-out", moved, "-seeds", "2", "-eval-episodes", "3", "-variants", "evo,fixed", "-quiet", config}
+	if code, _, stderr := evolve(context.Background(), movedArgs...); code != exitOK {
+		t.Fatalf("bench -collect of the moved directory: exit %d: %s", code, stderr)
+	}
+	if after := mustRead(t, filepath.Join(moved, "benchmarks.csv")); string(after) != string(before) {
+		t.Errorf("benchmarks.csv of the moved runs differs:\n%s\nthen\n%s", before, after)
+	}
+	if err := os.Rename(moved, out); err != nil {
+		t.Fatal(err)
+	}
 	// The same directory with another config of that name is refused.
 	changed := filepath.Join(t.TempDir(), "tiny.toml")
 	text = strings.Replace(string(mustRead(t, config)), "update_epochs = 1", "update_epochs = 2", 1)
