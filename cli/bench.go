@@ -645,7 +645,7 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 	}
 	p("\n%s Returns are undiscounted, with deterministic actions. *elite* is summary.json's "+
 		"`elite_fitness`: for a config with `[population] elite_episodes`, the elite's mean return on the run's "+
-		"confirmation episodes (every would-be elite plays the same ones); without, the best generation-best "+
+		"confirmation episodes (played from one seed for the whole run); without, the best generation-best "+
 		"fitness of the run (a mean over `eval_episodes` episodes, maximised over generations, so optimistic); ",
 		o.stopSentence(groups))
 	if o.evalEpisodes > 0 {

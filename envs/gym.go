@@ -748,7 +748,7 @@ func (h *gymHost) read(b []byte) error {
 		var rerr error
 		err := h.outRaw.Read(func(fd uintptr) bool {
 			for {
-				n, rerr = syscall.Read(int(fd), b)
+				n, rerr = rawRead(fd, b)
 				if rerr != syscall.EAGAIN {
 					return true
 				}

@@ -119,7 +119,7 @@ type PopulationConfig struct {
 	Independent bool `toml:"independent,omitempty"`
 	// EliteEpisodes, when > 0, confirms an elite before it is saved: a
 	// generation's best agent whose fitness reaches the elite's score plays
-	// EliteEpisodes more episodes, the same ones every time, and replaces
+	// EliteEpisodes more episodes from the run's confirmation seed, and replaces
 	// the elite only if its mean return on them is higher. The elite's score
 	// (summary.json's elite_fitness, the target's test) is then that
 	// confirmed mean rather than the best of many noisy fitnesses. 0 saves

@@ -26,8 +26,8 @@
 //     fails the run, as in training.
 //  3. Record: the best member is saved to elite.safetensors when it is the
 //     best of the run so far; with elite_episodes it must first beat the
-//     elite on the run's confirmation episodes (the same ones for every
-//     candidate). metrics.csv gets one row per member.
+//     elite on the run's confirmation episodes (played from one seed for
+//     the whole run). metrics.csv gets one row per member.
 //  4. Select: tournament keeps the elite (with elitism) and fills the other
 //     places with winners of tournaments drawn with replacement, cloned
 //     with new indices (agent.Clone, seeded from the clone's stream).

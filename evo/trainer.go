@@ -353,9 +353,10 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 // eliteScore is the score that decides whether the generation's best agent
 // a (reported as r) becomes the elite. Without elite_episodes it is r's
 // fitness. With them, an agent whose fitness reaches the elite's score plays
-// the run's confirmation episodes (the same ones for every candidate, so
-// that candidates are compared on equal terms, and none of them the
-// episodes that picked it) and scores their mean return; an agent whose
+// the run's confirmation episodes (from one seed for the whole run, so that
+// candidates are compared on the same episodes where the env draws random
+// numbers only at reset; none of them the episodes that picked it) and
+// scores their mean return; an agent whose
 // fitness is lower scores −Inf. rep.Confirmed records a confirmation.
 func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport) (float64, error) {
 	rep.Confirmed = math.NaN()
@@ -422,8 +423,9 @@ func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
 // returns one report per member in population order; each member then holds
 // its trained agent.
 func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, error) {
-	// Every agent of a generation plays the same evaluation episodes, so
-	// that the tournament compares like with like.
+	// Every agent of a generation starts its evaluation from the same seed,
+	// so that the tournament compares like with like (exactly so on envs
+	// that draw random numbers only at reset).
 	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
 	tasks := make([]Task, len(t.members))
 	for i, m := range t.members {
