@@ -649,7 +649,7 @@ func (o benchOptions) markdown(groups []benchGroup, charts []string) []byte {
 		"fitness of the run (a mean over `eval_episodes` episodes, maximised over generations, so optimistic); ",
 		o.stopSentence(groups))
 	if o.evalEpisodes > 0 {
-		p("*re-evaluated* is the elite file played on %d fresh episodes (the same for every run); ", o.evalEpisodes)
+		p("*re-evaluated* is the elite file played on %d fresh episodes (from the same seed for every run); ", o.evalEpisodes)
 	}
 	p("*last gen* is the last generation's best and mean fitness. Each cell is mean ± population std "+
 		"over seeds with the seeds' values in brackets. *steps/agent* is the population's env steps "+
