@@ -1,8 +1,6 @@
 package evo
 
 import (
-	"context"
-	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -103,16 +101,7 @@ func TestConfirmedTargetAndResume(t *testing.T) {
 	}
 
 	split := confirmedTiny(t)
-	if _, err := run(t, split, Options{}, func(r GenerationReport) bool { return r.Generation == 2 }); !errors.Is(err, context.Canceled) {
-		t.Fatalf("stopped run: err = %v, want context.Canceled", err)
-	}
-	tr, err := Resume(split.OutDir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	stopAndResume(t, split, Options{}, 2)
 	runtest.SameRun(t, straight.OutDir, split.OutDir)
 
 	// A target that some generation's best fitness reaches before the

@@ -59,17 +59,7 @@ func TestGymnasiumCartPolePopulation(t *testing.T) {
 	}
 
 	split := parse()
-	_, err = run(t, split, Options{Workers: 1}, func(r GenerationReport) bool { return r.Generation == 1 })
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("stopped run: err = %v, want context.Canceled", err)
-	}
-	tr, err := Resume(split.OutDir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	stopAndResume(t, split, Options{Workers: 1}, 1)
 	runtest.SameRun(t, straight.OutDir, split.OutDir)
 }
 

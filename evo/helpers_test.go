@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -55,5 +56,21 @@ func checkFailedRun(t *testing.T, err error, dir string, want ...string) {
 	var sum map[string]any
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "summary.json")), &sum); err != nil || sum["stop_reason"] != StopError {
 		t.Errorf("summary.json: %v, %v", sum, err)
+	}
+}
+
+// stopAndResume trains cfg until generation gen ends, cancels it there,
+// resumes it and trains it to its end: what a run interrupted at gen does.
+func stopAndResume(t *testing.T, cfg Config, opts Options, gen int) {
+	t.Helper()
+	if _, err := run(t, cfg, opts, func(r GenerationReport) bool { return r.Generation == gen }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: err = %v, want context.Canceled", err)
+	}
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
