@@ -200,10 +200,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing but errors")
 	fs.BoolVar(&o.collect, "collect", false, "train nothing: report the finished runs in -out and list the missing ones")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+		return parseStatus(err)
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "evolve bench: "+format+"\n", a...)

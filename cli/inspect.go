@@ -108,6 +108,8 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// parseStatus is the exit status of a subcommand whose flags did not
+// parse: 0 for -h (flag printed the usage), 2 for a bad flag.
 func parseStatus(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

@@ -41,10 +41,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
-			}
-			return exitBadInput
+			return parseStatus(err)
 		}
 		if fs.NArg() == 0 {
 			break

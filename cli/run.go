@@ -68,10 +68,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var nf natsFlags
 	nf.register(fs, true)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+		return parseStatus(err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

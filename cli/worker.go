@@ -32,10 +32,7 @@ func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "print only errors")
 	gymPython := fs.String("gym-python", "", "train runs of gym: envs with the Python interpreter `PATH` (their config must name the same one); without it such runs are refused")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+		return parseStatus(err)
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "evolve worker: "+format+"\n", a...)
