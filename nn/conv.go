@@ -14,11 +14,12 @@ import (
 // for x [n, In, H, W], w [Out, In, K, K] (PyTorch's layout), b [Out] and y [n, Out, OH, OW],
 // all row-major float32, K = Kernel.
 //
-// Both passes are matrix products over im2col columns. For a group of samples, col holds one
-// column per output pixel, col[(c,u,v), (s,i,j)] = x[s, c, i·Stride+u, j·Stride+v], so that
-// y[o, ·] = b[o] + w[o, ·]·col. A group puts the pixels of several samples side by side: a
-// small image has only a few dozen output pixels, too few for the widest vector kernel,
-// while a group's few hundred columns use it fully and still fit in cache.
+// Both passes are matrix products over im2col columns, run by the register-tiled kernel
+// simd.MatMulAdd. For a group of samples, col holds one column per output pixel,
+// col[(c,u,v), (s,i,j)] = x[s, c, i·Stride+u, j·Stride+v], so that y[o, ·] = b[o] + w[o, ·]·col.
+// A group puts the pixels of several samples side by side: a small image has only a few dozen
+// output pixels, too few to fill the kernel's tiles, while a group's few hundred columns fill
+// them and a 256-row block of col still fits in L2.
 //
 // A sample's y and dx are bit-identical whether it runs alone or in any batch, so acting and
 // training see the same numbers. Each output is one fused multiply-add chain over (c,u,v) in
@@ -47,16 +48,27 @@ type Conv2d struct {
 	out  []float32 // [Out, ld]: the group's outputs (Forward) or output gradients (Backward)
 	dcol []float32 // [ckk, ld]: wᵀ·dy, the gradient of col's rows after the first
 	wb   []float32 // [Out, 1+ckk]: row o is b[o] then w[o, ·], to go with col's ones
+	// The weight gradient is a product over the group's columns, which the tile kernel
+	// wants as the inner dimension, so one factor is transposed: dy, giving [db dw]ᵀ =
+	// col·dyᵀ, when Out ≤ 1+ckk, else col, giving [db dw] = dy·colᵀ, whichever copy is
+	// smaller. tr holds the transposed factor, one row per column of the group, its width
+	// trw padded with zeros to a multiple of 8 so that the kernel has no scalar tail; gw
+	// sums the product over the groups.
+	dyT bool
+	trw int
+	tr  []float32 // [g·p, trw]
+	gw  []float32 // [1+ckk, trw] if dyT, else [Out, trw]
 }
 
-// colBudget is about the number of floats of col for one group (64 KiB): a group then has
-// hundreds of columns for small images, and col stays in L1 or L2 while every output row
-// passes over it.
-const colBudget = 16384
+// groupCols is about the number of columns of a group. Each pass of MatMulAdd's tile kernel
+// streams a block of up to 256 rows of col (or of dy) of this width from L2 for every six
+// rows of the result: 256·512 floats are 512 KiB, within the L2 of current x86 cores, and
+// 512 columns make 32 tiles of 16 per row, so the per-tile overhead is small.
+const groupCols = 512
 
-// tileCols is the width of the column tiles of the products, that of the widest kernel:
-// a tile of col (or of dy) stays in L1 while every row of the result passes over it.
-const tileCols = 64
+// directPixels is the number of output pixels per sample from which, when a multiple of 8,
+// the forward products go straight to y sample by sample instead of across a group.
+const directPixels = 64
 
 // NewConv2d returns the convolution of h×w images with in channels to out channels, with a
 // kernel×kernel kernel moved by stride. It panics (message prefixed "nn: ") if a size is not
@@ -74,7 +86,12 @@ func NewConv2d(in, out, kernel, stride, h, w int) *Conv2d {
 	}
 	c.ckk = in * kernel * kernel
 	c.p = c.OH * c.OW
-	c.group = max(1, max(colBudget/(1+c.ckk), tileCols)/c.p)
+	c.group = max(1, groupCols/c.p)
+	c.dyT = out <= 1+c.ckk
+	c.trw = pad8(1 + c.ckk)
+	if c.dyT {
+		c.trw = pad8(out)
+	}
 	return c
 }
 
@@ -94,34 +111,25 @@ func (c *Conv2d) Forward(y, x, w, b []float32, n int) {
 	}
 	// With whole tiles of 8 columns per sample, from 64 on, the products go straight to y
 	// sample by sample; for smaller images (or odd pixel counts) to out first, across the
-	// group, then are copied to y.
-	direct := c.p%8 == 0 && c.p >= tileCols
+	// group, then are copied to y. Either way each output is one FMA chain over col's
+	// rows in order, whatever the group (see simd.MatMulAdd).
+	direct := c.p%8 == 0 && c.p >= directPixels
 	for s0 := 0; s0 < n; s0 += c.group {
 		g := min(c.group, n-s0)
 		c.im2col(x, s0, g, ld)
 		if direct {
 			for t := range g {
 				ys := y[(s0+t)*c.Out*c.p : (s0+t+1)*c.Out*c.p]
-				for j0 := 0; j0 < c.p; j0 += tileCols {
-					j1 := min(j0+tileCols, c.p)
-					for o := range c.Out {
-						yt := ys[o*c.p+j0 : o*c.p+j1]
-						clear(yt)
-						simd.VecMatAdd(yt, c.wb[o*kb:(o+1)*kb], c.col[t*c.p+j0:], ld)
-					}
-				}
+				clear(ys)
+				simd.MatMulAdd(ys, c.p, c.wb, kb, 1, c.col[t*c.p:], ld, c.Out, c.p, kb)
 			}
 			continue
 		}
 		width := pad8(g * c.p)
-		for j0 := 0; j0 < width; j0 += tileCols {
-			j1 := min(j0+tileCols, width)
-			for o := range c.Out {
-				t := c.out[o*ld+j0 : o*ld+j1]
-				clear(t)
-				simd.VecMatAdd(t, c.wb[o*kb:(o+1)*kb], c.col[j0:], ld)
-			}
+		for o := range c.Out {
+			clear(c.out[o*ld : o*ld+width])
 		}
+		simd.MatMulAdd(c.out, ld, c.wb, kb, 1, c.col, ld, c.Out, width, kb)
 		// out [Out, (s, pixel)] to y [s, Out, pixel]; the padding columns are dropped.
 		for t := range g {
 			ys := y[(s0+t)*c.Out*c.p : (s0+t+1)*c.Out*c.p]
@@ -148,28 +156,35 @@ func (c *Conv2d) Backward(dx, dw, db, dy, x, w []float32, n int) {
 			len(dy), len(dw), len(db), len(dx), n*c.Out*c.p, c.Out*c.ckk, c.Out, n*c.In*c.H*c.W))
 	}
 	ld := c.grow(n, dx != nil)
+	clear(c.gw)
 	for s0 := 0; s0 < n; s0 += c.group {
 		g := min(c.group, n-s0)
 		cols := g * c.p
 		c.im2col(x, s0, g, ld)
-		// dy [s, Out, pixel] to out [Out, (s, pixel)], the layout of col.
+		// dy [s, Out, pixel] to out [Out, (s, pixel)], the layout of col, and when dy is
+		// the transposed factor, to tr [(s, pixel), Out].
 		for t := range g {
 			dys := dy[(s0+t)*c.Out*c.p : (s0+t+1)*c.Out*c.p]
 			for o := range c.Out {
-				copy(c.out[o*ld+t*c.p:o*ld+(t+1)*c.p], dys[o*c.p:])
+				dyo := dys[o*c.p : (o+1)*c.p]
+				copy(c.out[o*ld+t*c.p:o*ld+(t+1)*c.p], dyo)
+				if c.dyT {
+					for j, v := range dyo {
+						c.tr[(t*c.p+j)*c.trw+o] = v
+					}
+				}
 			}
 		}
-		// db and dw as dot products along the group's columns: the sums run over the long
-		// side (every pixel of every sample), which the dot kernel vectorises, whereas both
-		// sides of dw (Out and In·K·K) can be as small as 9 or 16. db is the dot with
-		// col's row of ones.
-		for o := range c.Out {
-			dyo := c.out[o*ld : o*ld+cols]
-			db[o] += simd.Dot(dyo, c.col)
-			dwo := dw[o*c.ckk : (o+1)*c.ckk]
-			for r := range dwo {
-				dwo[r] += simd.Dot(dyo, c.col[(1+r)*ld:])
+		// The sums of dw and db run over the group's columns; col's row of ones gives db.
+		if c.dyT {
+			simd.MatMulAdd(c.gw, c.trw, c.col, ld, 1, c.tr, c.trw, 1+c.ckk, c.trw, cols)
+		} else {
+			for r := range 1 + c.ckk {
+				for j, v := range c.col[r*ld : r*ld+cols] {
+					c.tr[j*c.trw+r] = v
+				}
 			}
+			simd.MatMulAdd(c.gw, c.trw, c.out, ld, 1, c.tr, c.trw, c.Out, c.trw, cols)
 		}
 		if dx == nil {
 			continue
@@ -177,14 +192,25 @@ func (c *Conv2d) Backward(dx, dw, db, dy, x, w []float32, n int) {
 		// dcol = wᵀ·dy: row r sums column r of w (stride ckk) times the rows of dy. The
 		// padding columns of out hold stale values; their dcol columns are never read.
 		width := pad8(cols)
-		clear(c.dcol[:c.ckk*ld])
-		for j0 := 0; j0 < width; j0 += tileCols {
-			j1 := min(j0+tileCols, width)
-			for r := range c.ckk {
-				simd.VecMatAddInc(c.dcol[r*ld+j0:r*ld+j1], w[r:], c.ckk, c.Out, c.out[j0:], ld)
+		for r := range c.ckk {
+			clear(c.dcol[r*ld : r*ld+width])
+		}
+		simd.MatMulAdd(c.dcol, ld, w, 1, c.ckk, c.out, ld, c.ckk, width, c.Out)
+		c.col2im(dx, s0, g, ld)
+	}
+	for o := range c.Out {
+		dwo := dw[o*c.ckk : (o+1)*c.ckk]
+		if c.dyT {
+			db[o] += c.gw[o]
+			for r := range dwo {
+				dwo[r] += c.gw[(1+r)*c.trw+o]
+			}
+		} else {
+			db[o] += c.gw[o*c.trw]
+			for r := range dwo {
+				dwo[r] += c.gw[o*c.trw+1+r]
 			}
 		}
-		c.col2im(dx, s0, g, ld)
 	}
 }
 
@@ -208,6 +234,12 @@ func (c *Conv2d) grow(n int, dcol bool) int {
 	c.col = growConv(c.col, (1+c.ckk)*ld)
 	c.out = growConv(c.out, c.Out*ld)
 	c.wb = growConv(c.wb, c.Out*(1+c.ckk))
+	c.tr = growConv(c.tr, ld*c.trw)
+	if c.dyT {
+		c.gw = growConv(c.gw, (1+c.ckk)*c.trw)
+	} else {
+		c.gw = growConv(c.gw, c.Out*c.trw)
+	}
 	if dcol {
 		c.dcol = growConv(c.dcol, c.ckk*ld)
 	}

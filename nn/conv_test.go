@@ -369,7 +369,8 @@ func TestConv2dMatchesPyTorch(t *testing.T) {
 	checkClose(t, "grad x", dx, ref.GradX.Data, tol, noScaleFloor)
 }
 
-// BenchmarkConv2d times the layers of the Catch and MinAtar networks for a training
+// BenchmarkConv2d times the layers of the Catch and MinAtar networks (Breakout's 4 channels,
+// Seaquest's 10 with the shipped 3×3 kernel and a 5×5 one evolution picked) for a training
 // minibatch (forward, and forward plus backward with the input gradient) and for acting on 8
 // environments (forward). GFLOP/s counts two flops per multiply-add of the products: 2·n·Out·
 // In·K²·OH·OW for the forward pass, three times that for forward plus backward (dw and dx
@@ -386,6 +387,9 @@ func BenchmarkConv2d(b *testing.B) {
 		{"minatar/n=256/forward", convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 256}, false},
 		{"minatar/n=256/forward+backward", convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 256}, true},
 		{"minatar/n=8/forward", convShape{in: 4, out: 16, k: 3, s: 1, h: 10, w: 10, n: 8}, false},
+		{"seaquest/n=256/forward+backward", convShape{in: 10, out: 16, k: 3, s: 1, h: 10, w: 10, n: 256}, true},
+		{"seaquest-k5/n=256/forward+backward", convShape{in: 10, out: 32, k: 5, s: 1, h: 10, w: 10, n: 256}, true},
+		{"seaquest-k5/n=16/forward", convShape{in: 10, out: 32, k: 5, s: 1, h: 10, w: 10, n: 16}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			l, x, w, bias, dy := convRandom(c.convShape, 1)
