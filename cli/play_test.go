@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image/gif"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +52,21 @@ func episodes(t *testing.T, stdout string, n int) []int {
 	want := fmt.Sprintf(" over %d episodes (length ", n)
 	if !strings.HasPrefix(lines[n], "mean return ") || !strings.Contains(lines[n], " ± ") || !strings.Contains(lines[n], want) {
 		t.Errorf("last line %q, want the mean ± std over %d episodes", lines[n], n)
+	}
+	if n > 1 {
+		// The standard error from the returns (CartPole's are the lengths),
+		// with the sample std.
+		mean, ss := 0.0, 0.0
+		for _, l := range lengths {
+			mean += float64(l) / float64(n)
+		}
+		for _, l := range lengths {
+			ss += (float64(l) - mean) * (float64(l) - mean)
+		}
+		se := fmt.Sprintf("; standard error %.2f", math.Sqrt(ss/float64(n-1)/float64(n)))
+		if !strings.HasSuffix(lines[n], se) {
+			t.Errorf("last line %q, want it to end in %q", lines[n], se)
+		}
 	}
 	return lengths
 }

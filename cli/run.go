@@ -174,6 +174,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			verb = "resuming"
 		}
 		where := fmt.Sprintf("%d workers", tr.Workers())
+		if tr.Workers() == 1 {
+			where = "1 worker"
+		}
 		if nf.url != "" {
 			where = "workers of " + redact(nf.url)
 		}
