@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,8 +51,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("evolve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [-workers N | -nats URL] [-quiet]\n"+
-			"       evolve -resume DIR [-workers N | -nats URL] [-quiet]\n"+
+		fmt.Fprintf(stderr, "usage: evolve -config FILE [-out DIR] [-seed N] [STOP] [-workers N | -nats URL] [-quiet]\n"+
+			"       evolve -resume DIR [STOP] [-workers N | -nats URL] [-quiet]\n"+
+			"       (STOP: -max-steps N, -target X or -no-target, replacing the run's stopping rules)\n"+
 			"       evolve worker -nats URL [-workers N] [-quiet]\n"+
 			"       evolve inspect [-json] FILE|DIR\n"+
 			"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n"+
@@ -65,6 +67,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "replace the config's seed with `N`")
 	workers := fs.Int("workers", 0, "train at most `N` agents at once (0: the config's population.workers)")
 	quiet := fs.Bool("quiet", false, "print only errors and the final summary")
+	maxSteps := fs.Int("max-steps", 0, "stop after `N` env steps of the population (replaces population.max_steps; with -resume, trains a finished run further)")
+	target := fs.Float64("target", 0, "stop once the elite's score reaches `X` (replaces population.target; with -resume, trains a finished run further)")
+	noTarget := fs.Bool("no-target", false, "never stop on a score: spend the whole budget (population.target = inf)")
 	var nf natsFlags
 	nf.register(fs, true)
 	if err := fs.Parse(args); err != nil {
@@ -92,6 +97,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-seed and -out do not apply to -resume: a resumed run keeps its seed and directory")
 	case *workers < 0:
 		return usage("-workers %d: want >= 0", *workers)
+	case set["target"] && set["no-target"]:
+		return usage("give at most one of -target X and -no-target")
+	case set["max-steps"] && *maxSteps < 1:
+		return usage("-max-steps %d: want >= 1", *maxSteps)
+	case set["target"] && math.IsNaN(*target):
+		return usage("-target NaN: want a number")
 	case set["config"] && *configPath == "" || set["resume"] && *resume == "" || set["out"] && *out == "":
 		return usage("-config, -resume and -out need a non-empty value")
 	case nf.check() != "":
@@ -117,10 +128,32 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		opts.Pool = pool
 	}
 
+	// stopRules applies -max-steps, -target and -no-target to the rules of cfg.
+	stopRules := func(cfg evo.Config) (int, float64) {
+		p := cfg.Population
+		if set["max-steps"] {
+			p.MaxSteps = *maxSteps
+		}
+		switch {
+		case set["target"]:
+			p.Target = *target
+		case *noTarget:
+			p.Target = math.Inf(1)
+		}
+		return p.MaxSteps, p.Target
+	}
+	newRules := set["max-steps"] || set["target"] || set["no-target"]
+
 	var tr *evo.Trainer
 	var err error
 	if set["resume"] {
 		tr, err = evo.Resume(*resume, opts)
+		if err == nil && newRules {
+			if err = tr.SetStopRules(stopRules(tr.Config())); err != nil {
+				tr.Close()
+				err = fmt.Errorf("resume %s: %w", *resume, err)
+			}
+		}
 	} else {
 		var cfg evo.Config
 		cfg, err = evo.LoadConfig(*configPath)
@@ -136,6 +169,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if set["workers"] {
 				cfg.Population.Workers = *workers
 			}
+			cfg.Population.MaxSteps, cfg.Population.Target = stopRules(cfg)
 			err = cfg.Validate()
 			// Whether the run can be written is known before anything is
 			// built, trained or written.
@@ -162,7 +196,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "evolve: %v\n", err)
 			return exitFailure
 		}
-		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do\n", tr.Dir(), sum.StopReason, sum.Generations)
+		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do; -max-steps N, -target X or -no-target train it further\n",
+			tr.Dir(), sum.StopReason, sum.Generations)
 		printSummary(stdout, sum)
 		return exitOK
 	}

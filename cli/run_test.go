@@ -245,6 +245,37 @@ func TestInterruptCheckpointsAndResumeFinishes(t *testing.T) {
 	}
 }
 
+// TestStopFlagsTrainAFinishedRunFurther trains the tiny run to its budget,
+// then resumes it with twice the budget and no target, and checks what a
+// flag that would not reopen it says.
+func TestStopFlagsTrainAFinishedRunFurther(t *testing.T) {
+	_, out := trainTiny(t, 3*2*256)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-max-steps", "1000"}, "already taken"},
+		{[]string{"-max-steps", "0"}, "-max-steps 0: want >= 1"},
+		{[]string{"-target", "1", "-no-target"}, "at most one of -target X and -no-target"},
+	} {
+		code, _, stderr := evolve(context.Background(), append([]string{"-resume", out}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	code, stdout, stderr := evolve(context.Background(), "-resume", out, "-max-steps", "3072", "-no-target", "-quiet")
+	var gens int
+	if _, err := fmt.Sscanf(stdout, "generations   %d (step budget spent)", &gens); code != exitOK || err != nil {
+		t.Fatalf("extending: exit %d, %v; stdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
+	if !strings.Contains(string(mustRead(t, filepath.Join(out, "config.toml"))), "max_steps = 3072") {
+		t.Error("config.toml does not hold the new budget")
+	}
+	if rows := strings.Count(string(mustRead(t, filepath.Join(out, "metrics.csv"))), "\n"); rows != 1+gens*2 || gens < 4 {
+		t.Errorf("metrics.csv has %d lines after %d generations, want a header, 2 rows per generation and at least 4 generations", rows, gens)
+	}
+}
+
 func mustRead(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

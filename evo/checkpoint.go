@@ -282,6 +282,20 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	if err := atomicfile.WriteBytes(filepath.Join(root, latestFile), []byte(name+"\n")); err != nil {
 		return fail(err)
 	}
+	if t.saveConfig {
+		// New stopping rules (SetStopRules) go to config.toml only now: the
+		// checkpoints before this one may record the config's whole digest,
+		// which the old config.toml matches, and this one records one that
+		// both match.
+		b, err := t.cfg.MarshalTOML()
+		if err == nil {
+			err = atomicfile.WriteBytes(filepath.Join(t.dir, "config.toml"), b)
+		}
+		if err != nil {
+			return fmt.Errorf("write config with the new stopping rules: %w", err)
+		}
+		t.saveConfig = false
+	}
 	return t.pruneCheckpoints(root, name)
 }
 
@@ -668,8 +682,14 @@ func decodePopulation(b []byte) (population, error) {
 // checkPopulation checks a decoded population.json against the run's
 // config, its digest and the generation in the checkpoint's name.
 func checkPopulation(p population, cfg Config, digest string, gen int) error {
+	// Checkpoints written before the stopping rules left the digest
+	// record the config's whole Digest.
+	full, err := cfg.Digest()
+	if err != nil {
+		return err
+	}
 	switch {
-	case p.ConfigDigest != digest:
+	case p.ConfigDigest != digest && p.ConfigDigest != full:
 		return fmt.Errorf("config digest %.70s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)
 	case len(p.Members) != cfg.Population.Size:
 		return fmt.Errorf("%d members, population.size is %d: %w", len(p.Members), cfg.Population.Size, errConfigChanged)

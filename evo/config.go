@@ -1354,9 +1354,9 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Digest identifies everything in the config that determines a run's
-// results (all of it but out_dir and population.workers): "sha256:<hex>".
-// A checkpoint records it so that resuming with a changed config fails.
+// Digest identifies the whole config but out_dir and population.workers,
+// which never change a run's results: "sha256:<hex>". Two configs with the
+// same digest describe the same run, stopping rules included.
 func (c Config) Digest() (string, error) {
 	c.OutDir, c.Population.Workers = "", 0
 	b, err := c.MarshalTOML()
@@ -1365,6 +1365,20 @@ func (c Config) Digest() (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// GenerationsDigest identifies what determines the generations a run
+// trains, which a checkpoint records: Digest's fields less the stopping
+// rules, population.target and population.max_steps, which only decide
+// when the run ends — except that with ppo.anneal_lr the budget is also
+// the learning rate's horizon, and stays. So a run can go on under a new
+// target or budget (Trainer.SetStopRules) and still resume.
+func (c Config) GenerationsDigest() (string, error) {
+	c.Population.Target = 0
+	if !c.PPO.AnnealLR {
+		c.Population.MaxSteps = 0
+	}
+	return c.Digest()
 }
 
 // mutableHPs returns the names of the hyperparameters an rl_hp mutation

@@ -145,6 +145,8 @@ type Trainer struct {
 	bestIndex  int
 	finished   bool
 	stopReason string
+	reopened   bool    // a finished run that SetStopRules lets go on: its last population is not evolved yet
+	saveConfig bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
 	wallBefore float64 // seconds spent by earlier sessions
 	resumed    bool
 	events     *tbevent.Writer // this session's TensorBoard event file
@@ -180,15 +182,19 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		if err != nil {
 			return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
 		}
-		a.TotalSteps = (cfg.Population.MaxSteps + cfg.Population.Size - 1) / cfg.Population.Size
+		a.TotalSteps = agentHorizon(cfg.Population)
 		t.members = append(t.members, &Member{Index: i, Parent: -1, Mutation: "initial", Agent: a})
 	}
 	t.nextIndex = cfg.Population.Size
 	return t, nil
 }
 
+// agentHorizon is an agent's share of the population's budget, the
+// horizon of its learning-rate annealing.
+func agentHorizon(p PopulationConfig) int { return (p.MaxSteps + p.Size - 1) / p.Size }
+
 func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
-	digest, err := cfg.Digest()
+	digest, err := cfg.GenerationsDigest()
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +215,63 @@ func (t *Trainer) Dir() string { return t.dir }
 // Finished reports whether the run has ended by its target or its budget
 // (a resumed finished run has nothing left to do).
 func (t *Trainer) Finished() bool { return t.finished }
+
+// SetStopRules replaces the run's stopping rules, population.max_steps and
+// population.target (+Inf for none), before Run: to train a run further
+// than its config said, or to stop it sooner. The generations trained are
+// the same as under the old rules up to where either stops, and the new
+// rules go to config.toml with the next checkpoint, so that a later resume
+// keeps them (a crash before that checkpoint resumes under the old ones).
+//
+// A finished run goes on if the new rules would not have stopped it after
+// its last generation: that generation's population is then selected and
+// mutated as it would have been, and training continues. If they would
+// have stopped it too, SetStopRules fails naming the rule, as it does when
+// ppo.anneal_lr makes the budget the learning rate's horizon and max_steps
+// changes. Errors match ErrBadInput.
+func (t *Trainer) SetStopRules(maxSteps int, target float64) error {
+	p := t.cfg.Population
+	switch {
+	case maxSteps < 1:
+		return badInput(fmt.Errorf("max_steps %d: want >= 1", maxSteps))
+	case math.IsNaN(target):
+		return badInput(errors.New("target NaN: want a number (+Inf: no target)"))
+	case t.cfg.PPO.AnnealLR && maxSteps != p.MaxSteps:
+		return badInput(fmt.Errorf("max_steps %d: the run anneals its learning rate to 0 over population.max_steps (%d), so its budget cannot change", maxSteps, p.MaxSteps))
+	}
+	if t.finished {
+		last := math.Inf(-1)
+		for _, m := range t.members {
+			if n := len(m.Fitness); n > 0 {
+				last = max(last, m.Fitness[n-1])
+			}
+		}
+		score, what := last, "its last generation's best fitness"
+		if p.EliteEpisodes > 0 {
+			score, what = t.best, "its elite's confirmed score"
+		}
+		switch {
+		case t.totalSteps >= maxSteps:
+			return badInput(fmt.Errorf("max_steps %d: the run has already taken %s env steps; give a larger budget to train it further",
+				maxSteps, commas(int64(t.totalSteps))))
+		case t.gen >= p.MinGenerations && score >= target:
+			return badInput(fmt.Errorf("target %v: %s, %v, already reaches it; give a higher target (or none) to train it further",
+				target, what, score))
+		}
+		t.finished, t.stopReason, t.reopened = false, "", true
+	}
+	if maxSteps != p.MaxSteps || target != p.Target {
+		t.cfg.Population.MaxSteps, t.cfg.Population.Target = maxSteps, target
+		t.saveConfig = true
+		// Each agent records the budget's share as its horizon, which
+		// without anneal_lr nothing reads: it follows the new budget, as
+		// in a run that had it from the start.
+		for _, m := range t.members {
+			m.Agent.TotalSteps = agentHorizon(t.cfg.Population)
+		}
+	}
+	return nil
+}
 
 // Members returns the current population (after the last completed
 // generation's selection and mutation). It must not be called while Run
@@ -265,6 +328,14 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		}
 	}()
 	wall := func() float64 { return t.wallBefore + time.Since(start).Seconds() }
+	if t.reopened {
+		// A finished run keeps its last population as evaluated; going on,
+		// it is selected and mutated first, as it would have been.
+		if err := t.advance(t.gen); err != nil {
+			return Summary{}, err
+		}
+		t.reopened = false
+	}
 	for !t.finished {
 		g := t.gen + 1
 		t.progGen.Store(int64(g))
@@ -324,14 +395,8 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		case t.totalSteps >= t.cfg.Population.MaxSteps:
 			t.finished, t.stopReason = true, StopBudget
 		}
-		switch {
-		case t.finished: // the last generation's population is kept as it was evaluated
-		case t.cfg.Population.Independent:
-			for _, m := range t.members {
-				m.Mutation = "none (independent)"
-			}
-		default:
-			if err := t.evolve(g); err != nil {
+		if !t.finished { // the last generation's population is kept as it was evaluated
+			if err := t.advance(g); err != nil {
 				return Summary{}, err
 			}
 		}
@@ -348,6 +413,18 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	sum := t.summary(start, sessionStart)
 	return sum, t.writeSummary(sum)
+}
+
+// advance makes the next generation's population from generation g's:
+// selection and mutation, or with independent agents the same agents.
+func (t *Trainer) advance(g int) error {
+	if t.cfg.Population.Independent {
+		for _, m := range t.members {
+			m.Mutation = "none (independent)"
+		}
+		return nil
+	}
+	return t.evolve(g)
 }
 
 // eliteScore is the score that decides whether the generation's best agent
@@ -397,6 +474,11 @@ func (t *Trainer) lock() error {
 }
 
 // release lets go of the run directory's lock, if held.
+// Close releases the run directory that Resume locked, for a Trainer that
+// will not Run (Run releases it itself when it returns). It may be called
+// more than once.
+func (t *Trainer) Close() { t.release() }
+
 func (t *Trainer) release() {
 	if t.unlock != nil {
 		t.unlock()

@@ -1,8 +1,11 @@
 package evo
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,4 +222,115 @@ func TestMetricsUpTo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStopRulesExtendAFinishedRun stops a run by its target after 2
+// generations, resumes it with no target and a budget of 4, and checks
+// that it trains exactly what a run with those rules from the start
+// trains; then that config.toml keeps the new rules, and that rules which
+// would have stopped the run too are refused.
+func TestStopRulesExtendAFinishedRun(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("trains two populations")
+	}
+	const budget = 4 * 3 * 256
+	straight := tiny(t)
+	straight.Population.MaxSteps = budget
+	if _, err := run(t, straight, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	early := tiny(t)
+	early.Population.MaxSteps = 100 * budget
+	early.Population.Target = 0 // every CartPole return reaches it
+	early.Population.MinGenerations = 2
+	if sum, err := run(t, early, Options{}, nil); err != nil || sum.StopReason != StopTarget || sum.Generations != 2 {
+		t.Fatalf("run with a target: %+v, %v; want a stop by the target after 2 generations", sum, err)
+	}
+	tr, err := Resume(early.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetStopRules(budget, math.Inf(1)); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Finished() {
+		t.Fatal("a run given a larger budget and no target is still finished")
+	}
+	sum, err := tr.Run(context.Background())
+	if err != nil || sum.Generations != 4 || sum.StopReason != StopBudget {
+		t.Fatalf("extended run: %+v, %v; want 4 generations, stopped by the budget", sum, err)
+	}
+	runtest.SameRun(t, straight.OutDir, early.OutDir)
+
+	saved, err := LoadConfig(filepath.Join(early.OutDir, "config.toml"))
+	if err != nil || saved.Population.MaxSteps != budget || !math.IsInf(saved.Population.Target, 1) {
+		t.Fatalf("config.toml after the extension: max_steps %d, target %v, %v; want %d and inf",
+			saved.Population.MaxSteps, saved.Population.Target, err, budget)
+	}
+	tr, err = Resume(early.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Finished() {
+		t.Fatal("the extended run does not resume as finished")
+	}
+	for _, tc := range []struct {
+		maxSteps int
+		target   float64
+		want     string
+	}{
+		{budget, math.Inf(1), "already taken"},
+		{2 * budget, -1, "already reaches it"},
+		{0, math.Inf(1), "want >= 1"},
+		{2 * budget, math.NaN(), "NaN"},
+	} {
+		if err := tr.SetStopRules(tc.maxSteps, tc.target); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SetStopRules(%d, %v) on a finished run: %v; want an error saying %q", tc.maxSteps, tc.target, err, tc.want)
+		}
+	}
+	tr.Close()
+}
+
+// TestResumeAcceptsTheWholeConfigDigest resumes a checkpoint that records
+// the config's whole Digest, as those written before the stopping rules
+// left the checkpoint's digest did, and checks that the run goes on as
+// one that never stopped.
+func TestResumeAcceptsTheWholeConfigDigest(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("trains two populations")
+	}
+	straight := tiny(t)
+	if _, err := run(t, straight, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	old := tiny(t)
+	if _, err := run(t, old, Options{}, func(r GenerationReport) bool { return r.Generation == 2 }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: %v", err)
+	}
+	full, err := old.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(old.OutDir, "checkpoints", "gen-000002")
+	b := readFile(t, filepath.Join(ckpt, populationFile))
+	var p population
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(p.ConfigDigest), []byte(full), 1)
+	if err := os.WriteFile(filepath.Join(ckpt, populationFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ckpt, populationSumFile), sumFileLine(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Resume(old.OutDir, Options{})
+	if err != nil {
+		t.Fatalf("resume from a checkpoint with the whole config's digest: %v", err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runtest.SameRun(t, straight.OutDir, old.OutDir)
 }

@@ -84,12 +84,19 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	if err != nil {
 		return err
 	}
+	// The run's id leaves out the stopping rules, so that a coordinator
+	// resumed with new ones (evo.Trainer.SetStopRules) still clears what
+	// an earlier session of the run left on the server.
+	gens, err := cfg.GenerationsDigest()
+	if err != nil {
+		return err
+	}
 	host, _ := os.Hostname()
 	dir, err := filepath.Abs(cfg.OutDir)
 	if err != nil {
 		return err
 	}
-	p.run, p.digest = runID(digest, host, dir), digest
+	p.run, p.digest = runID(gens, host, dir), digest
 	js, err := jetstream.New(p.nc)
 	if err != nil {
 		return err

@@ -83,8 +83,8 @@ func Version() string {
 	return fmt.Sprintf("%s protocol %d", v, protocol)
 }
 
-// runID names a run on the server: a hash of the config digest, the
-// coordinator's host and the run directory.
+// runID names a run on the server: a hash of the config's
+// GenerationsDigest, the coordinator's host and the run directory.
 func runID(digest, host, dir string) string {
 	sum := sha256.Sum256([]byte(digest + "\n" + host + "\n" + dir))
 	return hex.EncodeToString(sum[:8])
