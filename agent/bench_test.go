@@ -45,6 +45,12 @@ func benchEncoders() []benchEncoder {
 		c.Net.Head.Hidden = []int{16}
 		return c
 	}
+	breakout := func() Config { // configs/peers/minatar-breakout-matched: conv 16 3×3 → latent 128 → no head layer, shared, batch 256
+		c := cnn()
+		c.Net.CNN.Channels = []int{16}
+		c.Net.Head.Hidden, c.Net.Head.MinLayers = []int{}, 0
+		return c
+	}
 	lstm := func() Config { // lstm-matched: LSTM 64 → latent 32 → head 64, sequences of 32, batch 256
 		c := DefaultConfig()
 		c.BatchSize, c.LearnStep, c.UpdateEpochs, c.MaxSeqLen, c.NormalizeObs = 256, 256, 20, 32, true
@@ -58,6 +64,7 @@ func benchEncoders() []benchEncoder {
 		{"mlp-relu", "CartPole-v1", relu},
 		{"mlp-tanh", "CartPole-v1", mlp},
 		{"cnn", "Catch-v0", cnn},
+		{"cnn-breakout", "MinAtar/Breakout-v1", breakout},
 		{"lstm", "CartPoleNoVel-v1", lstm},
 	}
 }

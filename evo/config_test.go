@@ -161,6 +161,11 @@ func TestShippedConfigsValidate(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no configs found: %v", err)
 	}
+	peers, err := filepath.Glob("../configs/peers/*.toml")
+	if err != nil || len(peers) == 0 {
+		t.Fatalf("no peer twin configs found: %v", err)
+	}
+	paths = append(paths, peers...)
 	for _, p := range paths {
 		if _, err := LoadConfig(p); err != nil {
 			t.Errorf("%v", err)
