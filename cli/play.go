@@ -271,7 +271,11 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 	}
 	mr, sr := meanStd(returns)
 	ml, sl := meanStd(lengths)
-	fmt.Fprintf(stdout, "mean return %.2f ± %.2f over %d episodes (length %.1f ± %.1f)", mr, sr, p.episodes, ml, sl)
+	eps := "episodes"
+	if p.episodes == 1 {
+		eps = "episode"
+	}
+	fmt.Fprintf(stdout, "mean return %.2f ± %.2f over %d %s (length %.1f ± %.1f)", mr, sr, p.episodes, eps, ml, sl)
 	if n := float64(len(returns)); n > 1 {
 		// The standard error of the mean uses the sample std (n−1); it says how
 		// far the mean of these episodes may be from the policy's true mean.
