@@ -94,7 +94,7 @@ func collected(t *testing.T, c fastCase, seed uint64, backend string) (*PPO, min
 	if err := a.startRollout(vec); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := a.collect(); err != nil {
+	if _, _, _, err := a.collect(new([]float64)); err != nil {
 		t.Fatal(err)
 	}
 	return a, firstMinibatch(a)

@@ -136,7 +136,7 @@ func benchAgent(b *testing.B, e benchEncoder, backend string) *PPO {
 	if err := a.startRollout(vec); err != nil {
 		b.Fatal(err)
 	}
-	if _, _, _, err := a.collect(); err != nil {
+	if _, _, _, err := a.collect(new([]float64)); err != nil {
 		b.Fatal(err)
 	}
 	return a

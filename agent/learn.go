@@ -31,7 +31,10 @@ type TrainStats struct {
 	Steps    int     // env steps collected
 	Episodes int     // episodes finished
 	Return   float64 // mean return of the finished episodes (NaN if none)
-	Last     Stats   // the last update
+	// Returns lists the finished episodes' returns in the order they ended
+	// (episodes ending on the same step in env order).
+	Returns []float64
+	Last    Stats // the last update
 }
 
 // rollout is the collection in progress: the vector env, its current
@@ -63,7 +66,7 @@ func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStat
 		if err := ctx.Err(); err != nil {
 			return ts, err
 		}
-		n, eps, ret, err := a.collect()
+		n, eps, ret, err := a.collect(&ts.Returns)
 		if err != nil {
 			return ts, err
 		}
@@ -126,8 +129,8 @@ func (r *rollout) setMasks(infos []envs.Info) {
 
 // collect fills the buffer with one rollout and computes advantages. It
 // returns the env steps taken and the count and summed return of finished
-// episodes.
-func (a *PPO) collect() (steps, episodes int, returns float64, err error) {
+// episodes, and appends each finished episode's return to *ended.
+func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, err error) {
 	r := a.roll
 	buf := r.buf
 	n := buf.Envs
@@ -159,6 +162,7 @@ func (a *PPO) collect() (steps, episodes int, returns float64, err error) {
 			if res.Done(i) {
 				episodes++
 				returns += res.EpisodeReturns[i]
+				*ended = append(*ended, res.EpisodeReturns[i])
 				truncated = truncated || (res.Truncated[i] && !res.Terminated[i])
 			}
 		}

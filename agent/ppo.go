@@ -418,19 +418,47 @@ func (a *PPO) ResetState(i int) {
 }
 
 // Evaluate plays episodes on env with deterministic actions, seeding the
-// first reset with seed, and returns the mean undiscounted return.
+// first reset with seed, and returns the mean undiscounted return. It is
+// Play's mean; see Play for the rules.
+func (a *PPO) Evaluate(env envs.Env, episodes, maxSteps int, seed int64) (float64, error) {
+	p, err := a.Play(env, episodes, maxSteps, seed)
+	if err != nil {
+		return 0, err
+	}
+	return p.Mean(), nil
+}
+
+// Episodes is what Play played: each episode's undiscounted return, in
+// order, and the env steps of all of them.
+type Episodes struct {
+	Returns []float64
+	Steps   int
+	total   float64 // every reward in the order played, so Mean keeps Evaluate's rounding
+}
+
+// Mean returns the mean return (NaN for none).
+func (e Episodes) Mean() float64 {
+	if len(e.Returns) == 0 {
+		return math.NaN()
+	}
+	return e.total / float64(len(e.Returns))
+}
+
+// Play plays episodes on env with deterministic actions, seeding the first
+// reset with seed, and returns every episode's return and the steps taken.
 //
 // An episode that reaches maxSteps steps is cut there and counts with its
 // return so far, as a truncation would: evaluation ends even on an env
 // without a time limit. Env output that training would refuse (an
 // observation of the wrong size, a NaN or Inf observation or reward) is an
 // error naming the env, as envs.Vector's are.
-func (a *PPO) Evaluate(env envs.Env, episodes, maxSteps int, seed int64) (float64, error) {
+func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, error) {
+	var out Episodes
 	if episodes < 1 {
-		return 0, errors.New("evaluate: need at least one episode")
+		return out, errors.New("evaluate: need at least one episode")
 	}
 	if maxSteps < 1 {
-		return 0, fmt.Errorf("evaluate: max steps %d: need at least one step per episode", maxSteps)
+		return out, fmt.Errorf("evaluate: max steps %d: need at least one step per episode", maxSteps)
 	}
 	size := a.obsSpace.FlatSize()
 	// check mirrors envs.Vector's check of what an env returns.
@@ -448,7 +476,6 @@ func (a *PPO) Evaluate(env envs.Env, episodes, maxSteps int, seed int64) (float6
 		}
 		return nil
 	}
-	total := 0.0
 	for ep := range episodes {
 		s := envs.NoSeed
 		if ep == 0 {
@@ -456,27 +483,31 @@ func (a *PPO) Evaluate(env envs.Env, episodes, maxSteps int, seed int64) (float6
 		}
 		obs, info := env.Reset(s)
 		if err := check("reset", obs, 0); err != nil {
-			return 0, fmt.Errorf("evaluate episode %d: %w", ep, err)
+			return out, fmt.Errorf("evaluate episode %d: %w", ep, err)
 		}
 		a.ResetState(-1)
+		ret := 0.0
 		for step := 1; step <= maxSteps; step++ {
 			act, err := a.Act(obs, [][]bool{info.ActionMask}, true)
 			if err != nil {
-				return 0, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
+				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}
 			var r float64
 			var term, trunc bool
 			obs, r, term, trunc, info = env.Step(act)
 			if err := check("step", obs, r); err != nil {
-				return 0, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
+				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}
-			total += r
+			out.total += r
+			ret += r
+			out.Steps++
 			if term || trunc {
 				break
 			}
 		}
+		out.Returns = append(out.Returns, ret)
 	}
-	return total / float64(episodes), nil
+	return out, nil
 }
 
 // mode returns the BPTT sequence mode.
