@@ -62,13 +62,20 @@ var (
 
 // population is population.json.
 type population struct {
-	Format       string       `json:"format"`
-	Version      int          `json:"version"`
-	Generation   int          `json:"generation"`
-	TotalSteps   int          `json:"total_steps"`
-	WallSeconds  float64      `json:"wall_s"`
-	NextIndex    int          `json:"next_index"`
-	BestFitness  jsonFloat    `json:"best_fitness"`
+	Format     string `json:"format"`
+	Version    int    `json:"version"`
+	Generation int    `json:"generation"`
+	TotalSteps int    `json:"total_steps"`
+	// MeasureSteps are the evaluation and confirmation steps so far
+	// (absent in checkpoints of earlier builds, which did not count them).
+	MeasureSteps int       `json:"measure_steps,omitempty"`
+	WallSeconds  float64   `json:"wall_s"`
+	NextIndex    int       `json:"next_index"`
+	BestFitness  jsonFloat `json:"best_fitness"`
+	// EliteFit is the elite's fitness when it was saved (with fitness
+	// from training episodes, what candidates for confirmation must
+	// reach); absent in earlier checkpoints.
+	EliteFit     *jsonFloat   `json:"elite_fit,omitempty"`
 	BestIndex    int          `json:"best_index"`
 	Finished     bool         `json:"finished"`
 	StopReason   string       `json:"stop_reason"`
@@ -86,6 +93,8 @@ type memberJSON struct {
 	Steps    int         `json:"steps"`
 	Mutation string      `json:"mutation"`
 	Fitness  []jsonFloat `json:"fitness"`
+	// Returns are the episode returns of its last fitness (PBT's t-test).
+	Returns []float64 `json:"returns,omitempty"`
 }
 
 // jsonFloat is a float64 whose infinities and NaN are written as the
@@ -239,8 +248,8 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		return fmt.Errorf("checkpoint %s: %w", name, err)
 	}
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
-		TotalSteps: t.totalSteps, WallSeconds: wall, NextIndex: t.nextIndex,
-		BestFitness: jsonFloat(t.best), BestIndex: t.bestIndex, Finished: t.finished,
+		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
+		BestFitness: jsonFloat(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonFloat)(&t.bestFit),
 		StopReason: t.stopReason, ConfigDigest: t.digest}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
@@ -254,7 +263,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 			return fail(err)
 		}
 		pop.Members = append(pop.Members, memberJSON{Index: m.Index, Parent: m.Parent, File: f,
-			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: toJSONFloats(m.Fitness)})
+			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: toJSONFloats(m.Fitness), Returns: m.Returns})
 	}
 	b, err := json.MarshalIndent(pop, "", "  ")
 	if err != nil {
@@ -440,10 +449,16 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 		for i, f := range mj.Fitness {
 			fit[i] = float64(f)
 		}
-		t.members = append(t.members, &Member{Index: mj.Index, Parent: mj.Parent, Mutation: mj.Mutation, Fitness: fit, Agent: a})
+		t.members = append(t.members, &Member{Index: mj.Index, Parent: mj.Parent, Mutation: mj.Mutation, Fitness: fit,
+			Returns: mj.Returns, Agent: a})
 	}
 	t.gen, t.totalSteps, t.nextIndex = pop.Generation, pop.TotalSteps, pop.NextIndex
+	t.measureSteps = pop.MeasureSteps
 	t.best, t.bestIndex = float64(pop.BestFitness), pop.BestIndex
+	t.bestFit = t.best // earlier checkpoints: their elite's fitness was its score
+	if pop.EliteFit != nil {
+		t.bestFit = float64(*pop.EliteFit)
+	}
 	t.finished, t.stopReason, t.wallBefore = pop.Finished, pop.StopReason, pop.WallSeconds
 	t.resumed = true
 	t.progSteps.Store(int64(t.totalSteps))
@@ -655,7 +670,7 @@ func decodePopulation(b []byte) (population, error) {
 	switch {
 	case p.Format != populationFormat || p.Version != populationVersion:
 		return population{}, fmt.Errorf("format %.40q version %d, want %q version %d", p.Format, p.Version, populationFormat, populationVersion)
-	case p.Generation < 0 || p.TotalSteps < 0 || p.NextIndex < len(p.Members) || math.IsNaN(p.WallSeconds) || p.WallSeconds < 0 ||
+	case p.Generation < 0 || p.TotalSteps < 0 || p.MeasureSteps < 0 || p.NextIndex < len(p.Members) || math.IsNaN(p.WallSeconds) || p.WallSeconds < 0 ||
 		p.BestIndex < -1 || p.BestIndex >= p.NextIndex:
 		return population{}, errors.New("negative or inconsistent counters")
 	}

@@ -70,8 +70,11 @@ type Config struct {
 	Tournament TournamentConfig `toml:"tournament"`
 	// HP lists the hyperparameters that rl_hp mutations change, by their
 	// [ppo] key (see HPNames), with their ranges.
-	HP         map[string]HPRange `toml:"hp"`
-	Checkpoint CheckpointConfig   `toml:"checkpoint"`
+	HP map[string]HPRange `toml:"hp"`
+	// PBT is the [pbt] section, set (with its defaults filled) exactly
+	// when population.selection = "pbt".
+	PBT        *PBTConfig       `toml:"pbt,omitempty"`
+	Checkpoint CheckpointConfig `toml:"checkpoint"`
 }
 
 // EnvConfig is the [env] section.
@@ -126,6 +129,84 @@ type PopulationConfig struct {
 	// the best fitness as it is; omitted when 0, so that the digests of
 	// earlier runs stay valid.
 	EliteEpisodes int `toml:"elite_episodes,omitempty"`
+	// Selection makes the next generation from this one: "" or
+	// "tournament" (SelectTournament) or "pbt" (SelectPBT). The default is
+	// stored as "", so that the digests of earlier runs stay valid.
+	Selection string `toml:"selection,omitempty"`
+	// Fitness says what an agent's fitness is: "" or "eval" (FitnessEval)
+	// or "train" (FitnessTrain).
+	Fitness string `toml:"fitness,omitempty"`
+	// Init says where the agents' hyperparameters start: "" or "config"
+	// (InitConfig) or "sample" (InitSample).
+	Init string `toml:"init,omitempty"`
+}
+
+// The values of population.selection.
+const (
+	// SelectTournament is AgileRL's evolution: tournaments of
+	// tournament.size with elitism pick the next population, and each clone
+	// gets one mutation drawn with the [mutation] weights.
+	SelectTournament = "tournament"
+	// SelectPBT is Population Based Training's exploit and explore
+	// (Jaderberg et al. 2017): see PBTConfig.
+	SelectPBT = "pbt"
+)
+
+// The values of population.fitness.
+const (
+	// FitnessEval is the mean return of env.eval_episodes deterministic
+	// episodes played after training, from the generation's evaluation seed.
+	FitnessEval = "eval"
+	// FitnessTrain is the mean return of the last env.eval_episodes
+	// training episodes that ended in the generation (as many as ended, if
+	// fewer): no env steps are spent on measuring. An agent that finished
+	// no training episode is evaluated as with FitnessEval.
+	FitnessTrain = "train"
+)
+
+// The values of population.init.
+const (
+	// InitConfig starts every agent at the [ppo] values.
+	InitConfig = "config"
+	// InitSample draws each agent's mutable hyperparameters (those with an
+	// [hp] range) from their ranges, uniformly on each range's scale, as
+	// PBT and random search start.
+	InitSample = "sample"
+)
+
+// PBTConfig is the [pbt] section. After each generation the agents are
+// ranked by fitness; each agent of the bottom quantile picks one of the top
+// quantile at random and, unless ttest finds the difference insignificant,
+// becomes a copy of it (exploit: weights, optimiser state and
+// hyperparameters, under a new index) whose every mutable hyperparameter is
+// then explored: redrawn from its range with probability
+// resample_probability, otherwise perturbed one step up or down on its
+// scale (see HPRange.Scale). The other agents go on as they are.
+type PBTConfig struct {
+	// Quantile is the share of the population in the bottom and the top
+	// quantile, in (0, 0.5]: ceil(quantile·size) agents each.
+	Quantile float64 `toml:"quantile"`
+	// ResampleProbability is the chance, per hyperparameter, that explore
+	// redraws it from its range instead of perturbing it.
+	ResampleProbability float64 `toml:"resample_probability"`
+	// PerturbUp and PerturbDown are the factors of a perturbation (50/50)
+	// on a range's scale: for "log" and "linear" the value is multiplied,
+	// for "log1m" 1−value is; "pow2" ranges move one power of two.
+	PerturbUp   float64 `toml:"perturb_up"`
+	PerturbDown float64 `toml:"perturb_down"`
+	// TTest, when set, lets an agent exploit another only when the other's
+	// fitness episodes have the higher mean and Welch's t-test rejects
+	// equal means at level Alpha (one-sided), as the PBT paper does; the
+	// two need 2 episodes each, else the higher fitness decides.
+	TTest bool    `toml:"ttest"`
+	Alpha float64 `toml:"alpha"`
+}
+
+// DefaultPBT returns Ray Tune's PBT defaults (quantile 0.25, resample
+// probability 0.25, perturbations ×1.2 and ×0.8) with the paper's t-test at
+// the 5 % level.
+func DefaultPBT() PBTConfig {
+	return PBTConfig{Quantile: 0.25, ResampleProbability: 0.25, PerturbUp: 1.2, PerturbDown: 0.8, TTest: true, Alpha: 0.05}
 }
 
 // MutationConfig is the [mutation] section: relative weights of the mutation
@@ -158,11 +239,14 @@ type TournamentConfig struct {
 
 // HPRange is one [hp.<name>] table: an rl_hp mutation multiplies the value
 // by Grow or Shrink (50/50), clips it to [Min, Max] and rounds integers.
+// Scale is the range's geometry, which PBT's explore and population.init =
+// "sample" use (see HPScale); "" means the hyperparameter's default scale.
 type HPRange struct {
 	Min    float64 `toml:"min"`
 	Max    float64 `toml:"max"`
 	Grow   float64 `toml:"grow"`
 	Shrink float64 `toml:"shrink"`
+	Scale  string  `toml:"scale,omitempty"`
 }
 
 // CheckpointConfig is the [checkpoint] section.
@@ -418,6 +502,9 @@ func parseConfig(data []byte, build bool) (Config, error) {
 		}
 	}
 	cfg.HP = hp
+	if err := cfg.resolveStrategy(md); err != nil {
+		return Config{}, err
+	}
 	if err := cfg.validate(build); err != nil {
 		return Config{}, err
 	}
@@ -568,7 +655,11 @@ func (c Config) validate(build bool) error {
 	if !(m.MutationSD >= 0) || !finite(m.MutationSD) {
 		bad("mutation.mutation_sd", m.MutationSD, ">= 0")
 	}
-	if c.Tournament.Size < 1 || (p.Size >= 1 && c.Tournament.Size > p.Size) {
+	errs = append(errs, c.validateStrategy()...)
+	// The tournament's size is checked against the population only where a
+	// tournament is held: independent agents and PBT hold none.
+	tournament := !p.Independent && p.Selection != SelectPBT
+	if c.Tournament.Size < 1 || (tournament && p.Size >= 1 && c.Tournament.Size > p.Size) {
 		bad("tournament.size", c.Tournament.Size, fmt.Sprintf("in [1, population.size = %d]", p.Size))
 	}
 	if c.Checkpoint.Every < 1 {
@@ -1312,6 +1403,7 @@ type fileConfig struct {
 	Mutation   MutationConfig     `toml:"mutation"`
 	Tournament TournamentConfig   `toml:"tournament"`
 	HP         map[string]HPRange `toml:"hp"`
+	PBT        *PBTConfig         `toml:"pbt,omitempty"`
 	Checkpoint CheckpointConfig   `toml:"checkpoint"`
 }
 
@@ -1342,7 +1434,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	}
 	n := c.Net
 	f := fileConfig{Seed: c.Seed, OutDir: c.OutDir, Env: c.Env, Population: c.Population, PPO: ppo,
-		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, Checkpoint: c.Checkpoint}
+		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint}
 	if f.Env.Options == nil {
 		f.Env.Options = envs.Options{}
 	}

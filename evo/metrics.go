@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/evolverl/evolve/internal/atomicfile"
@@ -32,44 +33,58 @@ func (c Config) metricsHPs() []string {
 	return names
 }
 
-// metricsHeader returns the columns of metrics.csv.
-func (c Config) metricsHeader() []string {
+// metricsHeader returns the columns of metrics.csv: with measured, those
+// that count the env steps spent on measuring (eval_steps: the agent's
+// evaluation in the generation; global_steps: the run's training,
+// evaluation and confirmation steps so far) and the elite's score after the
+// generation. Runs begun before those columns existed go on without them.
+func (c Config) metricsHeader(measured bool) []string {
 	h := []string{"generation", "agent", "parent", "fitness", "diverged", "steps", "total_steps", "wall_s",
 		"train_return", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac",
 		"explained_variance", "grad_norm"}
 	h = append(h, c.metricsHPs()...)
-	return append(h, "net", "mutation")
+	h = append(h, "net", "mutation")
+	if measured {
+		h = append(h, "eval_steps", "global_steps", "elite_fitness")
+	}
+	return h
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// metricsRows returns one row per member of generation g.
-func (c Config) metricsRows(g, totalSteps int, wall float64, reports []MemberReport) [][]string {
-	rows := make([][]string, 0, len(reports))
-	for _, r := range reports {
+// metricsRows returns one row per member of the generation rep, with
+// the measuring columns when measured.
+func (c Config) metricsRows(rep GenerationReport, wall float64, measured bool) [][]string {
+	rows := make([][]string, 0, len(rep.Members))
+	for _, r := range rep.Members {
 		st := r.Stats
-		row := []string{strconv.Itoa(g), strconv.Itoa(r.Index), strconv.Itoa(r.Parent), fmtFloat(r.Fitness),
-			strconv.FormatBool(r.Diverged), strconv.Itoa(r.Steps), strconv.Itoa(totalSteps),
+		row := []string{strconv.Itoa(rep.Generation), strconv.Itoa(r.Index), strconv.Itoa(r.Parent), fmtFloat(r.Fitness),
+			strconv.FormatBool(r.Diverged), strconv.Itoa(r.Steps), strconv.Itoa(rep.TotalSteps),
 			strconv.FormatFloat(wall, 'f', 3, 64), fmtFloat(r.TrainReturn), fmtFloat(st.Loss),
 			fmtFloat(st.PolicyLoss), fmtFloat(st.ValueLoss), fmtFloat(st.Entropy), fmtFloat(st.ApproxKL),
 			fmtFloat(st.ClipFrac), fmtFloat(st.ExplainedVariance), fmtFloat(st.GradNorm)}
 		for _, n := range c.metricsHPs() {
 			row = append(row, fmtFloat(hpValue(r.Config, n)))
 		}
-		rows = append(rows, append(row, r.Config.Net.String(), r.Mutation))
+		row = append(row, r.Config.Net.String(), r.Mutation)
+		if measured {
+			row = append(row, strconv.Itoa(r.EvalSteps), strconv.Itoa(rep.GlobalSteps), fmtFloat(rep.EliteFitness))
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
 
-// appendMetrics appends generation g's rows to metrics.csv and syncs it.
-func (t *Trainer) appendMetrics(g int, wall float64, reports []MemberReport) error {
+// appendMetrics appends the generation rep's rows to metrics.csv and
+// syncs it.
+func (t *Trainer) appendMetrics(rep GenerationReport, wall float64) error {
 	path := filepath.Join(t.dir, "metrics.csv")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	w := csv.NewWriter(f)
-	w.WriteAll(t.cfg.metricsRows(g, t.totalSteps, wall, reports))
+	w.WriteAll(t.cfg.metricsRows(rep, wall, !t.legacyMetrics))
 	return errors.Join(w.Error(), f.Sync(), f.Close())
 }
 
@@ -78,9 +93,13 @@ func (t *Trainer) appendMetrics(g int, wall float64, reports []MemberReport) err
 // creates it with its header. See metricsUpTo for what it keeps.
 func (t *Trainer) truncateMetrics() error {
 	path := filepath.Join(t.dir, "metrics.csv")
-	header := t.cfg.metricsHeader()
-	rows := [][]string{header}
+	header := t.cfg.metricsHeader(true)
 	b, err := os.ReadFile(path)
+	if err == nil && t.gen > 0 && bytes.HasPrefix(b, []byte(strings.Join(t.cfg.metricsHeader(false), ",")+"\n")) {
+		// A run begun before the measuring columns keeps its columns.
+		header, t.legacyMetrics = t.cfg.metricsHeader(false), true
+	}
+	rows := [][]string{header}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

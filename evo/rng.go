@@ -13,6 +13,9 @@ const (
 	purposeTournament                    // the tournament draws of a generation
 	purposeEval                          // the evaluation env's seed of a generation
 	purposeConfirm                       // the elite confirmation episodes of a run
+	purposeExploit                       // PBT's choice of whom each bottom agent copies
+	purposeExplore                       // PBT's explore of one clone's hyperparameters
+	purposeSample                        // an initial agent's hyperparameters drawn from the ranges
 )
 
 // mix is the SplitMix64 finaliser (Steele, Lea and Flood), a bijection of

@@ -39,6 +39,9 @@ type Member struct {
 	// Fitness lists its fitness in every generation it was evaluated,
 	// inherited from its ancestors, oldest first.
 	Fitness []float64
+	// Returns are the episode returns behind its last fitness (PBT's
+	// t-test reads them).
+	Returns []float64
 	Agent   *agent.PPO
 }
 
@@ -77,7 +80,10 @@ type GenerationReport struct {
 	// Confirmed is the mean return of the generation's best agent on the
 	// elite confirmation episodes, NaN when it did not play them.
 	Confirmed float64
-	Wall      time.Duration // since the start of this session
+	// GlobalSteps counts every env step of the run so far: training,
+	// evaluation and elite confirmation (TotalSteps counts training only).
+	GlobalSteps int
+	Wall        time.Duration // since the start of this session
 }
 
 // MemberReport is one agent's row of a generation.
@@ -94,16 +100,23 @@ type MemberReport struct {
 	// TrainReturn is the mean return of the training episodes finished in
 	// this generation (NaN if none).
 	TrainReturn float64
-	Stats       agent.Stats // the last PPO update
-	Config      agent.Config
-	Mutation    string
+	// Returns are the episode returns whose mean is Fitness (evaluation
+	// episodes, or with population.fitness = "train" training episodes);
+	// EvalSteps are the env steps its evaluation took (0 without one).
+	Returns   []float64
+	EvalSteps int
+	Stats     agent.Stats // the last PPO update
+	Config    agent.Config
+	Mutation  string
 }
 
 // Summary describes a run at its end or stop; summary.json holds it.
 type Summary struct {
-	Dir         string  `json:"dir"`
-	Generations int     `json:"generations"`
-	TotalSteps  int     `json:"total_steps"`
+	Dir         string `json:"dir"`
+	Generations int    `json:"generations"`
+	TotalSteps  int    `json:"total_steps"`
+	// GlobalSteps counts training, evaluation and confirmation steps.
+	GlobalSteps int     `json:"global_steps"`
 	WallSeconds float64 `json:"wall_s"` // over all sessions of the run
 	// StepsPerSecond is the population's env steps per second of this
 	// session (resumed runs count only their own steps and time).
@@ -140,8 +153,18 @@ type Trainer struct {
 	members    []*Member
 	gen        int // generations completed
 	totalSteps int
-	nextIndex  int
-	best       float64 // best fitness of the run so far
+	// measureSteps are the env steps spent on evaluation and elite
+	// confirmation so far; with totalSteps, the run's global steps.
+	measureSteps int
+	// legacyMetrics: metrics.csv was begun without the measuring columns.
+	legacyMetrics bool
+	nextIndex     int
+	best          float64 // best fitness of the run so far
+	// bestFit is the elite's fitness when it was saved, which a
+	// candidate's fitness is held against when fitness comes from
+	// training episodes (a stochastic policy's returns, on another scale
+	// than the elite's confirmed score).
+	bestFit    float64
 	bestIndex  int
 	finished   bool
 	stopReason string
@@ -178,7 +201,11 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	}
 	defer envs.Close(env)
 	for i := range cfg.Population.Size {
-		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, deriveSeed(cfg.Seed, i, 0, purposeInit))
+		ppo := cfg.PPO
+		if cfg.Population.Init == InitSample {
+			ppo = cfg.sampleHPs(i)
+		}
+		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), ppo, deriveSeed(cfg.Seed, i, 0, purposeInit))
 		if err != nil {
 			return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
 		}
@@ -203,7 +230,7 @@ func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: digest,
-		best: math.Inf(-1), bestIndex: -1}, nil
+		best: math.Inf(-1), bestFit: math.Inf(-1), bestIndex: -1}, nil
 }
 
 // Config returns the run's config.
@@ -356,7 +383,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		best := 0
 		for i, r := range reports {
 			t.totalSteps += r.GenSteps
+			t.measureSteps += r.EvalSteps
 			t.members[i].Fitness = append(t.members[i].Fitness, r.Fitness)
+			t.members[i].Returns = r.Returns
 			if r.Fitness > reports[best].Fitness {
 				best = i
 			}
@@ -376,14 +405,16 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 				return Summary{}, fmt.Errorf("save elite: %w", err)
 			}
 			t.best, t.bestIndex, rep.NewElite = score, reports[best].Index, true
+			t.bestFit = reports[best].Fitness
 			t.log.Info("new elite", "generation", g, "agent", t.bestIndex, "fitness", reports[best].Fitness, "score", score, "file", path)
 		}
 		rep.EliteFitness = t.best
+		rep.GlobalSteps = t.totalSteps + t.measureSteps
 		reached := reports[best].Fitness >= t.cfg.Population.Target
 		if t.cfg.Population.EliteEpisodes > 0 {
 			reached = t.best >= t.cfg.Population.Target
 		}
-		if err := t.appendMetrics(g, wall(), reports); err != nil {
+		if err := t.appendMetrics(rep, wall()); err != nil {
 			return Summary{}, err
 		}
 		if err := t.writeEvents(rep, time.Since(genStart)); err != nil {
@@ -416,20 +447,25 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 }
 
 // advance makes the next generation's population from generation g's:
-// selection and mutation, or with independent agents the same agents.
+// selection and mutation (or PBT's exploit and explore), or with
+// independent agents the same agents.
 func (t *Trainer) advance(g int) error {
-	if t.cfg.Population.Independent {
+	switch {
+	case t.cfg.Population.Independent:
 		for _, m := range t.members {
 			m.Mutation = "none (independent)"
 		}
 		return nil
+	case t.cfg.Population.Selection == SelectPBT:
+		return t.exploitExplore(g)
 	}
 	return t.evolve(g)
 }
 
 // eliteScore is the score that decides whether the generation's best agent
 // a (reported as r) becomes the elite. Without elite_episodes it is r's
-// fitness. With them, an agent whose fitness reaches the elite's score plays
+// fitness. With them, an agent whose fitness reaches the elite's score (with
+// fitness from training episodes: the elite's fitness when it was saved) plays
 // the run's confirmation episodes (from one seed for the whole run, so that
 // candidates are compared on the same episodes where the env draws random
 // numbers only at reset; none of them the episodes that picked it) and
@@ -441,7 +477,11 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 	if n == 0 {
 		return r.Fitness, nil
 	}
-	if r.Diverged || !(r.Fitness >= t.best) {
+	bar := t.best
+	if t.cfg.Population.Fitness == FitnessTrain {
+		bar = t.bestFit
+	}
+	if r.Diverged || !(r.Fitness >= bar) {
 		return math.Inf(-1), nil
 	}
 	if t.confirmEnv == nil {
@@ -452,12 +492,13 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 		t.confirmEnv = env
 	}
 	seed := int64(deriveSeed(t.cfg.Seed, -1, 0, purposeConfirm) >> 1)
-	score, err := a.Evaluate(t.confirmEnv, n, t.cfg.Env.EvalMaxSteps, seed)
+	played, err := a.Play(t.confirmEnv, n, t.cfg.Env.EvalMaxSteps, seed)
 	if err != nil {
 		return 0, fmt.Errorf("confirm agent %d as the elite: %w", r.Index, err)
 	}
-	rep.Confirmed = score
-	return score, nil
+	t.measureSteps += played.Steps
+	rep.Confirmed = played.Mean()
+	return rep.Confirmed, nil
 }
 
 // lock takes the run directory's lock unless this trainer holds it.
@@ -490,7 +531,7 @@ func (t *Trainer) release() {
 // the total steps at which this session began.
 func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
 	el := time.Since(start).Seconds()
-	s := Summary{Dir: t.dir, Generations: t.gen, TotalSteps: t.totalSteps, WallSeconds: t.wallBefore + el,
+	s := Summary{Dir: t.dir, Generations: t.gen, TotalSteps: t.totalSteps, GlobalSteps: t.totalSteps + t.measureSteps, WallSeconds: t.wallBefore + el,
 		EliteFitness: t.best, EliteIndex: t.bestIndex, StopReason: t.stopReason, Finished: t.finished}
 	if el > 0 {
 		s.StepsPerSecond = float64(t.totalSteps-sessionSteps) / el
@@ -564,6 +605,7 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 	}
 	defer vec.Close()
 	retSum, episodes := 0.0, 0
+	var ended []float64 // training episodes' returns, for population.fitness = "train"
 	diverged := ""
 	// One rollout per call, so that progress is visible while it trains;
 	// the agent continues on the same vector, exactly as one long call.
@@ -574,6 +616,13 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		if ts.Episodes > 0 {
 			retSum += ts.Return * float64(ts.Episodes)
 			episodes += ts.Episodes
+			if t.cfg.Population.Fitness == FitnessTrain {
+				ended = append(ended, ts.Returns...)
+				// Only the last eval_episodes count: keep no more.
+				if k := t.cfg.Env.EvalEpisodes; len(ended) > 2*k {
+					ended = append(ended[:0], ended[len(ended)-k:]...)
+				}
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -598,17 +647,20 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 			diverged = err.Error()
 		}
 	}
-	if diverged == "" {
-		// The vector's env 0 is done training: Evaluate seeds its episodes,
+	if diverged == "" && len(ended) > 0 {
+		r.Returns = ended[max(0, len(ended)-t.cfg.Env.EvalEpisodes):]
+		r.Fitness = mean(r.Returns)
+	} else if diverged == "" {
+		// The vector's env 0 is done training: Play seeds its episodes,
 		// which makes it as good as a new env (the reset contract that
 		// envs.Check holds every env to), and a Python env needs no second
 		// child.
-		var err error
-		r.Fitness, err = a.Evaluate(vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
+		played, err := a.Play(vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
 		if err != nil {
-			// Evaluate's errors begin "evaluate episode N step S".
+			// Play's errors begin "evaluate episode N step S".
 			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)
 		}
+		r.Fitness, r.Returns, r.EvalSteps = played.Mean(), played.Returns, played.Steps
 		if math.IsNaN(r.Fitness) {
 			diverged = "fitness NaN"
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
 	"github.com/evolverl/evolve/internal/pytest"
+	"github.com/evolverl/evolve/internal/runtest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -271,4 +272,36 @@ func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRun(t, here.OutDir, remote.OutDir)
+}
+
+// TestPBTSameResultsAsLocal trains a PBT population whose fitness comes
+// from training episodes and whose hyperparameters start drawn from their
+// ranges, locally and through two NATS workers: the same bytes (the
+// workers' reports carry the episode returns PBT's t-test reads).
+func TestPBTSameResultsAsLocal(t *testing.T) {
+	pbt := func() evo.Config {
+		cfg := tiny(t)
+		cfg.Population.Size = 4
+		cfg.Population.MaxSteps = 3 * 4 * 256
+		cfg.Population.Selection, cfg.Population.Fitness, cfg.Population.Init = evo.SelectPBT, evo.FitnessTrain, evo.InitSample
+		p := evo.DefaultPBT()
+		p.TTest = false
+		cfg.PBT = &p
+		cfg.HP["gamma"] = evo.HPRange{Min: 0.9, Max: 0.999, Grow: 1.2, Shrink: 0.8}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	want := localRun(t, pbt())
+	s := startServer(t)
+	startWorkers(t, s, 2, 1, nil)
+	cfg := pbt()
+	if _, err := runNATS(t, s, cfg, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, want, cfg.OutDir)
+	if m := runtest.Metrics(t, want); !strings.Contains(strings.Join(m[len(m)-1], ","), "pbt") {
+		t.Errorf("the last generation's rows do not show PBT: %v", m[len(m)-1])
+	}
 }

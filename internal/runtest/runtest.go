@@ -102,3 +102,22 @@ func ReadFile(t testing.TB, path string) []byte {
 	}
 	return b
 }
+
+// CSV reads the CSV file at path and returns its rows as maps from the
+// header's names, and the header.
+func CSV(t testing.TB, path string) ([]map[string]string, []string) {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(ReadFile(t, path))).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %v (%d records)", path, err, len(recs))
+	}
+	rows := make([]map[string]string, 0, len(recs)-1)
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows, recs[0]
+}

@@ -1,0 +1,379 @@
+package evo
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/internal/runtest"
+)
+
+// pbtConfig is the tiny run with PBT over eight mutable hyperparameters
+// on their default scales, 4 agents so that the quantile holds one.
+const pbtConfig = runtest.TinyConfig + `
+[hp.lr]
+min = 1e-4
+max = 1e-2
+[hp.gamma]
+min = 0.9
+max = 0.999
+[hp.gae_lambda]
+min = 0.8
+max = 0.99
+[hp.ent_coef]
+min = 1e-6
+max = 0.1
+[hp.batch_size]
+min = 8
+max = 128
+[hp.learn_step]
+min = 32
+max = 512
+[hp.update_epochs]
+min = 1
+max = 8
+[hp.clip_coef]
+min = 0.1
+max = 0.4
+[pbt]
+quantile = 0.25
+`
+
+func pbtTiny(t *testing.T, edit func(*Config)) Config {
+	t.Helper()
+	text := strings.Replace(pbtConfig, "[population]\n", "[population]\nselection = \"pbt\"\n", 1)
+	text = strings.Replace(text, "size = 3\n", "size = 4\n", 1)
+	cfg, err := ParseConfig([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	if edit != nil {
+		edit(&cfg)
+	}
+	return cfg
+}
+
+// TestWelchPMatchesStudentT checks the one-sided p-value where the
+// Welch–Satterthwaite degrees of freedom are 2 (two samples of two with
+// equal spread), whose Student-t tail has the closed form
+// 1/2 − t/(2·sqrt(2 + t²)), and the limits of samples without spread.
+func TestWelchPMatchesStudentT(t *testing.T) {
+	for _, c := range []struct{ a, b, d float64 }{{5, 3, 1}, {3, 5, 1}, {10, 9.5, 2}, {0, 0, 3}} {
+		x, y := []float64{c.a - c.d, c.a + c.d}, []float64{c.b - c.d, c.b + c.d}
+		tv := (c.a - c.b) / math.Sqrt(c.d*c.d+c.d*c.d) // each sample's variance of the mean is d²
+		want := 0.5 - tv/(2*math.Sqrt(2+tv*tv))
+		if got := welchP(x, y); math.Abs(got-want) > 1e-9 {
+			t.Errorf("welchP(%v, %v) = %v, want %v", x, y, got, want)
+		}
+	}
+	if p := welchP([]float64{2, 2}, []float64{1, 1}); p != 0 {
+		t.Errorf("constant samples, higher mean: p = %v, want 0", p)
+	}
+	if p := welchP([]float64{1, 1}, []float64{1, 1}); p != 1 {
+		t.Errorf("equal constant samples: p = %v, want 1", p)
+	}
+}
+
+// TestScalesSampleAndPerturb checks each scale: draws stay in the range and
+// are uniform on the scale (the mean of the scale's coordinate is the
+// middle of the range, within 4 standard errors), perturbations move one
+// step and clip.
+func TestScalesSampleAndPerturb(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 20000
+	cases := []struct {
+		name  string
+		rng   HPRange
+		coord func(float64) float64 // where the range is uniform
+	}{
+		{"lr", HPRange{Min: 1e-5, Max: 2e-3}, math.Log},
+		{"gamma", HPRange{Min: 0.97, Max: 0.9999}, func(v float64) float64 { return math.Log(1 - v) }},
+		{"clip_coef", HPRange{Min: 0.1, Max: 0.4}, func(v float64) float64 { return v }},
+	}
+	for _, c := range cases {
+		lo, hi := c.coord(c.rng.Min), c.coord(c.rng.Max)
+		sum := 0.0
+		for range n {
+			v := sampleHP(c.name, c.rng, r)
+			if v < c.rng.Min || v > c.rng.Max {
+				t.Fatalf("%s: drew %v outside [%v, %v]", c.name, v, c.rng.Min, c.rng.Max)
+			}
+			sum += c.coord(v)
+		}
+		se := math.Abs(hi-lo) / math.Sqrt(12*n)
+		if m := sum / n; math.Abs(m-(lo+hi)/2) > 4*se {
+			t.Errorf("%s: mean coordinate %v, want %v ± %v", c.name, m, (lo+hi)/2, 4*se)
+		}
+	}
+	count := map[float64]int{}
+	for range n {
+		count[sampleHP("batch_size", HPRange{Min: 4, Max: 1024}, r)]++
+	}
+	if len(count) != 9 {
+		t.Errorf("batch_size in [4, 1024] drew %d values %v, want the 9 powers of two 4..1024", len(count), count)
+	}
+	for v, k := range count {
+		if math.Exp2(math.Round(math.Log2(v))) != v || math.Abs(float64(k)-n/9) > 4*math.Sqrt(n/9) {
+			t.Errorf("batch_size drew %v %d times, want a power of two about %d times", v, k, n/9)
+		}
+	}
+	steps := []struct {
+		name     string
+		rng      HPRange
+		v        float64
+		up       bool
+		want     float64
+		scaleKey string
+	}{
+		{"lr", HPRange{Min: 1e-5, Max: 1}, 1e-3, true, 1.2e-3, ""},
+		{"lr", HPRange{Min: 1e-5, Max: 1e-3}, 1e-3, true, 1e-3, ""}, // clipped
+		{"gamma", HPRange{Min: 0.9, Max: 0.9999}, 0.99, true, 1 - 0.01*1.2, ""},
+		{"gamma", HPRange{Min: 0.9, Max: 0.9999}, 0.99, false, 1 - 0.01*0.8, ""},
+		{"batch_size", HPRange{Min: 4, Max: 1024}, 64, true, 128, ""},
+		{"batch_size", HPRange{Min: 4, Max: 1024}, 64, false, 32, ""},
+		{"learn_step", HPRange{Min: 256, Max: 4096}, 4096, true, 4096, ""},
+		{"update_epochs", HPRange{Min: 1, Max: 20}, 2, true, 3, ""},   // round(2.4) = 2 would not move
+		{"update_epochs", HPRange{Min: 1, Max: 20}, 10, true, 12, ""}, // ×1.2
+		{"update_epochs", HPRange{Min: 1, Max: 20}, 1, false, 1, ""},  // clipped
+		{"clip_coef", HPRange{Min: 0.1, Max: 0.4}, 0.2, false, 0.16, ""},
+	}
+	for _, s := range steps {
+		if got := perturbHP(s.name, s.rng, s.v, s.up, 1.2, 0.8); math.Abs(got-s.want) > 1e-12 {
+			t.Errorf("perturb %s %v up=%v: %v, want %v", s.name, s.v, s.up, got, s.want)
+		}
+	}
+}
+
+// TestPBTExploitsTheTopAndExplores sets a population's fitness by hand and
+// checks one exploit/explore step: the worst agent becomes a copy of the
+// best (its weights, under a new index, with the best as parent) whose
+// hyperparameters are explored inside their ranges; the others go on
+// untouched; an insignificant difference is not exploited.
+func TestPBTExploitsTheTopAndExplores(t *testing.T) {
+	cfg := pbtTiny(t, nil)
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := []float64{10, 40, 30, 20}
+	for i, m := range tr.members {
+		m.Fitness = []float64{fit[i]}
+		m.Returns = []float64{fit[i] - 1, fit[i] + 1, fit[i]}
+	}
+	before := make([][]byte, 4)
+	for i, m := range tr.members {
+		before[i] = fileOf(t, m.Agent)
+	}
+	if err := tr.exploitExplore(1); err != nil {
+		t.Fatal(err)
+	}
+	m := tr.members
+	for _, i := range []int{1, 2, 3} {
+		if m[i].Index != i || !bytes.Equal(fileOf(t, m[i].Agent), before[i]) || m[i].Mutation != "none (pbt)" {
+			t.Errorf("member %d changed: index %d, mutation %q", i, m[i].Index, m[i].Mutation)
+		}
+	}
+	c := m[0]
+	if c.Index != 4 || c.Parent != 1 || tr.nextIndex != 5 {
+		t.Fatalf("the worst became index %d parent %d (next %d), want a copy of agent 1 as 4", c.Index, c.Parent, tr.nextIndex)
+	}
+	if !strings.HasPrefix(c.Mutation, "pbt: exploit 1 (40 > 10); explore: ") {
+		t.Errorf("mutation %q", c.Mutation)
+	}
+	// Weights are agent 1's: the same actions on the same observation.
+	obs := []float32{0.01, -0.02, 0.03, 0.01}
+	a1, err := m[1].Agent.Act(obs, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a4, err := c.Agent.Act(obs, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1[0] != a4[0] {
+		t.Errorf("the copy acts %v, agent 1 %v", a4, a1)
+	}
+	old, nc := m[1].Agent.Config(), c.Agent.Config()
+	moved := 0
+	for _, name := range cfg.mutableHPs() {
+		r := cfg.HP[name]
+		v := hpValue(nc, name)
+		if v < r.Min || v > r.Max {
+			t.Errorf("%s = %v outside [%v, %v]", name, v, r.Min, r.Max)
+		}
+		if v != hpValue(old, name) {
+			moved++
+		}
+	}
+	if moved < len(cfg.mutableHPs())-2 {
+		t.Errorf("explore moved %d of %d hyperparameters (%s), want all but those clipped", moved, len(cfg.mutableHPs()), c.Mutation)
+	}
+	if nc.BatchSize > nc.LearnStep {
+		t.Errorf("batch_size %d > learn_step %d", nc.BatchSize, nc.LearnStep)
+	}
+
+	// Overlapping episodes: the t-test refuses the copy.
+	tr2, err := New(pbtTiny(t, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, mm := range tr2.members {
+		mm.Fitness = []float64{fit[i]}
+		mm.Returns = []float64{fit[i] - 100, fit[i] + 100}
+	}
+	if err := tr2.exploitExplore(1); err != nil {
+		t.Fatal(err)
+	}
+	if mm := tr2.members[0]; mm.Index != 0 || !strings.HasPrefix(mm.Mutation, "none (pbt: 1 better at p = ") {
+		t.Errorf("insignificant difference: member 0 is %d with %q, want kept with the p-value", mm.Index, mm.Mutation)
+	}
+}
+
+// TestPBTRunIsReproducibleAndResumes trains the PBT population with
+// fitness from training episodes and sampled initial hyperparameters: 1
+// and 2 workers give the same files, a run stopped after generation 2 and
+// resumed gives them too, the initial agents' hyperparameters differ, no
+// step goes to evaluation, and global_steps adds the confirmation steps.
+func TestPBTRunIsReproducibleAndResumes(t *testing.T) {
+	edit := func(c *Config) {
+		c.Population.Fitness, c.Population.Init = FitnessTrain, InitSample
+		c.Population.EliteEpisodes = 3
+		c.Population.MaxSteps = 4 * 4 * 256
+		c.PBT.TTest = false // a few short episodes rarely differ significantly
+	}
+	var dirs []string
+	for _, w := range []int{1, 2} {
+		cfg := pbtTiny(t, edit)
+		if _, err := run(t, cfg, Options{Workers: w}, nil); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, cfg.OutDir)
+	}
+	runtest.SameRun(t, dirs[0], dirs[1])
+	cfg := pbtTiny(t, edit)
+	stopAndResume(t, cfg, Options{}, 2)
+	runtest.SameRun(t, dirs[0], cfg.OutDir)
+
+	rows := readMetrics(t, dirs[0])
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	lrs := map[string]bool{}
+	exploited := false
+	for _, r := range rows[1:] {
+		if r[col["generation"]] == "1" {
+			lrs[r[col["lr"]]] = true
+		}
+		if r[col["eval_steps"]] != "0" {
+			t.Errorf("generation %s agent %s: eval_steps %s, want 0 with fitness from training", r[0], r[1], r[col["eval_steps"]])
+		}
+		exploited = exploited || strings.HasPrefix(r[col["mutation"]], "pbt: exploit")
+		total, _ := strconv.Atoi(r[col["total_steps"]])
+		global, _ := strconv.Atoi(r[col["global_steps"]])
+		if global <= total {
+			t.Errorf("generation %s: global_steps %d, want more than the training steps %d (the confirmation)", r[0], global, total)
+		}
+	}
+	if len(lrs) != 4 {
+		t.Errorf("initial lr values %v: want 4 drawn values", lrs)
+	}
+	if !exploited {
+		t.Error("no agent exploited another in 4 generations")
+	}
+}
+
+// TestPBTConfigErrors checks that each bad [pbt] or range value is an
+// error naming its key.
+func TestPBTConfigErrors(t *testing.T) {
+	base := strings.Replace(runtest.TinyConfig, "[population]\n", "[population]\nselection = \"pbt\"\n", 1)
+	for _, c := range []struct{ add, want string }{
+		{"[pbt]\nquantile = 0\n", "pbt.quantile = 0"},
+		{"[pbt]\nquantile = 0.6\n", "pbt.quantile = 0.6"},
+		{"[pbt]\nperturb_up = 0\n", "pbt.perturb_up = 0"},
+		{"[pbt]\nperturb_down = -0.8\n", "pbt.perturb_down = -0.8"},
+		{"[pbt]\nresample_probability = 1.5\n", "pbt.resample_probability = 1.5"},
+		{"[pbt]\nalpha = 1\n", "pbt.alpha = 1"},
+		{"[hp.lr]\nmin = 1e-2\nmax = 1e-4\n", "hp.lr: min = 0.01, max = 0.0001"},
+		{"[hp.lr]\nmin = 0\nmax = 1e-2\n", "hp.lr: min = 0 on scale \"log\""},
+		{"[hp.gamma]\nmin = 0.9\nmax = 1\n", "hp.gamma: max = 1 on scale \"log1m\""},
+		{"[hp.batch_size]\nmin = 65\nmax = 100\n", "the range holds no power of two"},
+		{"[hp.clip_coef]\nmin = 0.1\nmax = 0.3\nscale = \"cubic\"\n", "hp.clip_coef.scale = \"cubic\""},
+		{"[hp.clip_coef]\nmin = 0.1\nmax = 0.3\nscale = \"pow2\"\n", "want an integer hyperparameter"},
+	} {
+		_, err := ParseConfig([]byte(base + c.add))
+		if err == nil || !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want bad input naming %q", c.add, err, c.want)
+		}
+	}
+	for _, c := range []struct{ text, want string }{
+		{runtest.TinyConfig + "[pbt]\nquantile = 0.25\n", "[pbt] given, but population.selection = \"tournament\""},
+		{strings.Replace(runtest.TinyConfig, "[population]\n", "[population]\nselection = \"best\"\n", 1), "population.selection = \"best\""},
+		{strings.Replace(runtest.TinyConfig, "[population]\n", "[population]\nfitness = \"mean\"\n", 1), "population.fitness = \"mean\""},
+		{strings.Replace(runtest.TinyConfig, "[population]\n", "[population]\ninit = \"random\"\n", 1), "population.init = \"random\""},
+	} {
+		_, err := ParseConfig([]byte(c.text))
+		if err == nil || !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want bad input naming %q", err, c.want)
+		}
+	}
+	// The defaults are stored as "", so that earlier runs keep their digests.
+	cfg, err := ParseConfig([]byte(strings.Replace(runtest.TinyConfig, "[population]\n", "[population]\nselection = \"tournament\"\nfitness = \"eval\"\ninit = \"config\"\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ParseConfig([]byte(runtest.TinyConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := cfg.Digest()
+	d2, _ := plain.Digest()
+	if d1 != d2 {
+		t.Error("spelling out the default selection, fitness and init changes the digest")
+	}
+	// PBT's defaults are Ray Tune's.
+	p, err := ParseConfig([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.PBT != DefaultPBT() {
+		t.Errorf("[pbt] defaults %+v, want %+v", *p.PBT, DefaultPBT())
+	}
+	// And the resolved config reads back the same.
+	b, err := p.MarshalTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseConfig(b)
+	if err != nil {
+		t.Fatalf("resolved config: %v\n%s", err, b)
+	}
+	db, _ := back.Digest()
+	dp, _ := p.Digest()
+	if db != dp {
+		t.Errorf("the resolved PBT config reads back to another digest:\n%s", b)
+	}
+}
+
+// TestTournamentSizeOnlyWhereATournamentIsHeld: a single independent agent
+// (a tuner's trial) and a PBT population smaller than the default
+// tournament are valid configs; a tournament larger than its population is
+// not.
+func TestTournamentSizeOnlyWhereATournamentIsHeld(t *testing.T) {
+	for _, extra := range []string{"independent = true\n", "selection = \"pbt\"\n"} {
+		text := strings.Replace(runtest.TinyConfig, "size = 3\n", "size = 1\n"+extra, 1)
+		if _, err := ParseConfig([]byte(text)); err != nil {
+			t.Errorf("%q with 1 agent: %v", strings.TrimSpace(extra), err)
+		}
+	}
+	text := strings.Replace(runtest.TinyConfig, "size = 3\n", "size = 1\n", 1)
+	if _, err := ParseConfig([]byte(text)); err == nil || !strings.Contains(err.Error(), "tournament.size = 2") {
+		t.Errorf("a tournament of 2 in a population of 1: err = %v", err)
+	}
+}
