@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,28 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // readCSV reads a CSV file into maps from the header's names, one per row.
 func readCSV(t *testing.T, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var rows []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = r[i]
-		}
-		rows = append(rows, m)
-	}
+	rows, _ := runtest.CSV(t, path)
 	return rows
 }
 

@@ -67,7 +67,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("%v", err)
 	}
-	env, target := readRunConfig(filepath.Join(dir, "config.toml"))
+	rc := readRunConfig(filepath.Join(dir, "config.toml"))
 	if *outDir == "" {
 		*outDir = filepath.Join(dir, "plots")
 	}
@@ -94,7 +94,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if !write("fitness.png", 8*vg.Inch, 4.5*vg.Inch, fitnessPlot(m, env, target)) {
+	if !write("fitness.png", 8*vg.Inch, 4.5*vg.Inch, fitnessPlot(m, rc)) {
 		return exitFailure
 	}
 	if hps := hyperparameterPlots(m); len(hps) == 0 {
@@ -117,6 +117,10 @@ type metricRow struct {
 	totalSteps         float64 // the population's env steps at the end of the generation
 	hp                 []float64
 	net                string
+	// eliteFitness is the elite's score after the generation (the
+	// confirmed one with elite_episodes), NaN in runs begun before
+	// metrics.csv had the column.
+	eliteFitness float64
 }
 
 // runMetrics is a run's metrics.csv: the hyperparameter columns' names
@@ -192,6 +196,12 @@ func readMetrics(path string) (*runMetrics, error) {
 			row.hp = append(row.hp, v)
 		}
 		row.net = rec[col["net"]]
+		row.eliteFitness = math.NaN()
+		if _, ok := col["elite_fitness"]; ok {
+			if row.eliteFitness, err = num("elite_fitness"); err != nil {
+				return nil, err
+			}
+		}
 		m.rows = append(m.rows, row)
 	}
 	if len(m.rows) == 0 {
@@ -200,32 +210,45 @@ func readMetrics(path string) (*runMetrics, error) {
 	return m, nil
 }
 
-// readRunConfig returns the env id and the fitness target from a run's
-// config.toml, or "" and NaN for what it cannot read: the plots only use
-// them for the title and a reference line.
-func readRunConfig(path string) (env string, target float64) {
+// runConfig is what the plots read of a run's config.toml: the env id,
+// the fitness target (NaN if none), whether the elite is confirmed and
+// whether fitness comes from training episodes.
+type runConfig struct {
+	env                     string
+	target                  float64
+	confirmed, trainFitness bool
+}
+
+// readRunConfig reads a run's config.toml; what it cannot read stays
+// empty: the plots only use it for the title, the labels and a reference
+// line.
+func readRunConfig(path string) runConfig {
 	var c struct {
 		Env struct {
 			ID string `toml:"id"`
 		} `toml:"env"`
 		Population struct {
-			Target *float64 `toml:"target"`
+			Target        *float64 `toml:"target"`
+			EliteEpisodes int      `toml:"elite_episodes"`
+			Fitness       string   `toml:"fitness"`
 		} `toml:"population"`
 	}
-	target = math.NaN()
+	rc := runConfig{target: math.NaN()}
 	if _, err := toml.DecodeFile(path, &c); err != nil {
-		return "", target
+		return rc
 	}
 	if c.Population.Target != nil {
-		target = *c.Population.Target
+		rc.target = *c.Population.Target
 	}
-	return c.Env.ID, target
+	rc.env, rc.confirmed, rc.trainFitness = c.Env.ID, c.Population.EliteEpisodes > 0, c.Population.Fitness == "train"
+	return rc
 }
 
 // fitnessPlot charts the best, mean and elite (best so far) fitness per
 // generation against the population's env steps, every agent as a dot,
 // and the target when the run has one.
-func fitnessPlot(m *runMetrics, env string, target float64) *plot.Plot {
+func fitnessPlot(m *runMetrics, rc runConfig) *plot.Plot {
+	env, target := rc.env, rc.target
 	byGen := map[int][]metricRow{}
 	var gens []int
 	for _, r := range m.rows {
@@ -256,9 +279,16 @@ func fitnessPlot(m *runMetrics, env string, target float64) *plot.Plot {
 			continue
 		}
 		eliteSoFar = max(eliteSoFar, b)
+		if e := rows[0].eliteFitness; !math.IsNaN(e) {
+			// The run's own elite: with elite_episodes its confirmed
+			// score, which the best fitness so far overstates.
+			eliteSoFar = e
+		}
 		best = append(best, plotter.XY{X: x, Y: b})
 		mean = append(mean, plotter.XY{X: x, Y: sum / float64(n)})
-		elite = append(elite, plotter.XY{X: x, Y: eliteSoFar})
+		if !math.IsInf(eliteSoFar, 0) {
+			elite = append(elite, plotter.XY{X: x, Y: eliteSoFar})
+		}
 	}
 
 	p := newPlot()
@@ -268,6 +298,9 @@ func fitnessPlot(m *runMetrics, env string, target float64) *plot.Plot {
 	}
 	p.X.Label.Text = "env steps (whole population)"
 	p.Y.Label.Text = "fitness (mean evaluation return)"
+	if rc.trainFitness {
+		p.Y.Label.Text = "fitness (mean return of training episodes)"
+	}
 	p.Y.Tick.Marker = plainTicks{}
 	p.X.Tick.Marker = siTicks{}
 	p.X.Min = 0
@@ -278,6 +311,10 @@ func fitnessPlot(m *runMetrics, env string, target float64) *plot.Plot {
 		p.Add(s)
 		p.Legend.Add("each agent", s)
 	}
+	eliteName := "elite (best so far)"
+	if rc.confirmed && len(m.rows) > 0 && !math.IsNaN(m.rows[0].eliteFitness) {
+		eliteName = "elite (confirmed)"
+	}
 	lines := []struct {
 		name  string
 		xys   plotter.XYs
@@ -285,7 +322,7 @@ func fitnessPlot(m *runMetrics, env string, target float64) *plot.Plot {
 		width vg.Length
 		dash  []vg.Length
 	}{
-		{"elite (best so far)", elite, color.RGBA{R: 152, G: 223, B: 138, A: 255}, 5, nil},
+		{eliteName, elite, color.RGBA{R: 152, G: 223, B: 138, A: 255}, 5, nil},
 		{"best of generation", best, color.RGBA{R: 214, G: 39, B: 40, A: 255}, 1.5, nil},
 		{"mean of generation", mean, color.RGBA{R: 31, G: 119, B: 180, A: 255}, 1.5, []vg.Length{vg.Points(5), vg.Points(3)}},
 	}
@@ -470,8 +507,19 @@ func hpPlot(m *runMetrics, l *lineages, i int) *plot.Plot {
 	if s, ok := hpLabels[name]; ok {
 		p.Y.Label.Text = s
 	}
-	l.plot(p, func(r metricRow) float64 { return r.hp[i] })
-	if name == "lr" && lo > 0 {
+	value := func(r metricRow) float64 { return r.hp[i] }
+	logScale := lo > 0 && (name == "lr" || name == "ent_coef" || name == "batch_size" || name == "learn_step")
+	if (name == "gamma" || name == "gae_lambda") && hiOf(m, i) < 1 {
+		// What matters is the horizon 1/(1 − gamma): plot 1 − value on a
+		// log scale, as PBT and the zoo step it.
+		value = func(r metricRow) float64 { return 1 - r.hp[i] }
+		p.Y.Label.Text = "1 − " + name + " (log scale)"
+		logScale = true
+	} else if logScale && name != "lr" {
+		p.Y.Label.Text += " (log scale)"
+	}
+	l.plot(p, value)
+	if logScale {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
 		if p.Y.Max/p.Y.Min < 1.5 { // a constant or nearly constant lr: show its neighbourhood
@@ -482,6 +530,15 @@ func hpPlot(m *runMetrics, l *lineages, i int) *plot.Plot {
 		padY(p)
 	}
 	return p
+}
+
+// hiOf returns the largest value of hyperparameter column i.
+func hiOf(m *runMetrics, i int) float64 {
+	hi := math.Inf(-1)
+	for _, r := range m.rows {
+		hi = max(hi, r.hp[i])
+	}
+	return hi
 }
 
 // widthRE matches the layer widths in netconf.Spec.String's description:
@@ -700,7 +757,13 @@ type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if hi/lo >= 10 {
-		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+		ts := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+		for i, t := range ts {
+			if t.Label != "" { // powers of ten computed by repeated products: 9.999999e-05
+				ts[i].Label = strconv.FormatFloat(t.Value, 'g', 3, 64)
+			}
+		}
+		return ts
 	}
 	var ts []plot.Tick
 	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
