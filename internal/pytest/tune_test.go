@@ -1,0 +1,503 @@
+package pytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/internal/runtest"
+)
+
+// The tests of python/evolve_tune.py, the Optuna driver that tunes a single
+// PPO agent as rl-baselines3-zoo's tuner does: tiny CartPole studies of a
+// few seconds against an evolve built for the test.
+
+// tuneBase is the base config of the studies: its [env] and [ppo], and a
+// budget of 16384 / 4 = 4096 steps per agent (the trials' default).
+const tuneBase = `
+seed = 1
+out_dir = "unused"
+
+[env]
+id = "CartPole-v1"
+num_envs = 4
+eval_episodes = 10
+
+[population]
+size = 4
+max_steps = 16_384
+evo_steps = 4096
+
+[ppo]
+lr = 1e-3
+batch_size = 128
+learn_step = 512
+
+[net]
+encoder = "mlp"
+[net.mlp]
+hidden = [64]
+
+[mutation]
+rl_hp = 0.5
+
+[hp.lr]
+min = 1e-4
+max = 3e-3
+
+[checkpoint]
+keep = 1
+`
+
+// optunaPython returns an interpreter that imports optuna (python3, then
+// /usr/bin/python3, where Debian's python3-optuna is), or skips the test.
+func optunaPython(t *testing.T) string {
+	t.Helper()
+	var tried []string
+	for _, python := range []string{"python3", "/usr/bin/python3"} {
+		path, err := exec.LookPath(python)
+		if err != nil {
+			continue
+		}
+		if exec.Command(path, "-c", "import optuna").Run() == nil {
+			return path
+		}
+		tried = append(tried, path)
+	}
+	if len(tried) == 0 {
+		tried = []string{"no python3 found"}
+	}
+	t.Skipf("no Python that imports optuna (tried %s): apt-get install python3-optuna to test python/evolve_tune.py",
+		strings.Join(tried, ", "))
+	return ""
+}
+
+// tuneEnv is what every study of the test shares: the interpreter, the
+// script, the evolve binary and the base config.
+type tuneEnv struct {
+	python, script, evolve, base string
+}
+
+func newTuneEnv(t *testing.T) tuneEnv {
+	t.Helper()
+	python := optunaPython(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "python", "evolve_tune.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not on PATH: cannot build evolve for the driver")
+	}
+	dir := t.TempDir()
+	evolve := filepath.Join(dir, "evolve")
+	if out, err := exec.Command("go", "build", "-o", evolve, "github.com/evolverl/evolve/cmd/evolve").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/evolve: %v\n%s", err, out)
+	}
+	base := filepath.Join(dir, "base.toml")
+	if err := os.WriteFile(base, []byte(tuneBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tuneEnv{python, script, evolve, base}
+}
+
+// run runs the driver with args under python and returns its stdout,
+// stderr and exit status; env is added to the environment.
+func (e tuneEnv) run(t *testing.T, python string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{e.script}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &exit):
+		return stdout.String(), stderr.String(), exit.ExitCode()
+	}
+	t.Fatalf("%s %s: %v", python, e.script, err)
+	return "", "", 0
+}
+
+// study runs a study that must succeed and returns its stdout.
+func (e tuneEnv) study(t *testing.T, out string, args ...string) string {
+	t.Helper()
+	all := append([]string{"-config", e.base, "-out", out, "-confirm-episodes", "5"}, args...)
+	stdout, stderr, code := e.run(t, e.python, nil, all...)
+	if code != 0 {
+		t.Fatalf("evolve_tune.py %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(all, " "), code, stdout, stderr)
+	}
+	return stdout
+}
+
+// readCSV returns the rows of a CSV file as maps by column name, and the
+// header.
+func readCSV(t *testing.T, path string) ([]map[string]string, []string) { return runtest.CSV(t, path) }
+
+// trialDir is the directory of the trial numbered n (as trials.csv writes
+// it) in the study out.
+func trialDir(out, n string) string {
+	return filepath.Join(out, "trial-"+strings.Repeat("0", max(0, 4-len(n)))+n)
+}
+
+func atoi(t *testing.T, what, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s = %q: not an integer", what, s)
+	}
+	return n
+}
+
+func atof(t *testing.T, what, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%s = %q: not a number", what, s)
+	}
+	return f
+}
+
+// checkStudy checks the files of the study in out, of n trials (0: any
+// number), against each other and against the trials' metrics.csv, and
+// returns trials.csv's rows and summary.json.
+func checkStudy(t *testing.T, out string, n int, anchor float64) ([]map[string]string, map[string]any) {
+	t.Helper()
+	rows, header := readCSV(t, filepath.Join(out, "trials.csv"))
+	if n > 0 && len(rows) != n {
+		t.Fatalf("trials.csv: %d rows, want %d", len(rows), n)
+	}
+	for _, col := range []string{"learning_rate", "n_steps_pow", "batch_size_pow", "net_arch", "activation_fn",
+		"learn_step", "training_steps", "eval_steps", "confirm_steps", "trial_global_steps", "cumulative_global_steps",
+		"last_fitness", "confirmed_score"} {
+		if !strings.Contains(","+strings.Join(header, ",")+",", ","+col+",") {
+			t.Errorf("trials.csv: no column %s in %v", col, header)
+		}
+	}
+	var curve [][2]float64
+	cumulative, best, anchorSteps := 0, math.Inf(-1), -1
+	for i, r := range rows {
+		name := "trials.csv row " + strconv.Itoa(i+1)
+		if got := atoi(t, name+" trial", r["trial"]); got != i {
+			t.Errorf("%s: trial %d, want %d", name, got, i)
+		}
+		tdir := trialDir(out, r["trial"])
+		cfg, err := os.ReadFile(filepath.Join(tdir, "config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"independent = true", "size = 1", "target = inf", "elite_episodes = 0"} {
+			if !bytes.Contains(cfg, []byte(want)) {
+				t.Errorf("%s/config.toml: no %q:\n%s", tdir, want, cfg)
+			}
+		}
+		if bytes.Contains(cfg, []byte("[hp.")) || bytes.Contains(cfg, []byte("[mutation]")) {
+			t.Errorf("%s/config.toml: [hp.*] or [mutation] kept:\n%s", tdir, cfg)
+		}
+		global := atoi(t, name+" trial_global_steps", r["trial_global_steps"])
+		confirmSteps := atoi(t, name+" confirm_steps", r["confirm_steps"])
+		gens := atoi(t, name+" generations", r["generations"])
+		cumulative += global
+		if got := atoi(t, name+" cumulative_global_steps", r["cumulative_global_steps"]); got != cumulative {
+			t.Errorf("%s: cumulative_global_steps %d, want the running sum %d", name, got, cumulative)
+		}
+		if global <= 0 {
+			t.Errorf("%s: trial_global_steps %d, want > 0 (cumulative steps must increase)", name, global)
+		}
+		// The run's row of the last generation counted: its steps plus
+		// the confirmation's are the trial's.
+		metrics, mh := readCSV(t, filepath.Join(tdir, "run", "metrics.csv"))
+		if gens < 1 || gens > len(metrics) {
+			t.Fatalf("%s: generations %d, but %s/run/metrics.csv has %d rows", name, gens, tdir, len(metrics))
+		}
+		last := metrics[gens-1]
+		runSteps, basis := atoi(t, "total_steps", last["total_steps"]), "training+confirm"
+		if strings.Contains(strings.Join(mh, ","), "global_steps") {
+			runSteps, basis = atoi(t, "global_steps", last["global_steps"]), "global_steps"
+		}
+		if global != runSteps+confirmSteps || r["steps_basis"] != basis {
+			t.Errorf("%s: trial_global_steps %d (%s), want the run's %d + confirmation's %d (%s)",
+				name, global, r["steps_basis"], runSteps, confirmSteps, basis)
+		}
+		if r["training_steps"] != last["total_steps"] || r["last_fitness"] == "" ||
+			atof(t, "last_fitness", r["last_fitness"]) != atof(t, "fitness", last["fitness"]) {
+			t.Errorf("%s: training_steps %s, last_fitness %s; want generation %d's %s, %s",
+				name, r["training_steps"], r["last_fitness"], gens, last["total_steps"], last["fitness"])
+		}
+		switch r["state"] {
+		case "pruned":
+			if r["confirmed_score"] != "" || confirmSteps != 0 || r["note"] == "" {
+				t.Errorf("%s: pruned, with confirmed_score %q, confirm_steps %d, note %q; want none, 0 and why",
+					name, r["confirmed_score"], confirmSteps, r["note"])
+			}
+			if _, err := os.Stat(filepath.Join(tdir, "play.log")); err == nil {
+				t.Errorf("%s: a pruned trial was confirmed", name)
+			}
+		case "complete":
+			score := atof(t, name+" confirmed_score", r["confirmed_score"])
+			if confirmSteps < 5*8 { // 5 CartPole episodes last 8 steps or more
+				t.Errorf("%s: confirm_steps %d for 5 episodes", name, confirmSteps)
+			}
+			if gens != len(metrics) {
+				t.Errorf("%s: complete after generation %d of %d", name, gens, len(metrics))
+			}
+			best = max(best, score)
+			if anchorSteps < 0 && score >= anchor {
+				anchorSteps = cumulative
+			}
+			curve = append(curve, [2]float64{float64(cumulative), best})
+		default:
+			t.Errorf("%s: state %q", name, r["state"])
+		}
+	}
+	crows, _ := readCSV(t, filepath.Join(out, "curve.csv"))
+	if len(crows) != len(curve) {
+		t.Errorf("curve.csv: %d rows, want one per completed trial, %d", len(crows), len(curve))
+	} else {
+		for i, c := range crows {
+			got := [2]float64{atof(t, "cumulative_global_steps", c["cumulative_global_steps"]),
+				atof(t, "best_confirmed_so_far", c["best_confirmed_so_far"])}
+			if got != curve[i] {
+				t.Errorf("curve.csv row %d: %v, want %v", i+1, got, curve[i])
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if got := sum["total_global_steps"]; got != float64(cumulative) {
+		t.Errorf("summary.json: total_global_steps %v, want %d", got, cumulative)
+	}
+	if got := sum["trials"]; got != float64(len(rows)) {
+		t.Errorf("summary.json: trials %v, want %d", got, len(rows))
+	}
+	if got := sum["anchor"]; got != anchor {
+		t.Errorf("summary.json: anchor %v, want %v", got, anchor)
+	}
+	wantAnchor := any(nil)
+	if anchorSteps >= 0 {
+		wantAnchor = float64(anchorSteps)
+	}
+	if got := sum["steps_to_anchor"]; got != wantAnchor {
+		t.Errorf("summary.json: steps_to_anchor %v, want %v", got, wantAnchor)
+	}
+	if len(curve) > 0 {
+		params, _ := sum["best_params"].(map[string]any)
+		if got := sum["best_confirmed_score"]; got != best || params["learning_rate"] == nil {
+			t.Errorf("summary.json: best_confirmed_score %v with params %v, want %v and its trial's params", got, params, best)
+		}
+	}
+	return rows, sum
+}
+
+// TestTune runs three tiny studies against one evolve built for the test:
+// TPE with pruning (twice: the same study), random stopped by its budget
+// (with the evolve the driver builds), and the ppo_lstm space.
+func TestTune(t *testing.T) {
+	e := newTuneEnv(t)
+	t.Run("study", func(t *testing.T) { tuneStudy(t, e) })
+	t.Run("budget", func(t *testing.T) { tuneBudget(t, e) })
+	t.Run("lstm", func(t *testing.T) { tuneLSTM(t, e) })
+}
+
+// tuneStudy runs a TPE study that prunes trials, and checks that it is
+// reproducible.
+func tuneStudy(t *testing.T, e tuneEnv) {
+	dir := t.TempDir()
+	args := []string{"-sampler", "tpe", "-seed", "2", "-budget", "1_000_000", "-anchor", "200", "-trials", "6",
+		"-trial-steps", "4096", "-evaluations", "4", "-startup-trials", "1", "-evolve", e.evolve}
+	out := filepath.Join(dir, "a")
+	stdout := e.study(t, out, args...)
+	rows, sum := checkStudy(t, out, 6, 200)
+	states := map[string]int{}
+	for _, r := range rows {
+		states[r["state"]]++
+	}
+	// Seed 2 prunes some trials and completes others; MedianPruner
+	// compares with the completed ones from the second trial on
+	// (-startup-trials 1) at each of the 4 evaluations.
+	if states["pruned"] == 0 || states["complete"] == 0 {
+		t.Errorf("states %v: want pruned and completed trials (if evolve's numbers changed, pick another -seed)", states)
+	}
+	for k, want := range map[string]any{"sampler": "tpe", "seed": 2.0, "budget": 1e6, "stop_reason": "trials",
+		"evaluations": 4.0, "n_warmup_steps": 1.0, "startup_trials": 1.0} {
+		if sum[k] != want {
+			t.Errorf("summary.json: %s = %v, want %v", k, sum[k], want)
+		}
+	}
+	n := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "trial ") {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Errorf("stdout: %d trial lines, want 6:\n%s", n, stdout)
+	}
+
+	// The same arguments give the same study.
+	again := filepath.Join(dir, "b")
+	e.study(t, again, args...)
+	for _, f := range []string{"trials.csv", "curve.csv", "summary.json"} {
+		x, _ := os.ReadFile(filepath.Join(out, f))
+		y, _ := os.ReadFile(filepath.Join(again, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two runs of the same study:\n%s\n---\n%s", f, x, y)
+		}
+	}
+
+	// A study's directory is not reused.
+	if _, stderr, code := e.run(t, e.python, nil, append([]string{"-config", e.base, "-out", out}, args...)...); code != 2 ||
+		!strings.Contains(stderr, "already holds a study") {
+		t.Errorf("reusing -out: exit %d, stderr %q; want 2 and why", code, stderr)
+	}
+}
+
+// tuneBudget stops a random-sampler study on its budget, with evolve built
+// by the driver itself.
+func tuneBudget(t *testing.T, e tuneEnv) {
+	out := filepath.Join(t.TempDir(), "study")
+	const budget = 10_000
+	e.study(t, out, "-sampler", "random", "-seed", "2", "-budget", strconv.Itoa(budget), "-anchor", "475",
+		"-trials", "50", "-evaluations", "2")
+	rows, sum := checkStudy(t, out, 0, 475)
+	if sum["stop_reason"] != "budget" || sum["sampler"] != "random" {
+		t.Errorf("summary.json: stop_reason %v, sampler %v; want budget, random", sum["stop_reason"], sum["sampler"])
+	}
+	before := 0
+	for i, r := range rows {
+		if before >= budget {
+			t.Errorf("trial %d began with %d steps spent of a budget of %d", i, before, budget)
+		}
+		if got, want := atoi(t, "max_steps", r["max_steps"]), min(4096, budget-before); got != want {
+			t.Errorf("trial %d: max_steps %d, want min(trial steps, budget left) = %d", i, got, want)
+		}
+		before = atoi(t, "cumulative_global_steps", r["cumulative_global_steps"])
+	}
+	if before < budget {
+		t.Errorf("stopped by the budget at %d steps of %d", before, budget)
+	}
+	if _, err := os.Stat(filepath.Join(out, "evolve")); err != nil {
+		t.Errorf("the driver's own evolve: %v", err)
+	}
+}
+
+// tuneLSTM runs the ppo_lstm space: the LSTM's size is sampled and takes
+// the MLP encoder's place.
+func tuneLSTM(t *testing.T, e tuneEnv) {
+	dir := t.TempDir()
+	base := strings.NewReplacer(`"CartPole-v1"`, `"CartPoleNoVel-v1"`, "num_envs = 4", "num_envs = 1").Replace(tuneBase)
+	e.base = filepath.Join(dir, "lstm.toml")
+	if err := os.WriteFile(e.base, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "study")
+	e.study(t, out, "-sampler", "random", "-seed", "2", "-budget", "1_000_000", "-anchor", "200", "-trials", "2",
+		"-trial-steps", "1024", "-evaluations", "2", "-space", "ppo_lstm", "-evolve", e.evolve)
+	rows, _ := checkStudy(t, out, 2, 200)
+	for _, r := range rows {
+		h := r["lstm_hidden_size"]
+		cfg, err := os.ReadFile(filepath.Join(trialDir(out, r["trial"]), "config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`encoder = "lstm"`, "[net.lstm]\nhidden = " + h + "\n"} {
+			if h == "" || !bytes.Contains(cfg, []byte(want)) || bytes.Contains(cfg, []byte("[net.mlp]")) {
+				t.Errorf("trial %s (lstm_hidden_size %q): want %q and no [net.mlp] in\n%s", r["trial"], h, want, cfg)
+			}
+		}
+	}
+}
+
+// TestTuneBadInput checks that bad flags and a Python without optuna exit
+// with status 2 and say why.
+func TestTuneBadInput(t *testing.T) {
+	python := optunaPython(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "python", "evolve_tune.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tuneEnv{python: python, script: script}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.toml")
+	if err := os.WriteFile(base, []byte(tuneBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := []string{"-config", base, "-sampler", "tpe", "-seed", "1", "-out", filepath.Join(dir, "out"),
+		"-budget", "1000", "-anchor", "1", "-evolve", "/nonexistent"}
+	with := func(flag, value string) []string {
+		args := append([]string(nil), good...)
+		for i := 0; i < len(args); i += 2 {
+			if args[i] == flag {
+				if value == "" {
+					return append(args[:i:i], args[i+2:]...)
+				}
+				args[i+1] = value
+				return args
+			}
+		}
+		return append(args, flag, value)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{with("-sampler", "cmaes"), "-sampler"},
+		{with("-budget", ""), "-budget"},
+		{with("-budget", "1.5"), "-budget"},
+		{with("-trials", "0"), "-trials"},
+		{with("-space", "sac"), "-space"},
+		{with("-config", filepath.Join(dir, "missing.toml")), "missing.toml"},
+		{append(with("-seed", "1"), "-bogus"), "-bogus"},
+	} {
+		_, stderr, code := e.run(t, python, nil, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming %s", c.args, code, stderr, c.want)
+		}
+	}
+
+	// Without optuna: an optuna package that fails to import, ahead of the
+	// real one on PYTHONPATH, and python3 if it has none.
+	fake := filepath.Join(dir, "fake")
+	if err := os.MkdirAll(filepath.Join(fake, "optuna"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, "optuna", "__init__.py"), []byte("raise ImportError('hidden by the test')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := []struct {
+		python string
+		env    []string
+	}{{python, []string{"PYTHONPATH=" + fake}}}
+	if p, err := exec.LookPath("python3"); err == nil && exec.Command(p, "-c", "import optuna").Run() != nil {
+		runs = append(runs, struct {
+			python string
+			env    []string
+		}{p, nil})
+	}
+	for _, r := range runs {
+		_, stderr, code := e.run(t, r.python, r.env, good...)
+		msg := strings.TrimSpace(stderr)
+		if code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, "apt-get install python3-optuna") ||
+			!strings.Contains(msg, "/usr/bin/python3") {
+			t.Errorf("%s %v without optuna: exit %d, stderr %q; want 2 and one line saying to apt-get install python3-optuna",
+				r.python, r.env, code, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("a refused study made its -out directory")
+	}
+}

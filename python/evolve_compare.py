@@ -1,0 +1,395 @@
+"""Evolution against hyperparameter tuners, counted in global env steps.
+
+One command per env reproduces a table of docs/bench/tuner:
+
+    /usr/bin/python3 python/evolve_compare.py -config configs/tune/cartpole.toml \\
+        -anchor 500 -out bench/tuner/cartpole [-seeds 5] [-studies 3] \\
+        [-methods pbt,pbt-sample,tournament,fixed,pbt-lr0.1,pbt-lr10,tpe,random] \\
+        [-study-budget N] [-workers N] [-evolve PATH]
+
+Global env steps are every env step any agent takes: training, evaluation
+and elite confirmation (AgileRL's definition). evolve writes them per
+generation (metrics.csv's global_steps); python/evolve_tune.py counts them per
+trial, its confirmation episodes included.
+
+The methods, all on evolve's own PPO from the same config (BASE), so that
+only the search differs:
+  pbt          BASE as it is: Population Based Training from its [ppo] values
+  pbt-sample   PBT with every agent's hyperparameters drawn from the ranges
+  tournament   evolve before PBT: AgileRL's tournament with one mutation per
+               clone ([mutation] defaults), fitness from 10 evaluation episodes
+  fixed        BASE's [ppo] values as independent agents (no selection)
+  pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
+  tpe, random  Optuna studies of single-agent trials (python/evolve_tune.py)
+Each evolve method runs -seeds seeds (1..N) with no target, spending
+population.max_steps of training; each study gets -study-budget global steps
+(default 10x the smallest global steps of an evolve run, so that a method 10x
+cheaper than a study is seen to be).
+
+Measured: the global steps at which a run's elite, confirmed on
+elite_episodes fresh episodes, first reaches -anchor (for a study: the end of
+its first trial whose confirmed score reaches it), and the best confirmed score
+at the equal global budget B = the smallest final global steps of all evolve
+runs. Runs and studies already in -out are reused. The report (REPORT.md,
+results.csv, curves.csv, curves.png with matplotlib) goes to -out.
+"""
+
+import argparse
+import concurrent.futures
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evolve_tune  # noqa: E402  (the TOML writer, the base loader, the build)
+
+PROG = "evolve_compare"
+EVOLVE_METHODS = ("pbt", "pbt-sample", "tournament", "fixed")
+STUDY_METHODS = ("tpe", "random")
+
+
+class BadInput(Exception):
+    pass
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p.add_argument("-config", required=True, help="the PBT config of the env (configs/tune/*.toml)")
+    p.add_argument("-anchor", required=True, type=float, help="the tuned score to reach")
+    p.add_argument("-out", required=True, help="directory of the runs, studies and report")
+    p.add_argument("-seeds", type=int, default=5)
+    p.add_argument("-studies", type=int, default=3)
+    p.add_argument("-methods", default="pbt,pbt-sample,tournament,fixed,pbt-lr0.1,pbt-lr10,tpe,random")
+    p.add_argument("-study-budget", type=evolve_tune.int_arg, default=0)
+    p.add_argument("-workers", type=int, default=0, help="evolve -workers (never changes results)")
+    p.add_argument("-evolve", default="", help="the evolve binary (default: go build into -out)")
+    p.add_argument("-space", default="ppo", choices=("ppo", "ppo_lstm"))
+    p.add_argument("-jobs", type=int, default=os.cpu_count() or 1,
+                   help="studies run at once (a study trains one agent at a time; default: the CPUs)")
+    a = p.parse_args(argv)
+    # "method:N" runs N seeds (or studies) of that method instead of -seeds.
+    a.counts = {}
+    for item in a.methods.split(","):
+        m, _, n = item.strip().partition(":")
+        if m:
+            try:
+                a.counts[m] = int(n) if n else None
+            except ValueError:
+                raise BadInput(f"-methods: {item!r}: want METHOD or METHOD:N") from None
+    a.methods = list(a.counts)
+    for m in a.methods:
+        if m not in EVOLVE_METHODS + STUDY_METHODS and not lr_factor(m):
+            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)} or pbt-lrF")
+    if a.seeds < 1 or a.studies < 0:
+        raise BadInput("-seeds must be >= 1 and -studies >= 0")
+    return a
+
+
+def lr_factor(method):
+    if not method.startswith("pbt-lr"):
+        return None
+    try:
+        f = float(method[len("pbt-lr"):])
+    except ValueError:
+        return None
+    return f if f > 0 else None
+
+
+def variant(base, method):
+    """The config of an evolve method, from the PBT config base."""
+    c = json.loads(json.dumps(base))  # a deep copy of plain tables
+    pop = c.setdefault("population", {})
+    if method == "pbt-sample":
+        pop["init"] = "sample"
+    elif method == "tournament":
+        for k in ("selection", "fitness", "init"):
+            pop.pop(k, None)
+        c.pop("pbt", None)
+        c["env"]["eval_episodes"] = 10
+    elif method == "fixed":
+        for k in ("selection", "init"):
+            pop.pop(k, None)
+        c.pop("pbt", None)
+        pop["independent"] = True
+    elif lr_factor(method):
+        lr = c["ppo"]["lr"] * lr_factor(method)
+        c["ppo"]["lr"] = float(f"{lr:.6g}")
+        r = c.setdefault("hp", {}).setdefault("lr", {})
+        # The start must lie in the range: widen it as far as needed.
+        r["min"] = min(r.get("min", lr), c["ppo"]["lr"])
+        r["max"] = max(r.get("max", lr), c["ppo"]["lr"])
+    return c
+
+
+def run_evolve(evolve, rdir, config, seed, workers):
+    """Trains one run (or reuses a finished one); returns its curve."""
+    run = os.path.join(rdir, "run")
+    summary = os.path.join(run, "summary.json")
+    done = False
+    if os.path.exists(summary):
+        with open(summary) as f:
+            done = json.load(f).get("finished", False)
+    if not done:
+        os.makedirs(rdir, exist_ok=True)
+        cpath = os.path.join(rdir, "config.toml")
+        with open(cpath, "w") as f:
+            f.write(evolve_tune.toml_dumps(config))
+        if os.path.exists(os.path.join(run, "checkpoints")):
+            cmd = [evolve, "-resume", run, "-quiet"]
+        else:
+            cmd = [evolve, "-config", cpath, "-out", run, "-seed", str(seed), "-no-target", "-quiet"]
+        if workers:
+            cmd += ["-workers", str(workers)]
+        print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        with open(os.path.join(rdir, "evolve.log"), "w") as f:
+            f.write(r.stdout + r.stderr)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
+    return evolve_curve(os.path.join(run, "metrics.csv"))
+
+
+def evolve_curve(path):
+    """(global steps, elite's confirmed score) after each generation."""
+    curve = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            curve[int(row["generation"])] = (int(row["global_steps"]), float(row["elite_fitness"]))
+    return [curve[g] for g in sorted(curve)]
+
+
+def lineage(run):
+    """The elite's hyperparameters and the events of its lineage: the
+    exploit/explore steps (or mutations) it and its ancestors received, oldest
+    first, as (generation, agent, description)."""
+    with open(os.path.join(run, "summary.json")) as f:
+        elite = json.load(f).get("elite_index", -1)
+    with open(os.path.join(run, "metrics.csv"), newline="") as f:
+        r = csv.reader(f)
+        header = next(r)
+        rows = [dict(zip(header, rec)) for rec in r]
+    hps = header[header.index("grad_norm") + 1:header.index("net")]
+    first = {}  # agent -> its first row
+    for row in rows:
+        first.setdefault(row["agent"], row)
+    events, agent, final = [], str(elite), None
+    for row in rows:
+        if row["agent"] == str(elite):
+            final = row
+    while agent in first:
+        row = first[agent]
+        m = row["mutation"]
+        if m not in ("initial",) and not m.startswith("none"):
+            events.append((int(row["generation"]), agent, m))
+        if row["parent"] == "-1":
+            events.append((int(row["generation"]), agent, "initial: " + ", ".join(f"{h} {row[h]}" for h in hps)))
+            break
+        agent = row["parent"]
+    events.reverse()
+    values = {h: final[h] for h in hps} if final else {}
+    return values, events
+
+
+def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
+    summary = os.path.join(sdir, "summary.json")
+    if not os.path.exists(summary):
+        cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "evolve_tune.py"),
+               "-config", args.config, "-sampler", sampler, "-seed", str(seed), "-out", sdir,
+               "-budget", str(budget), "-anchor", repr(args.anchor), "-evolve", evolve, "-space", args.space,
+               "-stop-at-anchor", str(min_steps)]
+        print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+        os.makedirs(os.path.dirname(sdir), exist_ok=True)
+        with open(sdir + ".log", "w") as log:
+            r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode})")
+    curve = []
+    with open(os.path.join(sdir, "curve.csv"), newline="") as f:
+        for row in csv.DictReader(f):
+            best = row["best_confirmed_so_far"]
+            curve.append((int(row["cumulative_global_steps"]), float(best) if best else -math.inf))
+    with open(summary) as f:
+        s = json.load(f)
+    return curve, s
+
+
+def to_anchor(curve, anchor):
+    for steps, score in curve:
+        if score >= anchor:
+            return steps
+    return None
+
+
+def at_budget(curve, budget):
+    best = -math.inf
+    for steps, score in curve:
+        if steps > budget:
+            break
+        best = max(best, score)
+    return best
+
+
+def fmt_steps(n):
+    if n is None:
+        return "never"
+    return f"{n / 1e6:.2f}M" if n >= 1e6 else f"{n / 1e3:.0f}k"
+
+
+def mean_std(xs):
+    xs = [x for x in xs if math.isfinite(x)]
+    if not xs:
+        return "–"
+    if len(xs) == 1:
+        return f"{xs[0]:.1f}"
+    return f"{statistics.mean(xs):.1f} ± {statistics.stdev(xs):.1f}"
+
+
+def median_steps(xs):
+    """The median steps to the anchor, a run that never got there counting as
+    more than any that did; None when half or more never did."""
+    if not xs:
+        return None
+    got = sorted(x for x in xs if x is not None)
+    vals = got + [math.inf] * (len(xs) - len(got))
+    m = statistics.median(vals)
+    return None if math.isinf(m) else int(m)
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+        base = evolve_tune.load_base(args.config)
+    except (BadInput, evolve_tune.BadInput) as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    evolve = args.evolve or evolve_tune.build_evolve(args.out)
+    results = {}  # method -> list of (label, curve, steps_to_anchor)
+    for m in args.methods:
+        if m in STUDY_METHODS:
+            continue
+        cfg = variant(base, m)
+        for s in range(1, (args.counts[m] or args.seeds) + 1):
+            curve = run_evolve(evolve, os.path.join(args.out, m, f"seed-{s}"), cfg, s, args.workers)
+            results.setdefault(m, []).append((f"seed {s}", curve, to_anchor(curve, args.anchor)))
+    finals = [c[-1][0] for runs in results.values() for _, c, _ in runs if c]
+    budget = min(finals) if finals else 0
+    # A study need go no further than 10x the steps PBT took to the anchor
+    # (evolution's goal is a tenth of a tuner's steps) and no further than
+    # its anchor once it has covered the equal budget B.
+    pbt = median_steps([sta for _, _, sta in results.get("pbt", [])])
+    study_budget = args.study_budget or 10 * (pbt or budget)
+    jobs = [(m, k) for m in args.methods if m in STUDY_METHODS for k in range(1, (args.counts[m] or args.studies) + 1)]
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        done = pool.map(lambda j: run_study(args, evolve, os.path.join(args.out, j[0], f"study-{j[1]}"), j[0], j[1],
+                                            study_budget, budget), jobs)
+        for (m, k), (curve, s) in zip(jobs, list(done)):
+            results.setdefault(m, []).append((f"study {k}", curve, s.get("steps_to_anchor")))
+    report(args, results, budget, study_budget)
+    return 0
+
+
+def report(args, results, budget, study_budget):  # noqa: C901 (one table, written in order)
+    rows = []
+    for m, runs in results.items():
+        for label, curve, sta in runs:
+            rows.append([m, label, "" if sta is None else sta, at_budget(curve, budget), curve[-1][0] if curve else 0,
+                         curve[-1][1] if curve else -math.inf])
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["method", "run", "global_steps_to_anchor", "best_confirmed_at_equal_budget",
+                    "final_global_steps", "final_best_confirmed"])
+        w.writerows(rows)
+    with open(os.path.join(args.out, "curves.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["method", "run", "global_steps", "best_confirmed"])
+        for m, runs in results.items():
+            for label, curve, _ in runs:
+                for steps, score in curve:
+                    w.writerow([m, label, steps, score])
+    tpe = median_steps([sta for _, _, sta in results.get("tpe", [])]) if "tpe" in results else None
+    lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
+             f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
+             f"global steps (the smallest of the evolve runs); a study stopped at {fmt_steps(study_budget)} (10x PBT's "
+             f"median steps to the anchor), or sooner once a trial had reached the anchor and B was spent.", "",
+             "| method | runs | reached | global steps to anchor: median (each) | vs TPE | best confirmed at B: mean ± std (each) |",
+             "|---|---|---|---|---|---|"]
+    for m, runs in results.items():
+        stas = [sta for _, _, sta in runs]
+        med = median_steps(stas)
+        tpe_runs = results.get("tpe", [])
+        if tpe and med:
+            ratio = f"{tpe / med:.1f}x fewer"
+        elif med and tpe_runs and tpe is None:
+            ratio = f"> {study_budget / med:.1f}x fewer"  # the studies stopped at study_budget short of the anchor
+        else:
+            ratio = "–"
+        if m == "tpe":
+            ratio = "1"
+        scores = [at_budget(c, budget) for _, c, _ in runs]
+        lines.append(f"| {m} | {len(runs)} | {sum(s is not None for s in stas)}/{len(runs)} | {fmt_steps(med)} "
+                     f"({', '.join(fmt_steps(s) for s in stas)}) | {ratio} | {mean_std(scores)} "
+                     f"({', '.join(f'{s:.1f}' for s in scores)}) |")
+    lines += ["", "## The winning agents' schedules", "",
+              "Each PBT run's elite: its hyperparameters at the end and what its lineage received "
+              "(generation: event), oldest first.", ""]
+    for m in results:
+        if not m.startswith("pbt"):
+            continue
+        for s in range(1, (args.counts[m] or args.seeds) + 1):
+            run = os.path.join(args.out, m, f"seed-{s}", "run")
+            if not os.path.exists(os.path.join(run, "summary.json")):
+                continue
+            values, events = lineage(run)
+            lines.append(f"- **{m} seed {s}**: " + ", ".join(f"{k} {v}" for k, v in values.items()))
+            for g, a, e in events:
+                lines.append(f"  - gen {g}, agent {a}: {e}")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "REPORT.md"), "w") as f:
+        f.write(text)
+    print(text)
+    plot(args, results, budget)
+
+
+def plot(args, results, budget):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"{PROG}: matplotlib is not importable: no curves.png (apt-get install python3-matplotlib)", file=sys.stderr)
+        return
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (m, runs) in enumerate(results.items()):
+        for j, (_, curve, _) in enumerate(runs):
+            pts = [(s, v) for s, v in curve if math.isfinite(v)]
+            if not pts:
+                continue
+            xs, ys = zip(*pts)
+            ax.step(xs, ys, where="post", color=colors[i % len(colors)], alpha=0.8, lw=1.3,
+                    label=m if j == 0 else None)
+    ax.axhline(args.anchor, color="black", ls="--", lw=1, label=f"anchor {args.anchor:g}")
+    ax.axvline(budget, color="grey", ls=":", lw=1, label=f"equal budget B")
+    ax.set_xscale("log")
+    ax.set_xlabel("global env steps (training + evaluation + confirmation)")
+    ax.set_ylabel("best confirmed score so far")
+    ax.set_title(f"{os.path.basename(args.config)}: every run and study")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "curves.png"))
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except RuntimeError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
