@@ -40,6 +40,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -196,7 +197,13 @@ def lineage(run):
 
 def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
     summary = os.path.join(sdir, "summary.json")
-    if not os.path.exists(summary):
+    done = False
+    if os.path.exists(summary):
+        with open(summary) as f:
+            done = json.load(f).get("stop_reason") in ("budget", "anchor", "trials")
+    if not done:
+        if os.path.exists(sdir):
+            shutil.rmtree(sdir)  # a study cut short: its sampler's state is gone, so it starts over
         cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "evolve_tune.py"),
                "-config", args.config, "-sampler", sampler, "-seed", str(seed), "-out", sdir,
                "-budget", str(budget), "-anchor", repr(args.anchor), "-evolve", evolve, "-space", args.space,

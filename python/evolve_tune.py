@@ -20,9 +20,13 @@ after each generation the agent's fitness (the mean return of -eval-episodes
 deterministic episodes, the zoo's n_eval_episodes = 5) is reported to Optuna
 at step = generation, and the trial is stopped (SIGINT) and recorded as pruned
 when the pruner says so. A trial that runs to its end is worth its last
-fitness (the zoo's objective returns the last mean reward), and its agent is
+fitness (the zoo's objective returns the last mean reward). Its agent is
 then confirmed on -confirm-episodes fresh episodes with `evolve play`, from a
-confirmation seed that is the same for every trial of the study. With
+confirmation seed that is the same for every trial of the study, if its last
+fitness reaches that of the best confirmed trial so far (-confirm best, the
+default: as evolve confirms a generation's best only when its fitness reaches
+the elite's, so that both count confirmation steps alike; -confirm all
+confirms every completed trial). With
 elite_episodes = 0 the run's elite.safetensors, the agent `evolve play -agent
 RUN` plays, is the agent of the run's best-fitness generation (ties: the
 first), which is not always its last one.
@@ -61,7 +65,7 @@ those steps, which depend on timing, are not counted.
 Outputs in -out: trial-NNNN/ (config.toml, run/, evolve.log, play.log),
 trials.csv (one row per trial: sampled parameters, evolve's values, steps,
 last fitness, confirmed score), curve.csv (cumulative steps and the best
-confirmed score so far, one row per completed trial), summary.json, and
+confirmed score so far, one row per trial), summary.json, and
 timing.csv (wall time per trial, the one output that differs between two
 runs of the same study). The same arguments and seed give the same
 trials.csv, curve.csv and summary.json (with the same optuna and evolve).
@@ -168,6 +172,9 @@ def parse_args(argv):
         help=f"episodes per evaluation (default {ZOO_EVAL_EPISODES}, the zoo's)")
     add("confirm-episodes", type=int_arg, default=100, metavar="N",
         help="fresh episodes that confirm a completed trial's agent (default 100)")
+    add("confirm", choices=["best", "all"], default="best",
+        help="which completed trials are confirmed: best (default: those whose last fitness reaches the best "
+        "fitness of a confirmed trial so far, as evolve confirms a generation's best against its elite) or all")
     add("space", choices=["ppo", "ppo_lstm"], default="ppo", help="search space: the zoo's ppo or ppo_lstm")
     add("startup-trials", type=int_arg, default=ZOO_STARTUP_TRIALS, metavar="N",
         help=f"TPE's random trials and the pruner's completed trials before pruning (default {ZOO_STARTUP_TRIALS}, the zoo's)")
@@ -639,8 +646,9 @@ def main(argv):
                "cumulative_global_steps", "last_fitness", "confirmed_score", "steps_basis", "note"])
     rows, curve, timing = [], [], []
     cumulative, best, best_row, anchor_row = 0, None, None, None
+    bar = -math.inf  # the last fitness a trial must reach to be confirmed (-confirm best)
     bases = set()
-    stop_reason = "trials"
+    stop_reason = "running"  # what summary.json says until the study stops
     t_study = time.monotonic()
 
     def write_outputs():
@@ -726,12 +734,16 @@ def main(argv):
             elif not math.isfinite(fitness):
                 # The zoo prunes the trials whose hyperparameters give NaNs.
                 pruned, note = True, "diverged: non-finite fitness"
-            else:
+            elif args.confirm == "all" or fitness >= bar:
                 try:
                     score, confirm_steps = confirm(evolve, tdir, args.confirm_episodes, confirm_seed)
                 except BaseException:
                     study.tell(trial, state=optuna.trial.TrialState.FAIL)
                     raise
+                if best is None or score > best:
+                    bar = fitness
+            else:
+                note = f"not confirmed: last fitness {fitness:g} < {bar:g}, the best confirmed trial's"
             if pruned:
                 study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             else:
@@ -750,11 +762,12 @@ def main(argv):
                     best, best_row = score, row
                 if anchor_row is None and score >= args.anchor:
                     anchor_row = row
-                curve.append({"cumulative_global_steps": cumulative, "best_confirmed_so_far": best})
+            curve.append({"cumulative_global_steps": cumulative, "best_confirmed_so_far": best})
             timing.append({"trial": n, "wall_s": round(time.monotonic() - t0, 3)})
             write_outputs()
             what = (f"pruned at generation {gen}, fitness {fitness:g}" if pruned and note.startswith("pruned")
                     else f"pruned ({note})" if pruned
+                    else f"complete, fitness {fitness:g}, {note}" if score is None
                     else f"complete, fitness {fitness:g}, confirmed {score:g} on {args.confirm_episodes} episodes")
             print(f"trial {n:4d} {what}; steps {trial_global:,} (training {training:,}, evaluation "
                   f"{'?' if eval_steps is None else f'{eval_steps:,}'}, confirmation {confirm_steps:,}); "

@@ -184,6 +184,7 @@ func checkStudy(t *testing.T, out string, n int, anchor float64) ([]map[string]s
 	}
 	var curve [][2]float64
 	cumulative, best, anchorSteps := 0, math.Inf(-1), -1
+	bar := math.Inf(-1) // -confirm best: the last fitness of the best confirmed trial
 	for i, r := range rows {
 		name := "trials.csv row " + strconv.Itoa(i+1)
 		if got := atoi(t, name+" trial", r["trial"]); got != i {
@@ -242,29 +243,43 @@ func checkStudy(t *testing.T, out string, n int, anchor float64) ([]map[string]s
 				t.Errorf("%s: a pruned trial was confirmed", name)
 			}
 		case "complete":
+			if gens != len(metrics) {
+				t.Errorf("%s: complete after generation %d of %d", name, gens, len(metrics))
+			}
+			fitness := atof(t, "last_fitness", r["last_fitness"])
+			if fitness < bar {
+				// Not confirmed: it cannot beat the best confirmed trial.
+				if r["confirmed_score"] != "" || confirmSteps != 0 || !strings.HasPrefix(r["note"], "not confirmed") {
+					t.Errorf("%s: fitness %v below the bar %v, but confirmed_score %q, confirm_steps %d, note %q",
+						name, fitness, bar, r["confirmed_score"], confirmSteps, r["note"])
+				}
+				break
+			}
 			score := atof(t, name+" confirmed_score", r["confirmed_score"])
 			if confirmSteps < 5*8 { // 5 CartPole episodes last 8 steps or more
 				t.Errorf("%s: confirm_steps %d for 5 episodes", name, confirmSteps)
 			}
-			if gens != len(metrics) {
-				t.Errorf("%s: complete after generation %d of %d", name, gens, len(metrics))
+			if score > best {
+				best, bar = score, fitness
 			}
-			best = max(best, score)
 			if anchorSteps < 0 && score >= anchor {
 				anchorSteps = cumulative
 			}
-			curve = append(curve, [2]float64{float64(cumulative), best})
 		default:
 			t.Errorf("%s: state %q", name, r["state"])
 		}
+		curve = append(curve, [2]float64{float64(cumulative), best})
 	}
 	crows, _ := readCSV(t, filepath.Join(out, "curve.csv"))
 	if len(crows) != len(curve) {
-		t.Errorf("curve.csv: %d rows, want one per completed trial, %d", len(crows), len(curve))
+		t.Errorf("curve.csv: %d rows, want one per trial, %d", len(crows), len(curve))
 	} else {
 		for i, c := range crows {
-			got := [2]float64{atof(t, "cumulative_global_steps", c["cumulative_global_steps"]),
-				atof(t, "best_confirmed_so_far", c["best_confirmed_so_far"])}
+			b := math.Inf(-1) // no trial confirmed yet
+			if c["best_confirmed_so_far"] != "" {
+				b = atof(t, "best_confirmed_so_far", c["best_confirmed_so_far"])
+			}
+			got := [2]float64{atof(t, "cumulative_global_steps", c["cumulative_global_steps"]), b}
 			if got != curve[i] {
 				t.Errorf("curve.csv row %d: %v, want %v", i+1, got, curve[i])
 			}
@@ -294,7 +309,7 @@ func checkStudy(t *testing.T, out string, n int, anchor float64) ([]map[string]s
 	if got := sum["steps_to_anchor"]; got != wantAnchor {
 		t.Errorf("summary.json: steps_to_anchor %v, want %v", got, wantAnchor)
 	}
-	if len(curve) > 0 {
+	if !math.IsInf(best, -1) {
 		params, _ := sum["best_params"].(map[string]any)
 		if got := sum["best_confirmed_score"]; got != best || params["learning_rate"] == nil {
 			t.Errorf("summary.json: best_confirmed_score %v with params %v, want %v and its trial's params", got, params, best)
