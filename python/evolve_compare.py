@@ -21,10 +21,13 @@ only the search differs:
   fixed        BASE's [ppo] values as independent agents (no selection)
   pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
   tpe, random  Optuna studies of single-agent trials (python/evolve_tune.py)
-Each evolve method runs -seeds seeds (1..N) with no target, spending
-population.max_steps of training; each study gets -study-budget global steps
-(default 10x the smallest global steps of an evolve run, so that a method 10x
-cheaper than a study is seen to be).
+Each evolve method runs -seeds seeds (1..N; "method:N" in -methods for
+another count) with no target, spending population.max_steps of training.
+Each study (-studies; TPE seeded 1..N, random search 101..) stops at
+-study-budget global steps (default 10x PBT's median steps to the anchor, or
+10x B if PBT did not reach it: evolution's goal is a tenth of a tuner's
+steps), or sooner once one of its trials has reached the anchor and B is
+spent. Studies run -jobs at a time.
 
 Measured: the global steps at which a run's elite, confirmed on
 elite_episodes fresh episodes, first reaches -anchor (for a study: the end of
@@ -292,8 +295,11 @@ def main(argv):
     study_budget = args.study_budget or 10 * (pbt or budget)
     jobs = [(m, k) for m in args.methods if m in STUDY_METHODS for k in range(1, (args.counts[m] or args.studies) + 1)]
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        done = pool.map(lambda j: run_study(args, evolve, os.path.join(args.out, j[0], f"study-{j[1]}"), j[0], j[1],
-                                            study_budget, budget), jobs)
+        # Random search's studies are seeded 101, 102, ...: TPE's start-up
+        # trials are random search's with the same seed, and a study that
+        # reaches the anchor within them would only repeat TPE's.
+        done = pool.map(lambda j: run_study(args, evolve, os.path.join(args.out, j[0], f"study-{j[1]}"), j[0],
+                                            j[1] + (100 if j[0] == "random" else 0), study_budget, budget), jobs)
         for (m, k), (curve, s) in zip(jobs, list(done)):
             results.setdefault(m, []).append((f"study {k}", curve, s.get("steps_to_anchor")))
     report(args, results, budget, study_budget)
@@ -323,20 +329,20 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
              f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
              f"global steps (the smallest of the evolve runs); a study stopped at {fmt_steps(study_budget)} (10x PBT's "
              f"median steps to the anchor), or sooner once a trial had reached the anchor and B was spent.", "",
-             "| method | runs | reached | global steps to anchor: median (each) | vs TPE | best confirmed at B: mean ± std (each) |",
+             "| method | runs | reached | global steps to anchor: median (each) | ÷ TPE's | best confirmed at B: mean ± std (each) |",
              "|---|---|---|---|---|---|"]
     for m, runs in results.items():
         stas = [sta for _, _, sta in runs]
         med = median_steps(stas)
         tpe_runs = results.get("tpe", [])
         if tpe and med:
-            ratio = f"{tpe / med:.1f}x fewer"
+            ratio = f"{med / tpe:.2f}"
         elif med and tpe_runs and tpe is None:
-            ratio = f"> {study_budget / med:.1f}x fewer"  # the studies stopped at study_budget short of the anchor
+            ratio = f"< {med / study_budget:.2f}"  # the studies stopped at study_budget short of the anchor
         else:
             ratio = "–"
         if m == "tpe":
-            ratio = "1"
+            ratio = "1" if tpe else "–"
         scores = [at_budget(c, budget) for _, c, _ in runs]
         lines.append(f"| {m} | {len(runs)} | {sum(s is not None for s in stas)}/{len(runs)} | {fmt_steps(med)} "
                      f"({', '.join(fmt_steps(s) for s in stas)}) | {ratio} | {mean_std(scores)} "
@@ -363,6 +369,9 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
 
 
 def plot(args, results, budget):
+    """curves.png: per method, the median over its runs of the best confirmed
+    score so far against global steps (a run not yet confirmed counts as
+    below any score), with the range of its runs shaded."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -370,24 +379,45 @@ def plot(args, results, budget):
     except ImportError:
         print(f"{PROG}: matplotlib is not importable: no curves.png (apt-get install python3-matplotlib)", file=sys.stderr)
         return
+    ends = [c[-1][0] for runs in results.values() for _, c, _ in runs if c]
+    starts = [c[0][0] for runs in results.values() for _, c, _ in runs if c]
+    if not ends:
+        return
+    lo, hi = min(starts), max(ends)
+    grid = [lo * (hi / lo) ** (i / 199) for i in range(200)]
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    floor = math.inf
     for i, (m, runs) in enumerate(results.items()):
-        for j, (_, curve, _) in enumerate(runs):
-            pts = [(s, v) for s, v in curve if math.isfinite(v)]
-            if not pts:
-                continue
-            xs, ys = zip(*pts)
-            ax.step(xs, ys, where="post", color=colors[i % len(colors)], alpha=0.8, lw=1.3,
-                    label=m if j == 0 else None)
-    ax.axhline(args.anchor, color="black", ls="--", lw=1, label=f"anchor {args.anchor:g}")
-    ax.axvline(budget, color="grey", ls=":", lw=1, label=f"equal budget B")
+        xs, med, low, high = [], [], [], []
+        last = max(c[-1][0] for _, c, _ in runs if c)
+        for x in grid:
+            if x > last:
+                break
+            vals = sorted(at_budget(c, x) for _, c, _ in runs)
+            if sum(math.isfinite(v) for v in vals) * 2 <= len(vals):
+                continue  # fewer than half the runs have a confirmed score yet
+            mid = statistics.median(vals)
+            fin = [v for v in vals if math.isfinite(v)]
+            xs.append(x)
+            med.append(mid)
+            low.append(min(fin))
+            high.append(max(fin))
+            floor = min(floor, min(fin))
+        if not xs:
+            continue
+        c = colors[i % len(colors)]
+        style = "--" if m in STUDY_METHODS else "-"
+        ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)})")
+        ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
+    ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
+    ax.axvline(budget, color="grey", ls=":", lw=1, label="equal budget B")
     ax.set_xscale("log")
     ax.set_xlabel("global env steps (training + evaluation + confirmation)")
     ax.set_ylabel("best confirmed score so far")
-    ax.set_title(f"{os.path.basename(args.config)}: every run and study")
+    ax.set_title(f"{os.path.basename(args.config)}: median and range of the runs of each method")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     fig.savefig(os.path.join(args.out, "curves.png"))
 
