@@ -377,3 +377,26 @@ func TestTournamentSizeOnlyWhereATournamentIsHeld(t *testing.T) {
 		t.Errorf("a tournament of 2 in a population of 1: err = %v", err)
 	}
 }
+
+// TestTrainFitnessFallsBackToEvaluation: an agent that finished no
+// training episode in its generation (Pendulum's episodes last 200 steps,
+// it trains 64) is evaluated instead, and its evaluation's steps count.
+func TestTrainFitnessFallsBackToEvaluation(t *testing.T) {
+	text := strings.NewReplacer("CartPole-v1", "Pendulum-v1", "evo_steps = 256", "evo_steps = 64",
+		"max_steps = 3072", "max_steps = 192", "learn_step = 128", "learn_step = 64").Replace(runtest.TinyConfig)
+	cfg, err := ParseConfig([]byte(strings.Replace(text, "[population]\n", "[population]\nfitness = \"train\"\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := runtest.CSV(t, filepath.Join(cfg.OutDir, "metrics.csv"))
+	for _, r := range rows {
+		// Two evaluation episodes of Pendulum's 200 steps.
+		if r["eval_steps"] != "400" || r["train_return"] != "NaN" {
+			t.Errorf("agent %s: eval_steps %s, train_return %s; want 400 and NaN", r["agent"], r["eval_steps"], r["train_return"])
+		}
+	}
+}
