@@ -260,6 +260,7 @@ func (t *Trainer) writeEvents(rep GenerationReport, genTime time.Duration) error
 		add("fitness/confirmed", rep.Confirmed)
 	}
 	add("population/diverged", float64(diverged))
+	add("population/global_steps", float64(rep.GlobalSteps))
 	if s := genTime.Seconds(); s > 0 {
 		add("steps_per_s", float64(genSteps)/s)
 	}

@@ -211,7 +211,8 @@ func TestTensorBoardEventsOfATinyRun(t *testing.T) {
 	col := func(name string) int { return slices.Index(rows[0], name) }
 	want := map[tbPoint]bool{}
 	for g, step := range []int64{768, 1536} {
-		for _, tag := range []string{"generation", "fitness/best", "fitness/mean", "fitness/elite", "population/diverged", "steps_per_s"} {
+		for _, tag := range []string{"generation", "fitness/best", "fitness/mean", "fitness/elite", "population/diverged",
+			"population/global_steps", "steps_per_s"} {
 			want[tbPoint{tag, step}] = true
 		}
 		if v := values[tbPoint{"generation", step}]; v != float32(g+1) {
@@ -220,6 +221,9 @@ func TestTensorBoardEventsOfATinyRun(t *testing.T) {
 	}
 	for _, r := range rows[1:] {
 		step, _ := strconv.ParseInt(r[col("total_steps")], 10, 64)
+		if g, _ := strconv.ParseFloat(r[col("global_steps")], 64); values[tbPoint{"population/global_steps", step}] != float32(g) {
+			t.Errorf("population/global_steps at step %d = %v, metrics.csv has %v", step, values[tbPoint{"population/global_steps", step}], g)
+		}
 		for _, name := range []string{"fitness", "train_return", "steps", "loss", "policy_loss", "value_loss", "entropy",
 			"approx_kl", "clip_frac", "explained_variance", "grad_norm", "lr", "batch_size", "learn_step"} {
 			p := tbPoint{"agent_" + r[col("agent")] + "/" + name, step}
