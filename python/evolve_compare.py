@@ -198,6 +198,17 @@ def lineage(run):
     return values, events
 
 
+def final_lr(run):
+    """The geometric mean of the last generation's lr, or None."""
+    path = os.path.join(run, "metrics.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    last = [float(r["lr"]) for r in rows if r["generation"] == rows[-1]["generation"]]
+    return math.exp(statistics.mean(math.log(x) for x in last)) if last else None
+
+
 def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
     summary = os.path.join(sdir, "summary.json")
     done = False
@@ -347,6 +358,14 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
         lines.append(f"| {m} | {len(runs)} | {sum(s is not None for s in stas)}/{len(runs)} | {fmt_steps(med)} "
                      f"({', '.join(fmt_steps(s) for s in stas)}) | {ratio} | {mean_std(scores)} "
                      f"({', '.join(f'{s:.1f}' for s in scores)}) |")
+    lines += ["", "## Where the learning rate went", "",
+              "The geometric mean of the last generation's lr in each run (the start: "
+              f"{evolve_tune.load_base(args.config)['ppo']['lr']:g}, times F for pbt-lrF).", ""]
+    for m in results:
+        if m in STUDY_METHODS:
+            continue
+        lrs = [final_lr(os.path.join(args.out, m, f"seed-{s}", "run")) for s in range(1, (args.counts[m] or args.seeds) + 1)]
+        lines.append(f"- {m}: " + ", ".join("–" if x is None else f"{x:.2g}" for x in lrs))
     lines += ["", "## The winning agents' schedules", "",
               "Each PBT run's elite: its hyperparameters at the end and what its lineage received "
               "(generation: event), oldest first.", ""]
