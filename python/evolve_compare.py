@@ -20,6 +20,8 @@ only the search differs:
                clone ([mutation] defaults), fitness from 10 evaluation episodes
   fixed        BASE's [ppo] values as independent agents (no selection)
   pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
+  pbt-xK       PBT with K x BASE's budget (e.g. pbt-x10, what a study spends);
+               left out of the equal budget B
   tpe, random  Optuna studies of single-agent trials (python/evolve_tune.py)
 Each evolve method runs -seeds seeds (1..N; "method:N" in -methods for
 another count) with no target, spending population.max_steps of training.
@@ -86,11 +88,22 @@ def parse_args(argv):
                 raise BadInput(f"-methods: {item!r}: want METHOD or METHOD:N") from None
     a.methods = list(a.counts)
     for m in a.methods:
-        if m not in EVOLVE_METHODS + STUDY_METHODS and not lr_factor(m):
-            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)} or pbt-lrF")
+        if m not in EVOLVE_METHODS + STUDY_METHODS and not lr_factor(m) and not budget_factor(m):
+            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)}, pbt-lrF or pbt-xK")
     if a.seeds < 1 or a.studies < 0:
         raise BadInput("-seeds must be >= 1 and -studies >= 0")
     return a
+
+
+def budget_factor(method):
+    """K of pbt-xK: PBT with K times the budget (the steps a tuner spends)."""
+    if not method.startswith("pbt-x"):
+        return None
+    try:
+        k = float(method[len("pbt-x"):])
+    except ValueError:
+        return None
+    return k if k > 0 else None
 
 
 def lr_factor(method):
@@ -119,6 +132,8 @@ def variant(base, method):
             pop.pop(k, None)
         c.pop("pbt", None)
         pop["independent"] = True
+    elif budget_factor(method):
+        pop["max_steps"] = int(pop["max_steps"] * budget_factor(method))
     elif lr_factor(method):
         lr = c["ppo"]["lr"] * lr_factor(method)
         c["ppo"]["lr"] = float(f"{lr:.6g}")
@@ -297,7 +312,7 @@ def main(argv):
         for s in range(1, (args.counts[m] or args.seeds) + 1):
             curve = run_evolve(evolve, os.path.join(args.out, m, f"seed-{s}"), cfg, s, args.workers)
             results.setdefault(m, []).append((f"seed {s}", curve, to_anchor(curve, args.anchor)))
-    finals = [c[-1][0] for runs in results.values() for _, c, _ in runs if c]
+    finals = [c[-1][0] for m, runs in results.items() if not budget_factor(m) for _, c, _ in runs if c]
     budget = min(finals) if finals else 0
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
@@ -336,12 +351,16 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
                 for steps, score in curve:
                     w.writerow([m, label, steps, score])
     tpe = median_steps([sta for _, _, sta in results.get("tpe", [])]) if "tpe" in results else None
+    pbt = median_steps([sta for _, _, sta in results.get("pbt", [])])
+    why_budget = ("the budget given" if args.study_budget else
+                  "10x PBT's median steps to the anchor" if pbt else "10x B: PBT did not reach the anchor")
     lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
              f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
-             f"global steps (the smallest of the evolve runs); a study stopped at {fmt_steps(study_budget)} (10x PBT's "
-             f"median steps to the anchor), or sooner once a trial had reached the anchor and B was spent.", "",
-             "| method | runs | reached | global steps to anchor: median (each) | ÷ TPE's | best confirmed at B: mean ± std (each) |",
-             "|---|---|---|---|---|---|"]
+             f"global steps (the smallest of the evolve runs); a study stopped at {fmt_steps(study_budget)} "
+             f"({why_budget}), or sooner once a trial had reached the anchor and B was spent.", "",
+             "| method | runs | reached | global steps to anchor: median (each) | ÷ TPE's | best confirmed at B: mean ± std (each) "
+             "| at the end: best confirmed (global steps) |",
+             "|---|---|---|---|---|---|---|"]
     for m, runs in results.items():
         stas = [sta for _, _, sta in runs]
         med = median_steps(stas)
@@ -357,7 +376,8 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
         scores = [at_budget(c, budget) for _, c, _ in runs]
         lines.append(f"| {m} | {len(runs)} | {sum(s is not None for s in stas)}/{len(runs)} | {fmt_steps(med)} "
                      f"({', '.join(fmt_steps(s) for s in stas)}) | {ratio} | {mean_std(scores)} "
-                     f"({', '.join(f'{s:.1f}' for s in scores)}) |")
+                     f"({', '.join(f'{s:.1f}' for s in scores)}) | "
+                     + ", ".join(f"{c[-1][1]:.1f} ({fmt_steps(c[-1][0])})" for _, c, _ in runs if c) + " |")
     lines += ["", "## Where the learning rate went", "",
               "The geometric mean of the last generation's lr in each run (the start: "
               f"{evolve_tune.load_base(args.config)['ppo']['lr']:g}, times F for pbt-lrF).", ""]
