@@ -74,6 +74,8 @@ def parse_args(argv):
     p.add_argument("-workers", type=int, default=0, help="evolve -workers (never changes results)")
     p.add_argument("-evolve", default="", help="the evolve binary (default: go build into -out)")
     p.add_argument("-space", default="ppo", choices=("ppo", "ppo_lstm"))
+    p.add_argument("-report-only", action="store_true",
+                   help="train nothing: report the runs and studies in -out as they are (unfinished ones marked)")
     p.add_argument("-jobs", type=int, default=os.cpu_count() or 1,
                    help="studies run at once (a study trains one agent at a time; default: the CPUs)")
     a = p.parse_args(argv)
@@ -144,14 +146,18 @@ def variant(base, method):
     return c
 
 
-def run_evolve(evolve, rdir, config, seed, workers):
-    """Trains one run (or reuses a finished one); returns its curve."""
+def run_evolve(evolve, rdir, config, seed, workers, report_only=False):
+    """Trains one run (or reuses a finished one); returns its curve and
+    whether the run is finished."""
     run = os.path.join(rdir, "run")
     summary = os.path.join(run, "summary.json")
     done = False
     if os.path.exists(summary):
         with open(summary) as f:
             done = json.load(f).get("finished", False)
+    if report_only:
+        path = os.path.join(run, "metrics.csv")
+        return (evolve_curve(path) if os.path.exists(path) else []), done
     if not done:
         os.makedirs(rdir, exist_ok=True)
         cpath = os.path.join(rdir, "config.toml")
@@ -169,7 +175,7 @@ def run_evolve(evolve, rdir, config, seed, workers):
             f.write(r.stdout + r.stderr)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
-    return evolve_curve(os.path.join(run, "metrics.csv"))
+    return evolve_curve(os.path.join(run, "metrics.csv")), True
 
 
 def evolve_curve(path):
@@ -230,7 +236,10 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
     if os.path.exists(summary):
         with open(summary) as f:
             done = json.load(f).get("stop_reason") in ("budget", "anchor", "trials")
-    if not done:
+    if not done and args.report_only:
+        if not os.path.exists(summary):
+            return [], {}, False
+    elif not done:
         if os.path.exists(sdir):
             shutil.rmtree(sdir)  # a study cut short: its sampler's state is gone, so it starts over
         cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "evolve_tune.py"),
@@ -250,7 +259,7 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
             curve.append((int(row["cumulative_global_steps"]), float(best) if best else -math.inf))
     with open(summary) as f:
         s = json.load(f)
-    return curve, s
+    return curve, s, done or s.get("stop_reason") in ("budget", "anchor", "trials")
 
 
 def to_anchor(curve, anchor):
@@ -273,6 +282,15 @@ def fmt_steps(n):
     if n is None:
         return "never"
     return f"{n / 1e6:.2f}M" if n >= 1e6 else f"{n / 1e3:.0f}k"
+
+
+def shown(run):
+    """A run's steps to the anchor as the table shows them: an unfinished run
+    that has not reached it yet is "> its steps so far"."""
+    label, curve, sta = run
+    if sta is None and "unfinished" in label and curve:
+        return f"> {fmt_steps(curve[-1][0])}"
+    return fmt_steps(sta)
 
 
 def mean_std(xs):
@@ -303,15 +321,17 @@ def main(argv):
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    evolve = args.evolve or evolve_tune.build_evolve(args.out)
+    evolve = args.evolve or ("" if args.report_only else evolve_tune.build_evolve(args.out))
     results = {}  # method -> list of (label, curve, steps_to_anchor)
     for m in args.methods:
         if m in STUDY_METHODS:
             continue
         cfg = variant(base, m)
         for s in range(1, (args.counts[m] or args.seeds) + 1):
-            curve = run_evolve(evolve, os.path.join(args.out, m, f"seed-{s}"), cfg, s, args.workers)
-            results.setdefault(m, []).append((f"seed {s}", curve, to_anchor(curve, args.anchor)))
+            curve, done = run_evolve(evolve, os.path.join(args.out, m, f"seed-{s}"), cfg, s, args.workers, args.report_only)
+            if curve:
+                label = f"seed {s}" + ("" if done else " (unfinished)")
+                results.setdefault(m, []).append((label, curve, to_anchor(curve, args.anchor)))
     finals = [c[-1][0] for m, runs in results.items() if not budget_factor(m) for _, c, _ in runs if c]
     budget = min(finals) if finals else 0
     # A study need go no further than 10x the steps PBT took to the anchor
@@ -326,8 +346,10 @@ def main(argv):
         # reaches the anchor within them would only repeat TPE's.
         done = pool.map(lambda j: run_study(args, evolve, os.path.join(args.out, j[0], f"study-{j[1]}"), j[0],
                                             j[1] + (100 if j[0] == "random" else 0), study_budget, budget), jobs)
-        for (m, k), (curve, s) in zip(jobs, list(done)):
-            results.setdefault(m, []).append((f"study {k}", curve, s.get("steps_to_anchor")))
+        for (m, k), (curve, s, finished) in zip(jobs, list(done)):
+            if curve:
+                label = f"study {k}" + ("" if finished else " (unfinished)")
+                results.setdefault(m, []).append((label, curve, s.get("steps_to_anchor")))
     report(args, results, budget, study_budget)
     return 0
 
@@ -367,7 +389,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
         tpe_runs = results.get("tpe", [])
         if tpe and med:
             ratio = f"{med / tpe:.2f}"
-        elif med and tpe_runs and tpe is None:
+        elif med and tpe_runs and tpe is None and not any("unfinished" in r[0] for r in tpe_runs):
             ratio = f"< {med / study_budget:.2f}"  # the studies stopped at study_budget short of the anchor
         else:
             ratio = "–"
@@ -375,7 +397,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
             ratio = "1" if tpe else "–"
         scores = [at_budget(c, budget) for _, c, _ in runs]
         lines.append(f"| {m} | {len(runs)} | {sum(s is not None for s in stas)}/{len(runs)} | {fmt_steps(med)} "
-                     f"({', '.join(fmt_steps(s) for s in stas)}) | {ratio} | {mean_std(scores)} "
+                     f"({', '.join(shown(r) for r in runs)}) | {ratio} | {mean_std(scores)} "
                      f"({', '.join(f'{s:.1f}' for s in scores)}) | "
                      + ", ".join(f"{c[-1][1]:.1f} ({fmt_steps(c[-1][0])})" for _, c, _ in runs if c) + " |")
     lines += ["", "## Where the learning rate went", "",
