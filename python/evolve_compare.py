@@ -445,40 +445,45 @@ def plot(args, results, budget):
     if not ends:
         return
     lo, hi = min(starts), max(ends)
-    grid = [lo * (hi / lo) ** (i / 199) for i in range(200)]
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    grid = [lo * (hi / lo) ** (i / 299) for i in range(300)]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5), dpi=100)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    floor = math.inf
-    for i, (m, runs) in enumerate(results.items()):
-        xs, med, low, high = [], [], [], []
-        last = max(c[-1][0] for _, c, _ in runs if c)
-        for x in grid:
-            if x > last:
-                break
-            vals = sorted(at_budget(c, x) for _, c, _ in runs)
-            if sum(math.isfinite(v) for v in vals) * 2 <= len(vals):
-                continue  # fewer than half the runs have a confirmed score yet
-            mid = statistics.median(vals)
-            fin = [v for v in vals if math.isfinite(v)]
-            xs.append(x)
-            med.append(mid)
-            low.append(min(fin))
-            high.append(max(fin))
-            floor = min(floor, min(fin))
-        if not xs:
-            continue
-        c = colors[i % len(colors)]
-        style = "--" if m in STUDY_METHODS else "-"
-        ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)})")
-        ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
-    ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
-    ax.axvline(budget, color="grey", ls=":", lw=1, label="equal budget B")
-    ax.set_xscale("log")
-    ax.set_xlabel("global env steps (training + evaluation + confirmation)")
-    ax.set_ylabel("best confirmed score so far")
-    ax.set_title(f"{os.path.basename(args.config)}: median and range of the runs of each method")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    best = -math.inf
+    for ax in axes:
+        for i, (m, runs) in enumerate(results.items()):
+            xs, med, low, high = [], [], [], []
+            last = max(c[-1][0] for _, c, _ in runs if c)
+            for x in grid:
+                if x > last:
+                    break
+                vals = sorted(at_budget(c, x) for _, c, _ in runs)
+                if sum(math.isfinite(v) for v in vals) * 2 <= len(vals):
+                    continue  # fewer than half the runs have a confirmed score yet
+                fin = [v for v in vals if math.isfinite(v)]
+                xs.append(x)
+                med.append(statistics.median(vals))
+                low.append(min(fin))
+                high.append(max(fin))
+            if not xs:
+                continue
+            best = max(best, max(high))
+            c = colors[i % len(colors)]
+            style = "--" if m in STUDY_METHODS else "-"
+            ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)})")
+            ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
+        ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
+        ax.axvline(budget, color="grey", ls=":", lw=1, label="equal budget B")
+        ax.set_xscale("log")
+        ax.set_xlabel("global env steps (training + evaluation + confirmation)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("best confirmed score so far")
+    axes[0].set_title(f"{os.path.basename(args.config)}: median and range of each method's runs")
+    # The right panel zooms on the anchor: three times the best score's
+    # distance from it below it (a tenth of it at least).
+    span = max(3 * abs(best - args.anchor), 0.1 * abs(args.anchor), 1)
+    axes[1].set_ylim(args.anchor - span, max(best, args.anchor) + 0.1 * span)
+    axes[1].set_title("near the anchor")
+    axes[1].legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(os.path.join(args.out, "curves.png"))
 
