@@ -97,25 +97,25 @@ def parse_args(argv):
     return a
 
 
-def budget_factor(method):
-    """K of pbt-xK: PBT with K times the budget (the steps a tuner spends)."""
-    if not method.startswith("pbt-x"):
+def factor(method, prefix):
+    """F of a method named prefix + F (pbt-lr0.1, pbt-x10), or None."""
+    if not method.startswith(prefix):
         return None
     try:
-        k = float(method[len("pbt-x"):])
-    except ValueError:
-        return None
-    return k if k > 0 else None
-
-
-def lr_factor(method):
-    if not method.startswith("pbt-lr"):
-        return None
-    try:
-        f = float(method[len("pbt-lr"):])
+        f = float(method[len(prefix):])
     except ValueError:
         return None
     return f if f > 0 else None
+
+
+def budget_factor(method):
+    """K of pbt-xK: PBT with K times the budget (the steps a tuner spends)."""
+    return factor(method, "pbt-x")
+
+
+def lr_factor(method):
+    """F of pbt-lrF: PBT from F times the config's lr."""
+    return factor(method, "pbt-lr")
 
 
 def variant(base, method):
