@@ -2,6 +2,8 @@ package evo
 
 import (
 	"bytes"
+	"context"
+	"encoding/csv"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -397,6 +399,58 @@ func TestTrainFitnessFallsBackToEvaluation(t *testing.T) {
 		// Two evaluation episodes of Pendulum's 200 steps.
 		if r["eval_steps"] != "400" || r["train_return"] != "NaN" {
 			t.Errorf("agent %s: eval_steps %s, train_return %s; want 400 and NaN", r["agent"], r["eval_steps"], r["train_return"])
+		}
+	}
+}
+
+// TestResumeKeepsTheMetricsColumnsARunBeganWith: a run whose metrics.csv
+// was begun by a build without the measuring columns (eval_steps,
+// global_steps, elite_fitness) goes on writing its own columns when
+// resumed, and its rows match the new build's but for those columns.
+func TestResumeKeepsTheMetricsColumnsARunBeganWith(t *testing.T) {
+	want := tiny(t)
+	want.Population.MaxSteps = 4 * 3 * 256
+	if _, err := run(t, want, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = want.Population.MaxSteps
+	if _, err := run(t, cfg, Options{}, func(r GenerationReport) bool { return r.Generation == 2 }); err == nil {
+		t.Fatal("the run was not stopped")
+	}
+	// Make it a run of the earlier build: drop the last three columns.
+	path := filepath.Join(cfg.OutDir, "metrics.csv")
+	rows, header := runtest.CSV(t, path)
+	old := header[:len(header)-3]
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(old)
+	for _, r := range rows {
+		var f []string
+		for _, h := range old {
+			f = append(f, r[h])
+		}
+		w.Write(f)
+	}
+	w.Flush()
+	writeConfig(t, cfg.OutDir, "metrics.csv", b.String())
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, gotHeader := runtest.CSV(t, path)
+	wantRows, _ := runtest.CSV(t, filepath.Join(want.OutDir, "metrics.csv"))
+	if len(gotHeader) != len(old) || len(got) != len(wantRows) {
+		t.Fatalf("resumed: %d columns, %d rows; want the old %d columns and %d rows", len(gotHeader), len(got), len(old), len(wantRows))
+	}
+	for i := range got {
+		for _, h := range old {
+			if h != "wall_s" && got[i][h] != wantRows[i][h] {
+				t.Errorf("row %d %s: %q, want %q", i+1, h, got[i][h], wantRows[i][h])
+			}
 		}
 	}
 }
