@@ -128,7 +128,9 @@ func TestEmptyConfigIsTheDefaults(t *testing.T) {
 }
 
 func TestResolvedConfigReadsBackEqual(t *testing.T) {
-	for _, text := range []string{tinyConfig, "", "[net]\nencoder = \"lstm\"\n[hp.ent_coef]\nmax = 0.05\n[env.options]\nmax_episode_steps = 100\n"} {
+	pbt := strings.Replace(tinyConfig, "[population]\n", "[population]\nselection = \"pbt\"\nfitness = \"train\"\ninit = \"sample\"\n", 1) +
+		"[hp.gamma]\nmin = 0.9\nmax = 0.999\nscale = \"log1m\"\n[pbt]\nttest = false\n"
+	for _, text := range []string{tinyConfig, "", "[net]\nencoder = \"lstm\"\n[hp.ent_coef]\nmax = 0.05\n[env.options]\nmax_episode_steps = 100\n", pbt} {
 		cfg, err := ParseConfig([]byte(text))
 		if err != nil {
 			t.Fatal(err)

@@ -74,3 +74,25 @@ func stopAndResume(t *testing.T, cfg Config, opts Options, gen int) {
 		t.Fatal(err)
 	}
 }
+
+// straightAndStopped trains the tiny config with max_steps maxSteps to its
+// end, and a second time (its config edited by edit, if not nil) until
+// generation stopAt ends, where it is cancelled: the two runs a
+// resume test compares.
+func straightAndStopped(t *testing.T, maxSteps, stopAt int, edit func(*Config)) (straight, stopped Config) {
+	t.Helper()
+	straight = tiny(t)
+	straight.Population.MaxSteps = maxSteps
+	if _, err := run(t, straight, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	stopped = tiny(t)
+	stopped.Population.MaxSteps = maxSteps
+	if edit != nil {
+		edit(&stopped)
+	}
+	if _, err := run(t, stopped, Options{}, func(r GenerationReport) bool { return r.Generation == stopAt }); err == nil {
+		t.Fatal("the stopped run did not stop")
+	}
+	return straight, stopped
+}

@@ -1,3 +1,6 @@
+// This file holds how a generation is made from the last (population.selection,
+// fitness and init, and PBT's settings): their config, defaults and checks.
+
 package evo
 
 import (
@@ -7,6 +10,74 @@ import (
 
 	"github.com/BurntSushi/toml"
 )
+
+// The values of population.selection.
+const (
+	// SelectTournament is AgileRL's evolution: tournaments of
+	// tournament.size with elitism pick the next population, and each clone
+	// gets one mutation drawn with the [mutation] weights.
+	SelectTournament = "tournament"
+	// SelectPBT is Population Based Training's exploit and explore
+	// (Jaderberg et al. 2017): see PBTConfig.
+	SelectPBT = "pbt"
+)
+
+// The values of population.fitness.
+const (
+	// FitnessEval is the mean return of env.eval_episodes deterministic
+	// episodes played after training, from the generation's evaluation seed.
+	FitnessEval = "eval"
+	// FitnessTrain is the mean return of the last env.eval_episodes
+	// training episodes that ended in the generation (as many as ended, if
+	// fewer): no env steps are spent on measuring. An agent that finished
+	// no training episode is evaluated as with FitnessEval.
+	FitnessTrain = "train"
+)
+
+// The values of population.init.
+const (
+	// InitConfig starts every agent at the [ppo] values.
+	InitConfig = "config"
+	// InitSample draws each agent's mutable hyperparameters (those with an
+	// [hp] range) from their ranges, uniformly on each range's scale, as
+	// PBT and random search start.
+	InitSample = "sample"
+)
+
+// PBTConfig is the [pbt] section. After each generation the agents are
+// ranked by fitness; each agent of the bottom quantile picks one of the top
+// quantile at random and, unless ttest finds the difference insignificant,
+// becomes a copy of it (exploit: weights, optimiser state and
+// hyperparameters, under a new index) whose every mutable hyperparameter is
+// then explored: redrawn from its range with probability
+// resample_probability, otherwise perturbed one step up or down on its
+// scale (see HPRange.Scale). The other agents go on as they are.
+type PBTConfig struct {
+	// Quantile is the share of the population in the bottom and the top
+	// quantile, in (0, 0.5]: ceil(quantile·size) agents each.
+	Quantile float64 `toml:"quantile"`
+	// ResampleProbability is the chance, per hyperparameter, that explore
+	// redraws it from its range instead of perturbing it.
+	ResampleProbability float64 `toml:"resample_probability"`
+	// PerturbUp and PerturbDown are the factors of a perturbation (50/50)
+	// on a range's scale: for "log" and "linear" the value is multiplied,
+	// for "log1m" 1−value is; "pow2" ranges move one power of two.
+	PerturbUp   float64 `toml:"perturb_up"`
+	PerturbDown float64 `toml:"perturb_down"`
+	// TTest, when set, lets an agent exploit another only when the other's
+	// fitness episodes have the higher mean and Welch's t-test rejects
+	// equal means at level Alpha (one-sided), as the PBT paper does; the
+	// two need 2 episodes each, else the higher fitness decides.
+	TTest bool    `toml:"ttest"`
+	Alpha float64 `toml:"alpha"`
+}
+
+// DefaultPBT returns Ray Tune's PBT defaults (quantile 0.25, resample
+// probability 0.25, perturbations ×1.2 and ×0.8) with the paper's t-test at
+// the 5 % level.
+func DefaultPBT() PBTConfig {
+	return PBTConfig{Quantile: 0.25, ResampleProbability: 0.25, PerturbUp: 1.2, PerturbDown: 0.8, TTest: true, Alpha: 0.05}
+}
 
 // resolveStrategy normalises population.selection, fitness and init (their
 // defaults are stored as "", so that earlier runs keep their digests) and

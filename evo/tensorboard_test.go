@@ -258,17 +258,7 @@ func TestTensorBoardEventsAfterResume(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("trains two populations")
 	}
-	straight := tiny(t)
-	straight.Population.MaxSteps = 4 * 3 * 256
-	if _, err := run(t, straight, Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	split := tiny(t)
-	split.Population.MaxSteps = straight.Population.MaxSteps
-	split.Checkpoint.Every = 2
-	if _, err := run(t, split, Options{}, func(r GenerationReport) bool { return r.Generation == 3 }); err == nil {
-		t.Fatal("the stopped run did not stop")
-	}
+	straight, split := straightAndStopped(t, 4*3*256, 3, func(c *Config) { c.Checkpoint.Every = 2 })
 	tr, err := Resume(split.OutDir, Options{})
 	if err != nil {
 		t.Fatal(err)

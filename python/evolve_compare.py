@@ -58,8 +58,7 @@ EVOLVE_METHODS = ("pbt", "pbt-sample", "tournament", "fixed")
 STUDY_METHODS = ("tpe", "random")
 
 
-class BadInput(Exception):
-    pass
+BadInput = evolve_tune.BadInput
 
 
 def parse_args(argv):
@@ -174,7 +173,7 @@ def run_evolve(evolve, rdir, config, seed, workers, report_only=False):
         with open(os.path.join(rdir, "evolve.log"), "w") as f:
             f.write(r.stdout + r.stderr)
         if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
+            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
     return evolve_curve(os.path.join(run, "metrics.csv")), True
 
 
@@ -251,7 +250,7 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
         with open(sdir + ".log", "w") as log:
             r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode})")
+            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {r.returncode})")
     curve = []
     with open(os.path.join(sdir, "curve.csv"), newline="") as f:
         for row in csv.DictReader(f):
@@ -317,7 +316,7 @@ def main(argv):
     try:
         args = parse_args(argv)
         base = evolve_tune.load_base(args.config)
-    except (BadInput, evolve_tune.BadInput) as e:
+    except BadInput as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
@@ -489,10 +488,4 @@ def plot(args, results, budget):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except RuntimeError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    evolve_tune.run(PROG, main)

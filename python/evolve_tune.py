@@ -786,12 +786,20 @@ def main(argv):
     return 0
 
 
-if __name__ == "__main__":
+def run(prog, main):
+    """Runs main(argv) as a command: exit 2 on bad input, 1 on a failure,
+    130 on Ctrl-C, each with a one-line message."""
     try:
         sys.exit(main(sys.argv[1:]))
     except BadInput as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         sys.exit(2)
     except Failure as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    run(PROG, main)
