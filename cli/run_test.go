@@ -645,10 +645,26 @@ func TestTamperedCheckpointExitsTwoAndChangesNothing(t *testing.T) {
 			}
 		}, []string{"population.json", "predates checksums", "config.toml"}},
 	}
-	for _, tc := range tests {
+	// The run's .lock names the last process that trained it: another
+	// process's pid (this process's own would hide a rewrite), or no file.
+	lockAs := func(t *testing.T, run string, i int) {
+		t.Helper()
+		lock := filepath.Join(run, ".lock")
+		if i%2 == 1 {
+			if err := os.Remove(lock); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := os.WriteFile(lock, []byte("999999999\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			run := filepath.Join(t.TempDir(), "run")
 			copyTree(t, base, run)
+			lockAs(t, run, i)
 			ckpt := filepath.Join(run, ckptRel)
 			tc.tamper(t, ckpt)
 			before := snapshot(t, run)

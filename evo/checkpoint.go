@@ -162,12 +162,14 @@ func (t *Trainer) prepare(wall float64) error {
 		return err
 	}
 	if t.resumed {
+		t.runLock.claim()
 		return t.truncateMetrics()
 	}
 	// Another process may have started a run here since New looked.
 	if _, err := os.Stat(filepath.Join(t.dir, "checkpoints")); err == nil {
 		return badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", t.dir, t.dir))
 	}
+	t.runLock.claim()
 	b, err := t.cfg.MarshalTOML()
 	if err != nil {
 		return err

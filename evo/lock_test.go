@@ -14,7 +14,8 @@ import (
 
 // TestRunDirIsLocked: while a run trains, neither a resume nor a new run of
 // the same directory can start (the error names this process); a failed
-// resume lets go of the lock, and once the run has ended it resumes.
+// resume lets go of the lock without writing it, and once the run has
+// ended it resumes.
 func TestRunDirIsLocked(t *testing.T) {
 	cfg := tiny(t)
 	inGen := make(chan struct{})
@@ -57,13 +58,35 @@ func TestRunDirIsLocked(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: %v", err)
 	}
-	// A Resume that fails after taking the lock lets go of it.
+	// A Resume that fails after taking the lock lets go of it, and leaves
+	// .lock naming the last process that trained the run (another's pid
+	// here), or absent if it was.
+	lockPath := filepath.Join(cfg.OutDir, lockFile)
+	if got, err := os.ReadFile(lockPath); err != nil || string(got) != fmt.Sprintln(os.Getpid()) {
+		t.Errorf(".lock after training: %q, %v; want this process's pid", got, err)
+	}
+	const foreign = "999999999\n"
+	if err := os.WriteFile(lockPath, []byte(foreign), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	latest := filepath.Join(cfg.OutDir, "checkpoints", "latest")
 	if err := os.Rename(latest, latest+".away"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Resume(cfg.OutDir, Options{}); err == nil || errors.Is(err, ErrRunInUse) {
 		t.Fatalf("Resume without checkpoints/latest: %v", err)
+	}
+	if got, err := os.ReadFile(lockPath); err != nil || string(got) != foreign {
+		t.Errorf(".lock after a refused Resume: %q, %v; want %q as before", got, err, foreign)
+	}
+	if err := os.Remove(lockPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(cfg.OutDir, Options{}); err == nil {
+		t.Fatal("Resume without checkpoints/latest succeeded")
+	}
+	if _, err := os.Stat(lockPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused Resume left a .lock where there was none: %v", err)
 	}
 	if err := os.Rename(latest+".away", latest); err != nil {
 		t.Fatal(err)

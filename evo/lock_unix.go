@@ -16,10 +16,22 @@ import (
 // dir/.lock, which the kernel drops when the process ends, however it
 // ends), so that two processes never write one run. A lock held elsewhere
 // is an error naming the holder's pid; a file system without flock gives
-// no protection and no error. unlock releases the lock.
-func lockRunDir(dir string) (unlock func(), err error) {
+// no protection and no error.
+//
+// Taking the lock writes nothing: the file keeps the pid of the last
+// process that trained the run until claim writes this one's, which Run
+// does only once the run's checks have passed. A refused resume thus leaves
+// the directory as it was; a .lock file that did not exist before is
+// removed again by release when claim was never called.
+func lockRunDir(dir string) (*runLock, error) {
 	path := filepath.Join(dir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	created := false
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		created = true
+	} else if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -34,11 +46,38 @@ func lockRunDir(dir string) (unlock func(), err error) {
 		}
 		return nil, badInput(fmt.Errorf("%w: %s is being trained by %s (it holds %s); wait for it to end or stop it first", ErrRunInUse, dir, holder, path))
 	case err != nil:
-		f.Close()
-		return func() {}, nil
+		// No flock here: no protection, but the pid is still recorded.
+		return &runLock{f: f, path: path, created: created}, nil
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return &runLock{f: f, path: path, created: created}, nil
+}
+
+// runLock is a held run-directory lock.
+type runLock struct {
+	f       *os.File
+	path    string
+	created bool // the file did not exist before lockRunDir
+	claimed bool // claim wrote this process's pid
+}
+
+// claim writes this process's pid into the lock file, for the error a
+// second process gets and for the README's "the last process that trained
+// the run". Done once per lock.
+func (l *runLock) claim() {
+	if l.claimed {
+		return
 	}
-	return func() { f.Close() }, nil
+	l.claimed = true
+	if err := l.f.Truncate(0); err == nil {
+		l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+}
+
+// release lets go of the lock, removing the file if this lock made it and
+// never claimed it (nothing was trained).
+func (l *runLock) release() {
+	if l.created && !l.claimed {
+		os.Remove(l.path)
+	}
+	l.f.Close()
 }

@@ -174,7 +174,7 @@ type Trainer struct {
 	resumed    bool
 	events     *tbevent.Writer // this session's TensorBoard event file
 	confirmEnv envs.Env        // the elite confirmation env, made on first use
-	unlock     func()          // releases the run directory's lock; nil when not held
+	runLock    *runLock        // the run directory's lock; nil when not held
 
 	progSteps atomic.Int64
 	progGen   atomic.Int64
@@ -503,14 +503,14 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 
 // lock takes the run directory's lock unless this trainer holds it.
 func (t *Trainer) lock() error {
-	if t.unlock != nil {
+	if t.runLock != nil {
 		return nil
 	}
-	unlock, err := lockRunDir(t.dir)
+	l, err := lockRunDir(t.dir)
 	if err != nil {
 		return err
 	}
-	t.unlock = unlock
+	t.runLock = l
 	return nil
 }
 
@@ -521,9 +521,9 @@ func (t *Trainer) lock() error {
 func (t *Trainer) Close() { t.release() }
 
 func (t *Trainer) release() {
-	if t.unlock != nil {
-		t.unlock()
-		t.unlock = nil
+	if t.runLock != nil {
+		t.runLock.release()
+		t.runLock = nil
 	}
 }
 
