@@ -37,6 +37,7 @@ func (a *PPO) Clone(seed uint64) *PPO {
 	c.rng = rand.New(c.pcg)
 	c.Steps, c.Updates, c.TotalSteps = a.Steps, a.Updates, a.TotalSteps
 	c.History = slices.Clone(a.History)
+	c.Env = a.Env.clone()
 	return c
 }
 

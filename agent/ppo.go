@@ -33,6 +33,8 @@ type PPO struct {
 	Steps, Updates, TotalSteps int
 	// History lists the mutations applied to this agent, oldest first.
 	History []string
+	// Env is the env the agent was trained on, when known; Save records it.
+	Env EnvRef
 
 	work   *nets     // the networks and their buffers, built on first use
 	roll   *rollout  // the training rollout in progress, if any

@@ -32,7 +32,7 @@ import (
 // and its "__metadata__" holds the strings
 //
 //	format    "evolve-agent"
-//	version   "1"
+//	version   "2" when the description holds the env, else "1"
 //	agent     the JSON description below
 //	checksum  "sha256:<hex>" of the data section, added and checked by the codec
 //
@@ -41,8 +41,9 @@ import (
 // architecture "net"), actor and critic (the full netconf specs, with input,
 // output and output gain), adam ({lr, beta1, beta2, eps, step}), norm
 // ({count, mean, var}, present when normalize_obs is set), steps, updates,
-// total_steps, rng (the PCG state from MarshalBinary, standard base64) and
-// history (the mutation descriptions, oldest first).
+// total_steps, rng (the PCG state from MarshalBinary, standard base64),
+// history (the mutation descriptions, oldest first) and, in version 2 only,
+// env ({id, options}: the env it was trained on, as envs.Make takes it).
 //
 // The normaliser keeps float64 statistics. They are stored exactly in the
 // description: finite values as JSON numbers in Go's shortest round-trip
@@ -55,8 +56,12 @@ import (
 // exactly as the saved agent would have for a new vector), and a recurrent
 // agent acts from a zero state as at an episode start.
 const (
-	fileFormat  = "evolve-agent"
-	fileVersion = "1"
+	fileFormat = "evolve-agent"
+	// fileVersion is the layout Save writes when the agent's env is known:
+	// version 1 and the description's "env". Without it Save writes version
+	// 1, which earlier builds read.
+	fileVersion  = "2"
+	fileVersion1 = "1"
 
 	// maxAgentFileBytes bounds the size of a file Load reads.
 	maxAgentFileBytes = 1 << 30
@@ -76,6 +81,7 @@ type agentJSON struct {
 	TotalSteps       int             `json:"total_steps"`
 	RNG              string          `json:"rng"`
 	History          []string        `json:"history"`
+	Env              *EnvRef         `json:"env,omitempty"` // version 2 only
 }
 
 type adamJSON struct {
@@ -188,11 +194,18 @@ func (a *PPO) encodeFile() ([]namedTensor, map[string]string, error) {
 		return nil, nil, fmt.Errorf("rng state: %w", err)
 	}
 	d.RNG = base64.StdEncoding.EncodeToString(rng)
+	if d.Env, err = envRefJSON(a.Env); err != nil {
+		return nil, nil, err
+	}
 	desc, err := json.Marshal(d)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent description: %w", err)
 	}
-	meta := map[string]string{"format": fileFormat, "version": fileVersion, "agent": string(desc)}
+	version := fileVersion1
+	if d.Env != nil {
+		version = fileVersion
+	}
+	meta := map[string]string{"format": fileFormat, "version": version, "agent": string(desc)}
 	return tensors, meta, nil
 }
 
@@ -277,8 +290,9 @@ func decodeAgent(file []byte) (*PPO, error) {
 	if f := meta["format"]; f != fileFormat {
 		return nil, fmt.Errorf("metadata: format %.60q, want %q (not an evolve agent file)", f, fileFormat)
 	}
-	if v := meta["version"]; v != fileVersion {
-		return nil, fmt.Errorf("metadata: version %.60q, this build reads version %s", v, fileVersion)
+	version := meta["version"]
+	if version != fileVersion && version != fileVersion1 {
+		return nil, fmt.Errorf("metadata: version %.60q, this build reads versions %s and %s", version, fileVersion1, fileVersion)
 	}
 	if _, ok := meta["checksum"]; !ok {
 		return nil, errors.New("metadata: no checksum")
@@ -301,6 +315,9 @@ func decodeAgent(file []byte) (*PPO, error) {
 	a := &PPO{cfg: d.Config, obsSpace: obs, actSpace: act}
 	if err := a.setSpecs(d.Config.Net); err != nil {
 		return nil, fmt.Errorf("config.net: %w", err)
+	}
+	if a.Env, err = decodeEnvRef(d.Env, version); err != nil {
+		return nil, err
 	}
 	for _, s := range []struct {
 		key       string

@@ -451,7 +451,7 @@ func TestLoadRejects(t *testing.T) {
 		{"truncated", good[:len(good)/2], "outside the"},
 		{"data corrupted", flipped, "checksum mismatch"},
 		{"format", rewrite(t, good, func(_ *[]namedTensor, m map[string]string, _ *agentJSON) { m["format"] = "other" }), "format"},
-		{"version", rewrite(t, good, func(_ *[]namedTensor, m map[string]string, _ *agentJSON) { m["version"] = "2" }), "version"},
+		{"version", rewrite(t, good, func(_ *[]namedTensor, m map[string]string, _ *agentJSON) { m["version"] = "3" }), "version"},
 		{"metadata key", rewrite(t, good, func(_ *[]namedTensor, m map[string]string, _ *agentJSON) { m["extra"] = "x" }), `unexpected key "extra"`},
 		{"unknown field", rewrite(t, good, rawDesc(`"steps":`, `"bogus":1,"steps":`)), `unknown field "bogus"`},
 		{"unknown nested field", rewrite(t, good, rawDesc(`"batch_size":`, `"bogus":1,"batch_size":`)), `unknown field "bogus"`},

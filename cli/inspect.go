@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,6 +25,7 @@ import (
 // its field names, which scripts rely on: add fields, never rename them.
 type inspection struct {
 	File             string          `json:"file"`
+	Env              *agent.EnvRef   `json:"env"` // null when the file predates recording it
 	ObservationSpace json.RawMessage `json:"observation_space"`
 	ActionSpace      json.RawMessage `json:"action_space"`
 	Network          networkInfo     `json:"network"`
@@ -145,6 +147,9 @@ func inspect(path string) (*inspection, error) {
 	if in.History == nil {
 		in.History = []string{}
 	}
+	if a.Env.Known() {
+		in.Env = &a.Env
+	}
 	if in.ObservationSpace, err = envs.MarshalSpace(in.obs); err == nil {
 		in.ActionSpace, err = envs.MarshalSpace(in.act)
 	}
@@ -235,6 +240,11 @@ func printInspection(w io.Writer, in *inspection) {
 	line := func(key, format string, a ...any) { lines = append(lines, kv{key, fmt.Sprintf(format, a...)}) }
 	n := in.Network
 	line("file", "%s", in.File)
+	if in.Env != nil {
+		line("env", "%s%s", in.Env.ID, envOptionsText(in.Env.Options))
+	} else {
+		line("env", "not recorded (file written before agent files held it)")
+	}
 	line("observation space", "%v", in.obs)
 	line("action space", "%v", in.act)
 	line("network", "%s", n.Description)
@@ -304,4 +314,16 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// envOptionsText is " {k = v, ...}" in key order, or "" without options.
+func envOptionsText(o envs.Options) string {
+	if len(o) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(o))
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		parts = append(parts, fmt.Sprintf("%s = %v", k, o[k]))
+	}
+	return " {" + strings.Join(parts, ", ") + "}"
 }

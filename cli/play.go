@@ -51,12 +51,13 @@ func playCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: evolve play -agent FILE|DIR [-env ID] [-episodes N] [-seed S] [-stochastic]\n"+
 			"                   [-gif OUT.gif] [-record OUT.npz] [-max-steps N]\n\n"+
 			"Plays episodes with a saved agent (a run directory means its elite.safetensors and the\n"+
-			"env of its config.toml) and prints each episode's return and length.\n\n")
+			"env of its config.toml; an agent file, the env it records) and prints each episode's\n"+
+			"return and length.\n\n")
 		fs.PrintDefaults()
 	}
 	var p playFlags
 	fs.StringVar(&p.agent, "agent", "", "play the agent file `FILE`, or the elite of the run directory FILE")
-	fs.StringVar(&p.env, "env", "", "play on env `ID` (default: the run directory's [env] id)")
+	fs.StringVar(&p.env, "env", "", "play on env `ID` (default: the env the agent file records, or the run directory's [env] id)")
 	fs.IntVar(&p.episodes, "episodes", 5, "play `N` episodes")
 	fs.Int64Var(&p.seed, "seed", 0, "seed the first reset with `S` (later resets continue unseeded)")
 	fs.BoolVar(&p.stochastic, "stochastic", false, "sample actions instead of taking the most likely one")
@@ -113,23 +114,9 @@ func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("-agent: %w", err)
 	}
-	id, opts, where := p.env, envs.Options(nil), "-env "+p.env
-	if !p.envSet {
-		if dir == "" {
-			return nil, nil, "", fmt.Errorf("-env is needed: agent file %s does not store its env (give -env ID, or the run directory)", file)
-		}
-		cpath := filepath.Join(dir, "config.toml")
-		var cfg playEnvConfig
-		if _, err := toml.DecodeFile(cpath, &cfg); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, nil, "", fmt.Errorf("%s: no config to read the env from (give -env ID)", cpath)
-			}
-			return nil, nil, "", fmt.Errorf("%s: %w", cpath, err)
-		}
-		if cfg.Env.ID == "" {
-			return nil, nil, "", fmt.Errorf("%s: no [env] id (give -env ID)", cpath)
-		}
-		id, opts, where = cfg.Env.ID, cfg.Env.Options, cpath+": [env]"
+	id, opts, where, err := playEnv(p, dir, file, a)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	env, err := envs.Make(id, opts)
 	if err != nil {
@@ -140,6 +127,35 @@ func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
 		return nil, nil, "", err
 	}
 	return a, env, id, nil
+}
+
+// playEnv says which env to play agent a (loaded from file, inside the run
+// directory dir unless dir is "") on, and where that came from: -env, else
+// the run's config.toml, else the env the agent file records.
+func playEnv(p playFlags, dir, file string, a *agent.PPO) (id string, opts envs.Options, where string, err error) {
+	if p.envSet {
+		return p.env, nil, "-env " + p.env, nil
+	}
+	if dir != "" {
+		cpath := filepath.Join(dir, "config.toml")
+		var cfg playEnvConfig
+		_, err := toml.DecodeFile(cpath, &cfg)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && a.Env.Known():
+		case errors.Is(err, os.ErrNotExist):
+			return "", nil, "", fmt.Errorf("%s: no config to read the env from, and %s does not record it (give -env ID)", cpath, file)
+		case err != nil:
+			return "", nil, "", fmt.Errorf("%s: %w", cpath, err)
+		case cfg.Env.ID == "":
+			return "", nil, "", fmt.Errorf("%s: no [env] id (give -env ID)", cpath)
+		default:
+			return cfg.Env.ID, cfg.Env.Options, cpath + ": [env]", nil
+		}
+	}
+	if !a.Env.Known() {
+		return "", nil, "", fmt.Errorf("-env is needed: agent file %s does not store its env (written before agent files did; give -env ID, or the run directory)", file)
+	}
+	return a.Env.ID, a.Env.Options, file + ": env", nil
 }
 
 // sameSpaces checks that env has the spaces agent a was trained on.

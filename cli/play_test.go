@@ -129,11 +129,23 @@ func TestPlay(t *testing.T) {
 	if first != second || first == "" {
 		t.Errorf("two deterministic plays differ:\n%s\n%s", first, second)
 	}
+
+	// The elite file alone, away from its run, plays on the env it records,
+	// as the run directory does.
+	alone := filepath.Join(out, "alone.safetensors")
+	if err := os.WriteFile(alone, mustRead(t, filepath.Join(dir, "elite.safetensors")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, third, stderr := evolve(context.Background(), "play", "-agent", alone, "-episodes", "2", "-seed", "5")
+	if code != 0 || third != first {
+		t.Errorf("play of the elite file without -env: exit %d, stdout\n%s\nwant\n%s\nstderr:\n%s", code, third, first, stderr)
+	}
 }
 
 func TestPlayBadInput(t *testing.T) {
 	dir := tinyRun(t)
-	elite := filepath.Join(dir, "elite.safetensors")
+	// An agent file from before files recorded their env (a CartPole agent).
+	elite := filepath.Join("..", "agent", "testdata", "compat", "mlp-cartpole.safetensors")
 	tmp := t.TempDir()
 	noConfig := filepath.Join(tmp, "copy")
 	if err := os.Mkdir(noConfig, 0o755); err != nil {

@@ -447,6 +447,9 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 			return nil, badInput(fmt.Errorf("resume: %s holds %d steps, %s says %d%s", path, a.Steps, popPath, mj.Steps,
 				olderCheckpointHint(root, name, cfg, t.digest)))
 		}
+		if !a.Env.Known() { // written before agent files recorded their env
+			a.Env = cfg.envRef()
+		}
 		fit := make([]float64, len(mj.Fitness))
 		for i, f := range mj.Fitness {
 			fit[i] = float64(f)

@@ -1417,3 +1417,8 @@ func (c Config) mutableHPs() []string {
 	slices.Sort(names)
 	return names
 }
+
+// envRef is the env the run's agents train on, as their files record it.
+func (c Config) envRef() agent.EnvRef {
+	return agent.EnvRef{ID: c.Env.ID, Options: c.Env.Options}
+}

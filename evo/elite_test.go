@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/evolverl/evolve/agent"
-	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/runtest"
 )
 
@@ -73,7 +72,10 @@ func TestEliteIsConfirmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := envs.Make(cfg.Env.ID, nil)
+	if a.Env.ID != cfg.Env.ID {
+		t.Fatalf("the elite's file records env %q, want the run's %q", a.Env.ID, cfg.Env.ID)
+	}
+	env, err := a.Env.Make()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,6 +210,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 			return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
 		}
 		a.TotalSteps = agentHorizon(cfg.Population)
+		a.Env = cfg.envRef()
 		t.members = append(t.members, &Member{Index: i, Parent: -1, Mutation: "initial", Agent: a})
 	}
 	t.nextIndex = cfg.Population.Size

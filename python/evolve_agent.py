@@ -1,4 +1,4 @@
-"""Read an evolve agent file (format "evolve-agent", version 1) into PyTorch.
+"""Read an evolve agent file (format "evolve-agent", version 1 or 2) into PyTorch.
 
 Only the standard library, NumPy and PyTorch are needed. See docs/agent-file.md
 for the format. Usage as a library:
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-FORMAT, VERSION = "evolve-agent", "1"
+FORMAT, VERSIONS = "evolve-agent", ("1", "2")  # 2 adds the description's "env"
 OBS_CLIP = 10.0  # normalised observations are clipped to ±10
 NORM_EPS = 1e-8  # (x - mean) / sqrt(var + 1e-8)
 MASK_FILL = -1e9  # the logit of an illegal action
@@ -210,8 +210,8 @@ class Head(nn.Module):
 class Agent(nn.Module):
     def __init__(self, tensors, meta):
         super().__init__()
-        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
-            raise ValueError(f"format {meta.get('format')!r} version {meta.get('version')!r}, want {FORMAT!r} {VERSION!r}")
+        if meta.get("format") != FORMAT or meta.get("version") not in VERSIONS:
+            raise ValueError(f"format {meta.get('format')!r} version {meta.get('version')!r}, want {FORMAT!r} {' or '.join(VERSIONS)}")
         self.meta = json.loads(meta["agent"])
         self.tensors = tensors
         d = self.meta
