@@ -1,0 +1,138 @@
+package evo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// keyNotes returns what helps find and fix the unknown key k of the config
+// data: " (line N, did you mean NAME?)", either part when it is known, or
+// "". See keyLine and didYouMean.
+func keyNotes(data []byte, k toml.Key) string {
+	var notes []string
+	if line := keyLine(data, k); line > 0 {
+		notes = append(notes, fmt.Sprintf("line %d", line))
+	}
+	if name := didYouMean(k); name != "" {
+		notes = append(notes, "did you mean "+name+"?")
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, ", ") + ")"
+}
+
+// didYouMean returns the key of the same table as the unknown config key k
+// that is at most 2 edits from k's last part (the closest, the first in
+// the struct's order on a tie), or "".
+func didYouMean(k toml.Key) string {
+	if len(k) == 0 {
+		return ""
+	}
+	last := k[len(k)-1]
+	best, bestD := "", 3
+	for _, name := range tableKeys(reflect.TypeFor[Config](), k[:len(k)-1]) {
+		if d := editDistance(last, name); d < bestD {
+			best, bestD = name, d
+		}
+	}
+	return best
+}
+
+// keyProbe fails to decode whatever it is given, so that the decoder's
+// error tells where the key decoded into it is (see keyLine).
+type keyProbe struct{}
+
+var errKeyProbe = errors.New("key probe")
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (keyProbe) UnmarshalTOML(any) error { return errKeyProbe }
+
+// keyLine returns the line of the config data on which key k is defined,
+// or 0 if that cannot be told. The decoder's metadata keeps key positions
+// but does not export them; its errors carry them, so data is decoded again
+// into a struct made for k alone, with a keyProbe at k.
+func keyLine(data []byte, k toml.Key) int {
+	t := reflect.TypeFor[keyProbe]()
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == "" || strings.ContainsAny(k[i], "\"\\`,") {
+			return 0 // not expressible as a struct tag
+		}
+		t = reflect.StructOf([]reflect.StructField{{Name: "XEvolveKeyProbe", Type: t, Tag: reflect.StructTag(`toml:"` + k[i] + `"`)}})
+	}
+	var pe toml.ParseError
+	_, err := toml.NewDecoder(bytes.NewReader(data)).Decode(reflect.New(t).Interface())
+	if errors.As(err, &pe) && pe.Message == errKeyProbe.Error() && pe.LastKey == k.String() {
+		return pe.Position.Line
+	}
+	return 0
+}
+
+// tableKeys returns the keys the table at path holds when decoded into a
+// value of type t: the toml names of its struct's fields, those of
+// embedded structs included. It returns nil when path leads to no struct.
+func tableKeys(t reflect.Type, path []string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Map {
+		if len(path) == 0 {
+			return nil
+		}
+		return tableKeys(t.Elem(), path[1:])
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous && f.Tag.Get("toml") == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if len(path) > 0 && name == path[0] {
+			return tableKeys(f.Type, path[1:])
+		}
+		names = append(names, name)
+	}
+	if len(path) > 0 {
+		return nil
+	}
+	if t == reflect.TypeFor[netconf.Spec]() {
+		names = append(names, "backend") // net.backend is read apart from the spec
+	}
+	return names
+}
+
+// editDistance returns the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,110 @@
+package evo
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/evolverl/evolve/agent"
+)
+
+// HPRange is one [hp.<name>] table: an rl_hp mutation multiplies the value
+// by Grow or Shrink (50/50), clips it to [Min, Max] and rounds integers.
+// Scale is the range's geometry, which PBT's explore and population.init =
+// "sample" use (see HPScale); "" means the hyperparameter's default scale.
+type HPRange struct {
+	Min    float64 `toml:"min"`
+	Max    float64 `toml:"max"`
+	Grow   float64 `toml:"grow"`
+	Shrink float64 `toml:"shrink"`
+	Scale  string  `toml:"scale,omitempty"`
+}
+
+// Defaults of rl_hp mutation steps.
+const (
+	DefaultGrow   = 1.2
+	DefaultShrink = 0.8
+)
+
+// HPNames returns the [ppo] keys an [hp.<name>] table may name, in a fixed
+// order. lr, batch_size and learn_step are mutable by default.
+func HPNames() []string {
+	return []string{"lr", "batch_size", "learn_step", "ent_coef", "clip_coef", "vf_coef",
+		"max_grad_norm", "update_epochs", "gamma", "gae_lambda"}
+}
+
+// hpField returns a pointer to the hyperparameter name of c: a float or an
+// integer one.
+func hpField(c *agent.Config, name string) (f *float64, i *int) {
+	switch name {
+	case "lr":
+		return &c.LR, nil
+	case "batch_size":
+		return nil, &c.BatchSize
+	case "learn_step":
+		return nil, &c.LearnStep
+	case "ent_coef":
+		return &c.EntCoef, nil
+	case "clip_coef":
+		return &c.ClipCoef, nil
+	case "vf_coef":
+		return &c.VFCoef, nil
+	case "max_grad_norm":
+		return &c.MaxGradNorm, nil
+	case "update_epochs":
+		return nil, &c.UpdateEpochs
+	case "gamma":
+		return &c.Gamma, nil
+	case "gae_lambda":
+		return &c.GAELambda, nil
+	}
+	return nil, nil
+}
+
+// hpValue returns hyperparameter name of c as a float64.
+func hpValue(c agent.Config, name string) float64 {
+	f, i := hpField(&c, name)
+	if f != nil {
+		return *f
+	}
+	return float64(*i)
+}
+
+// setHP sets hyperparameter name of c to v, rounded for integers.
+func setHP(c *agent.Config, name string, v float64) {
+	f, i := hpField(c, name)
+	if f != nil {
+		*f = v
+	} else {
+		*i = int(math.Round(v))
+	}
+}
+
+// isIntHP reports whether hyperparameter name is an integer.
+func isIntHP(name string) bool {
+	_, i := hpField(&agent.Config{}, name)
+	return i != nil
+}
+
+// defaultRange returns the default range of hyperparameter name around
+// value: lr in [value/10, value×10], the others in [value/4, value×4]
+// (integers rounded, at least 1; gamma and gae_lambda at most 1;
+// learn_step and batch_size at most maxLearnStep).
+func defaultRange(name string, value float64) HPRange {
+	f := 4.0
+	if name == "lr" {
+		f = 10
+	}
+	// Rounded to 12 digits, so that 3e-4/10 reads 3e-05 in config.toml.
+	round := func(x float64) float64 { y, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64); return y }
+	r := HPRange{Min: round(value / f), Max: round(value * f), Grow: DefaultGrow, Shrink: DefaultShrink}
+	if isIntHP(name) {
+		r.Min, r.Max = max(1, math.Floor(r.Min)), math.Ceil(r.Max)
+	}
+	if name == "gamma" || name == "gae_lambda" {
+		r.Max = min(r.Max, 1)
+	}
+	if name == "learn_step" || name == "batch_size" {
+		r.Max = min(r.Max, maxLearnStep)
+	}
+	return r
+}

@@ -1,0 +1,256 @@
+package evo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/netconf"
+	"github.com/evolverl/evolve/nn"
+)
+
+// Validate checks every value of a complete config (as LoadConfig returns
+// it) and returns all problems, each naming the key, the value and what is
+// allowed. It also builds the env and one agent, so that an env option, an
+// observation space the network cannot read or an encoder the env does not
+// suit is reported before a run starts; in between, it refuses a config
+// whose estimated memory exceeds the machine's (see checkMemory). Its errors
+// match ErrBadInput.
+func (c Config) Validate() error { return c.validate(true) }
+
+// validate is Validate; without build it does not build the agent.
+func (c Config) validate(build bool) error {
+	var errs []error
+	bad := func(key string, v any, want string) {
+		errs = append(errs, fmt.Errorf("%s = %v: want %s", key, v, want))
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if c.OutDir == "" {
+		bad("out_dir", `""`, "a directory")
+	}
+	if _, ok := envs.Lookup(c.Env.ID); !ok && !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
+		// A "gym:" id is checked when the env is built (tryBuild), which
+		// starts the Python child and asks it for the env.
+		bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
+	}
+	if c.Env.NumEnvs < 1 {
+		bad("env.num_envs", c.Env.NumEnvs, ">= 1")
+	} else if c.Env.NumEnvs > maxNumEnvs {
+		bad("env.num_envs", c.Env.NumEnvs, fmt.Sprintf("<= %d", maxNumEnvs))
+	}
+	if c.Env.EvalEpisodes < 1 {
+		bad("env.eval_episodes", c.Env.EvalEpisodes, ">= 1")
+	} else if c.Env.EvalEpisodes > maxEvalEpisodes {
+		bad("env.eval_episodes", c.Env.EvalEpisodes, fmt.Sprintf("<= %d", maxEvalEpisodes))
+	}
+	if c.Env.EvalMaxSteps < 1 {
+		bad("env.eval_max_steps", c.Env.EvalMaxSteps, ">= 1")
+	}
+	p := c.Population
+	if p.Size < 1 {
+		bad("population.size", p.Size, ">= 1")
+	} else if p.Size > maxPopulationSize {
+		bad("population.size", p.Size, fmt.Sprintf("<= %d agents", maxPopulationSize))
+	}
+	if p.EvoSteps < 1 {
+		bad("population.evo_steps", p.EvoSteps, ">= 1")
+	}
+	if p.MaxSteps < 1 {
+		bad("population.max_steps", p.MaxSteps, ">= 1")
+	}
+	if math.IsNaN(p.Target) {
+		bad("population.target", p.Target, "a number (inf: no target)")
+	}
+	if p.MinGenerations < 0 {
+		bad("population.min_generations", p.MinGenerations, ">= 0")
+	}
+	if p.Workers < 0 {
+		bad("population.workers", p.Workers, ">= 0 (0: GOMAXPROCS)")
+	}
+	if p.EliteEpisodes < 0 || p.EliteEpisodes > maxEvalEpisodes {
+		bad("population.elite_episodes", p.EliteEpisodes, fmt.Sprintf("0 (off) to %d", maxEvalEpisodes))
+	}
+	if c.PPO.LearnStep < c.Env.NumEnvs && c.Env.NumEnvs >= 1 {
+		bad("ppo.learn_step", c.PPO.LearnStep, fmt.Sprintf(">= env.num_envs (%d): a rollout takes learn_step/num_envs steps of each env", c.Env.NumEnvs))
+	}
+	ppo := c.PPO
+	if ppo.Backend != "" {
+		// The backend is chosen in [net], not [ppo]: check it here by its key.
+		if _, err := nn.Lookup(ppo.Backend); err != nil {
+			errs = append(errs, fmt.Errorf("net.backend = %q: %w", ppo.Backend, err))
+		}
+		ppo.Backend = ""
+	}
+	ppoErr := ppo.Validate()
+	if ppoErr != nil {
+		errs = append(errs, prefixLines("ppo.", ppoErr))
+	}
+	sizeErrs := c.validateSizes()
+	errs = append(errs, sizeErrs...)
+	m := c.Mutation
+	weights := []struct {
+		key string
+		v   float64
+	}{{"no_mutation", m.NoMutation}, {"architecture", m.Architecture}, {"parameters", m.Parameters},
+		{"activation", m.Activation}, {"rl_hp", m.RLHP}}
+	sum := 0.0
+	for _, w := range weights {
+		if !(w.v >= 0) || !finite(w.v) {
+			bad("mutation."+w.key, w.v, "a weight >= 0")
+		} else {
+			sum += w.v
+		}
+	}
+	if !(sum > 0) {
+		errs = append(errs, errors.New("mutation: no_mutation, architecture, parameters, activation and rl_hp are all 0: want at least one weight > 0"))
+	}
+	if !(m.NewLayer >= 0 && m.NewLayer <= 1) {
+		bad("mutation.new_layer", m.NewLayer, "a probability in [0, 1]")
+	}
+	if !(m.MutationSD >= 0) || !finite(m.MutationSD) {
+		bad("mutation.mutation_sd", m.MutationSD, ">= 0")
+	}
+	errs = append(errs, c.validateStrategy()...)
+	// The tournament's size is checked against the population only where a
+	// tournament is held: independent agents and PBT hold none.
+	tournament := !p.Independent && p.Selection != SelectPBT
+	if c.Tournament.Size < 1 || (tournament && p.Size >= 1 && c.Tournament.Size > p.Size) {
+		bad("tournament.size", c.Tournament.Size, fmt.Sprintf("in [1, population.size = %d]", p.Size))
+	}
+	if c.Checkpoint.Every < 1 {
+		bad("checkpoint.every", c.Checkpoint.Every, ">= 1 (generations)")
+	}
+	if c.Checkpoint.Keep < 0 {
+		bad("checkpoint.keep", c.Checkpoint.Keep, ">= 0 (0 keeps all)")
+	}
+	names := make([]string, 0, len(c.HP))
+	for name := range c.HP {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if ppoErr == nil && len(sizeErrs) == 0 { // ranges derive from, and are checked against, valid [ppo] values
+		for _, name := range names {
+			errs = append(errs, c.validateHP(name, c.HP[name])...)
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, c.tryBuild(build))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return badInput(err)
+	}
+	return nil
+}
+
+// validateSizes checks the upper bounds of the [ppo] sizes that set an
+// agent's memory: learn_step, batch_size and max_seq_len.
+func (c Config) validateSizes() []error {
+	var errs []error
+	p := c.PPO
+	if p.LearnStep > maxLearnStep {
+		errs = append(errs, fmt.Errorf("ppo.learn_step = %d: want <= %d", p.LearnStep, maxLearnStep))
+	}
+	if p.LearnStep >= 1 && p.BatchSize > p.LearnStep {
+		errs = append(errs, fmt.Errorf("ppo.batch_size = %d: want <= ppo.learn_step (%d): a minibatch is drawn from one rollout", p.BatchSize, p.LearnStep))
+	}
+	n := c.Env.NumEnvs
+	if c.Net.Encoder == netconf.EncoderLSTM && n >= 1 && p.LearnStep >= n && p.MaxSeqLen > p.LearnStep/n {
+		errs = append(errs, fmt.Errorf("ppo.max_seq_len = %d: want <= learn_step/num_envs = %d: a BPTT sequence lies within one env's part of a rollout (a longer one is only padding)",
+			p.MaxSeqLen, p.LearnStep/n))
+	} else if p.MaxSeqLen > maxLearnStep {
+		errs = append(errs, fmt.Errorf("ppo.max_seq_len = %d: want <= %d", p.MaxSeqLen, maxLearnStep))
+	}
+	return errs
+}
+
+// validateHP checks one [hp.<name>] table against the [ppo] value.
+func (c Config) validateHP(name string, r HPRange) []error {
+	var errs []error
+	key := "hp." + name
+	if f, i := hpField(&c.PPO, name); f == nil && i == nil {
+		return []error{fmt.Errorf("[%s]: not a mutable hyperparameter; want one of %s", key, strings.Join(HPNames(), ", "))}
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if !finite(r.Min) || !finite(r.Max) || !(r.Min <= r.Max) {
+		return []error{fmt.Errorf("%s: min = %v, max = %v: want finite min <= max", key, r.Min, r.Max)}
+	}
+	if !(r.Grow >= 1) || !finite(r.Grow) {
+		errs = append(errs, fmt.Errorf("%s.grow = %v: want a factor >= 1", key, r.Grow))
+	}
+	if !(r.Shrink > 0 && r.Shrink <= 1) {
+		errs = append(errs, fmt.Errorf("%s.shrink = %v: want a factor in (0, 1]", key, r.Shrink))
+	}
+	if isIntHP(name) && (r.Min != math.Trunc(r.Min) || r.Max != math.Trunc(r.Max)) {
+		errs = append(errs, fmt.Errorf("%s: min = %v, max = %v: want integers", key, r.Min, r.Max))
+	}
+	if (name == "learn_step" || name == "batch_size") && r.Max > maxLearnStep {
+		return append(errs, fmt.Errorf("%s.max = %v: want <= %d", key, r.Max, maxLearnStep))
+	}
+	if v := hpValue(c.PPO, name); v < r.Min || v > r.Max {
+		errs = append(errs, fmt.Errorf("ppo.%s = %v: outside [%s] min = %v, max = %v", name, v, key, r.Min, r.Max))
+	}
+	for _, end := range []struct {
+		key string
+		v   float64
+	}{{"min", r.Min}, {"max", r.Max}} {
+		t := c.PPO
+		t.Backend = "" // checked once, as net.backend
+		setHP(&t, name, end.v)
+		if err := t.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%s = %v: %w", key, end.key, end.v, err))
+		} else if name == "learn_step" && end.key == "min" && int(end.v) < c.Env.NumEnvs {
+			errs = append(errs, fmt.Errorf("%s.min = %v: want >= env.num_envs (%d)", key, end.v, c.Env.NumEnvs))
+		}
+	}
+	return errs
+}
+
+// tryBuild makes the env with its options and, with build, one agent for
+// it. Before the agent it estimates what the whole run needs (checkMemory),
+// so that a config too big for the machine is refused before anything is
+// allocated for it, rather than crashing the run with "out of memory".
+func (c Config) tryBuild(build bool) error {
+	env, err := envs.Make(c.Env.ID, c.Env.Options)
+	if err != nil {
+		return fmt.Errorf("env %s: %w", c.Env.ID, err)
+	}
+	defer envs.Close(env)
+	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil || !build {
+		return err
+	}
+	if _, err := agent.New(env.ObservationSpace(), env.ActionSpace(), c.PPO, 0); err != nil {
+		return fmt.Errorf("net and ppo for %s: %w", c.Env.ID, err)
+	}
+	return nil
+}
+
+// Upper bounds of config values, far above any run this program is made
+// for (the README's Config reference lists them). A few extra digits typed
+// by mistake are then an error naming the key, and every product of sizes
+// in the memory estimate stays far inside int64.
+const (
+	maxPopulationSize = 10_000
+	maxNumEnvs        = 4096
+	maxEvalEpisodes   = 1_000_000
+	// maxLearnStep bounds learn_step, and with it batch_size (at most
+	// learn_step) and max_seq_len, also as the max of their [hp] ranges.
+	maxLearnStep = 100_000_000
+)
+
+// prefixLines prefixes every line of err's message with prefix (for the
+// key names of a joined error from a sub-config's Validate).
+func prefixLines(prefix string, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "net: "); ok {
+			lines[i] = "net." + rest // [net] is a section of its own
+		} else {
+			lines[i] = prefix + l
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
