@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/netconf"
 )
@@ -87,7 +88,7 @@ type memEstimate struct {
 // value their [hp] range lets rl_hp mutations reach; the networks count at
 // their initial size. It fails when the spaces or the network do not fit.
 func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
-	actor, critic, logStd, err := netSpecs(obs, act, c.Net)
+	actor, critic, logStd, err := agent.DeriveSpecs(obs, act, c.Net)
 	if err != nil {
 		return memEstimate{}, err
 	}
@@ -229,79 +230,6 @@ func (e memEstimate) refusal(budget int64, from string) error {
 	return fmt.Errorf("%s: the run needs about %s of memory, more than the budget of %s (%s); most of it: %s; an agent needs %s, a checkpoint %s on disk",
 		strings.Join(keys, ", "), gbString(e.total), gbString(budget), from, strings.Join(desc, ", "),
 		gbString(satAdd(satAdd(e.perAgent[0].bytes, e.perAgent[1].bytes), e.perAgent[2].bytes)), gbString(e.checkpoint))
-}
-
-// netSpecs returns the actor's and the critic's full specs for the spaces,
-// and the size of the log-std of Box actions, as agent.New derives them,
-// without building anything.
-func netSpecs(obs, act envs.Space, net netconf.Spec) (actor, critic netconf.Spec, logStd int, err error) {
-	var out int
-	switch a := act.(type) {
-	case envs.Discrete:
-		out = a.N
-	case envs.MultiDiscrete:
-		for _, k := range a.Nvec {
-			out += k
-		}
-	case envs.MultiBinary:
-		out = a.N
-	case envs.Box:
-		if len(a.Dims) != 1 {
-			return actor, critic, 0, fmt.Errorf("box actions %v", a)
-		}
-		out, logStd = a.Dims[0], a.Dims[0]
-	default:
-		return actor, critic, 0, fmt.Errorf("action space %v", act)
-	}
-	s := net.Clone()
-	switch o := obs.(type) {
-	case envs.Box:
-		switch {
-		case s.Dict():
-			return actor, critic, 0, errors.New("net.inputs without a Dict")
-		case s.Encoder == netconf.EncoderCNN:
-			s.Input = slices.Clone(o.Dims)
-		case len(o.Dims) == 1:
-			s.Input = []int{o.Dims[0]}
-		default:
-			return actor, critic, 0, fmt.Errorf("observations %v", o.Dims)
-		}
-	case envs.Dict:
-		if s.Encoder == netconf.EncoderLSTM {
-			return actor, critic, 0, errors.New("lstm on a Dict")
-		}
-		if !s.Dict() { // else a mutated or loaded spec: its encoders are kept
-			for i, key := range o.Keys {
-				box, ok := o.Spaces[i].(envs.Box)
-				if !ok {
-					return actor, critic, 0, fmt.Errorf("dict key %q", key)
-				}
-				k := netconf.KeyInput{Key: key, Input: slices.Clone(box.Dims)}
-				switch {
-				case len(box.Dims) == 1 && s.Encoder == netconf.EncoderMLP && s.MLP != nil:
-					k.Encoder, k.MLP = netconf.EncoderMLP, s.MLP
-				case len(box.Dims) == 1:
-					m := netconf.DefaultMLP()
-					k.Encoder, k.MLP = netconf.EncoderMLP, &m
-				case len(box.Dims) == 3 && s.Encoder == netconf.EncoderCNN && s.CNN != nil:
-					k.Encoder, k.CNN = netconf.EncoderCNN, s.CNN
-				case len(box.Dims) == 3:
-					cn := netconf.DefaultCNN()
-					k.Encoder, k.CNN = netconf.EncoderCNN, &cn
-				default:
-					return actor, critic, 0, fmt.Errorf("dict key %q of shape %v", key, box.Dims)
-				}
-				s.Inputs = append(s.Inputs, k)
-			}
-		}
-		s.Input = []int{o.FlatSize()}
-	default:
-		return actor, critic, 0, fmt.Errorf("observation space %v", obs)
-	}
-	actor, critic = s, s.Clone()
-	actor.Output, actor.OutputGain = out, netconf.PolicyGain
-	critic.Output, critic.OutputGain = 1, netconf.ValueGain
-	return actor, critic, logStd, nil
 }
 
 // actFloats estimates the floats a backend keeps for a valid spec: per row
