@@ -1,11 +1,12 @@
 package agent
 
 import (
-	"github.com/evolverl/evolve/internal/simd"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/evolverl/evolve/internal/simd"
 )
 
 // TestAdamVectorMatchesScalar checks that the vector kernel leaves

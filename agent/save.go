@@ -93,39 +93,9 @@ type adamJSON struct {
 }
 
 type normJSON struct {
-	Count exactFloat   `json:"count"`
-	Mean  []exactFloat `json:"mean"`
-	Var   []exactFloat `json:"var"`
-}
-
-// exactFloat is a float64 that survives JSON bit for bit (NaN payloads
-// aside), ±Inf and NaN included (see internal/jsonfloat).
-type exactFloat float64
-
-// MarshalJSON implements json.Marshaler.
-func (f exactFloat) MarshalJSON() ([]byte, error) { return jsonfloat.Marshal(float64(f), 64), nil }
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *exactFloat) UnmarshalJSON(b []byte) error {
-	v, err := jsonfloat.Parse(b, 64)
-	*f = exactFloat(v)
-	return err
-}
-
-func toExact(x []float64) []exactFloat {
-	out := make([]exactFloat, len(x))
-	for i, v := range x {
-		out[i] = exactFloat(v)
-	}
-	return out
-}
-
-func fromExact(x []exactFloat) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v)
-	}
-	return out
+	Count jsonfloat.F64   `json:"count"`
+	Mean  []jsonfloat.F64 `json:"mean"`
+	Var   []jsonfloat.F64 `json:"var"`
 }
 
 // tensorNames returns the file names of the tensors of (*PPO).tensors(), in
@@ -177,7 +147,7 @@ func (a *PPO) encodeFile() ([]namedTensor, map[string]string, error) {
 		return nil, nil, fmt.Errorf("action space: %w", err)
 	}
 	if a.norm != nil {
-		d.Norm = &normJSON{Count: exactFloat(a.norm.Count), Mean: toExact(a.norm.Mean), Var: toExact(a.norm.Var)}
+		d.Norm = &normJSON{Count: jsonfloat.F64(a.norm.Count), Mean: jsonfloat.Convert[jsonfloat.F64](a.norm.Mean), Var: jsonfloat.Convert[jsonfloat.F64](a.norm.Var)}
 		for _, s := range []struct {
 			name string
 			x    []float64
@@ -489,7 +459,7 @@ func (a *PPO) loadNorm(d *normJSON, mean, vars []float32) error {
 		}
 		for _, c := range []struct {
 			name  string
-			exact exactFloat
+			exact jsonfloat.F64
 			f32   float32
 		}{{"mean", d.Mean[i], mean[i]}, {"var", d.Var[i], vars[i]}} {
 			r := float32(c.exact)
@@ -498,6 +468,6 @@ func (a *PPO) loadNorm(d *normJSON, mean, vars []float32) error {
 			}
 		}
 	}
-	a.norm = &RunningNorm{Mean: fromExact(d.Mean), Var: fromExact(d.Var), Count: float64(d.Count)}
+	a.norm = &RunningNorm{Mean: jsonfloat.Convert[float64](d.Mean), Var: jsonfloat.Convert[float64](d.Var), Count: float64(d.Count)}
 	return nil
 }

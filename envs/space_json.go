@@ -15,30 +15,13 @@ import (
 type spaceJSON struct {
 	Type   string            `json:"type"`
 	Shape  []int             `json:"shape,omitempty"`
-	Low    []jsonFloat       `json:"low,omitempty"`
-	High   []jsonFloat       `json:"high,omitempty"`
+	Low    []jsonfloat.F32   `json:"low,omitempty"`
+	High   []jsonfloat.F32   `json:"high,omitempty"`
 	N      int               `json:"n,omitempty"`
 	Start  int               `json:"start,omitempty"`
 	Nvec   []int             `json:"nvec,omitempty"`
 	Keys   []string          `json:"keys,omitempty"`
 	Spaces []json.RawMessage `json:"spaces,omitempty"`
-}
-
-// jsonFloat is a float32 that survives JSON even when infinite: ±Inf and NaN
-// are written as the strings "inf", "-inf" and "nan".
-type jsonFloat float32
-
-// MarshalJSON writes the bound, ±Inf and NaN as strings.
-func (f jsonFloat) MarshalJSON() ([]byte, error) { return jsonfloat.Marshal(float64(f), 32), nil }
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
-	v, err := jsonfloat.Parse(b, 32)
-	if err != nil {
-		return fmt.Errorf("bound: %w", err)
-	}
-	*f = jsonFloat(v)
-	return nil
 }
 
 // MarshalSpace returns the JSON form of s, e.g.
@@ -48,7 +31,7 @@ func MarshalSpace(s Space) ([]byte, error) {
 	var j spaceJSON
 	switch s := s.(type) {
 	case Box:
-		j = spaceJSON{Type: "box", Shape: s.Dims, Low: toJSONFloats(s.Low), High: toJSONFloats(s.High)}
+		j = spaceJSON{Type: "box", Shape: s.Dims, Low: jsonfloat.Convert[jsonfloat.F32](s.Low), High: jsonfloat.Convert[jsonfloat.F32](s.High)}
 	case Discrete:
 		j = spaceJSON{Type: "discrete", N: s.N, Start: s.Start}
 	case MultiDiscrete:
@@ -88,7 +71,7 @@ func UnmarshalSpace(data []byte) (Space, error) {
 	var s Space
 	switch j.Type {
 	case "box":
-		s = Box{Dims: j.Shape, Low: fromJSONFloats(j.Low), High: fromJSONFloats(j.High)}
+		s = Box{Dims: j.Shape, Low: jsonfloat.Convert[float32](j.Low), High: jsonfloat.Convert[float32](j.High)}
 	case "discrete":
 		s = Discrete{N: j.N, Start: j.Start}
 	case "multi_discrete":
@@ -112,22 +95,6 @@ func UnmarshalSpace(data []byte) (Space, error) {
 		return nil, fmt.Errorf("space: %w", err)
 	}
 	return s, nil
-}
-
-func toJSONFloats(x []float32) []jsonFloat {
-	out := make([]jsonFloat, len(x))
-	for i, v := range x {
-		out[i] = jsonFloat(v)
-	}
-	return out
-}
-
-func fromJSONFloats(x []jsonFloat) []float32 {
-	out := make([]float32, len(x))
-	for i, v := range x {
-		out[i] = float32(v)
-	}
-	return out
 }
 
 // onlyFields rejects fields that do not belong to the space's type, so that

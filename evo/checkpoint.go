@@ -19,8 +19,8 @@ import (
 	"syscall"
 
 	"github.com/evolverl/evolve/agent"
-
 	"github.com/evolverl/evolve/internal/atomicfile"
+	"github.com/evolverl/evolve/internal/jsonfloat"
 )
 
 // A checkpoint is the directory checkpoints/gen-NNNNNN/ holding
@@ -68,19 +68,19 @@ type population struct {
 	TotalSteps int    `json:"total_steps"`
 	// MeasureSteps are the evaluation and confirmation steps so far
 	// (absent in checkpoints of earlier builds, which did not count them).
-	MeasureSteps int       `json:"measure_steps,omitempty"`
-	WallSeconds  float64   `json:"wall_s"`
-	NextIndex    int       `json:"next_index"`
-	BestFitness  jsonFloat `json:"best_fitness"`
+	MeasureSteps int           `json:"measure_steps,omitempty"`
+	WallSeconds  float64       `json:"wall_s"`
+	NextIndex    int           `json:"next_index"`
+	BestFitness  jsonfloat.F64 `json:"best_fitness"`
 	// EliteFit is the elite's fitness when it was saved (with fitness
 	// from training episodes, what candidates for confirmation must
 	// reach); absent in earlier checkpoints.
-	EliteFit     *jsonFloat   `json:"elite_fit,omitempty"`
-	BestIndex    int          `json:"best_index"`
-	Finished     bool         `json:"finished"`
-	StopReason   string       `json:"stop_reason"`
-	ConfigDigest string       `json:"config_digest"`
-	Members      []memberJSON `json:"members"`
+	EliteFit     *jsonfloat.F64 `json:"elite_fit,omitempty"`
+	BestIndex    int            `json:"best_index"`
+	Finished     bool           `json:"finished"`
+	StopReason   string         `json:"stop_reason"`
+	ConfigDigest string         `json:"config_digest"`
+	Members      []memberJSON   `json:"members"`
 }
 
 type memberJSON struct {
@@ -88,58 +88,13 @@ type memberJSON struct {
 	Parent int    `json:"parent"`
 	File   string `json:"file"`
 	// Size and SHA256 (lower-case hex) are those of the agent file.
-	Size     int64       `json:"size"`
-	SHA256   string      `json:"sha256"`
-	Steps    int         `json:"steps"`
-	Mutation string      `json:"mutation"`
-	Fitness  []jsonFloat `json:"fitness"`
+	Size     int64           `json:"size"`
+	SHA256   string          `json:"sha256"`
+	Steps    int             `json:"steps"`
+	Mutation string          `json:"mutation"`
+	Fitness  []jsonfloat.F64 `json:"fitness"`
 	// Returns are the episode returns of its last fitness (PBT's t-test).
 	Returns []float64 `json:"returns,omitempty"`
-}
-
-// jsonFloat is a float64 whose infinities and NaN are written as the
-// strings "inf", "-inf" and "nan" (a diverged agent's fitness is −Inf).
-type jsonFloat float64
-
-// MarshalJSON implements json.Marshaler.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	switch {
-	case math.IsNaN(v):
-		return []byte(`"nan"`), nil
-	case math.IsInf(v, 1):
-		return []byte(`"inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-inf"`), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"nan"`:
-		*f = jsonFloat(math.NaN())
-	case `"inf"`:
-		*f = jsonFloat(math.Inf(1))
-	case `"-inf"`:
-		*f = jsonFloat(math.Inf(-1))
-	default:
-		v, err := strconv.ParseFloat(string(b), 64)
-		if err != nil {
-			return fmt.Errorf("%.40q: want a number, \"inf\", \"-inf\" or \"nan\"", b)
-		}
-		*f = jsonFloat(v)
-	}
-	return nil
-}
-
-func toJSONFloats(x []float64) []jsonFloat {
-	out := make([]jsonFloat, len(x))
-	for i, v := range x {
-		out[i] = jsonFloat(v)
-	}
-	return out
 }
 
 func memberFile(index int) string { return fmt.Sprintf("agent-%06d.safetensors", index) }
@@ -251,7 +206,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	}
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
 		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
-		BestFitness: jsonFloat(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonFloat)(&t.bestFit),
+		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit),
 		StopReason: t.stopReason, ConfigDigest: t.digest}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
@@ -265,7 +220,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 			return fail(err)
 		}
 		pop.Members = append(pop.Members, memberJSON{Index: m.Index, Parent: m.Parent, File: f,
-			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: toJSONFloats(m.Fitness), Returns: m.Returns})
+			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: jsonfloat.Convert[jsonfloat.F64](m.Fitness), Returns: m.Returns})
 	}
 	b, err := json.MarshalIndent(pop, "", "  ")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/evolverl/evolve/internal/atomicfile"
+	"github.com/evolverl/evolve/internal/jsonfloat"
 	"github.com/evolverl/evolve/internal/tbevent"
 )
 
@@ -178,12 +179,12 @@ func tornRow(rest []byte, gen int) bool {
 // exactly, infinities as strings.
 type summaryFile struct {
 	Summary
-	EliteFitness jsonFloat `json:"elite_fitness"`
+	EliteFitness jsonfloat.F64 `json:"elite_fitness"`
 }
 
 // writeSummary writes summary.json atomically.
 func (t *Trainer) writeSummary(s Summary) error {
-	b, err := json.MarshalIndent(summaryFile{s, jsonFloat(s.EliteFitness)}, "", "  ")
+	b, err := json.MarshalIndent(summaryFile{s, jsonfloat.F64(s.EliteFitness)}, "", "  ")
 	if err != nil {
 		return err
 	}

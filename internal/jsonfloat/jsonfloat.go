@@ -1,8 +1,8 @@
 // Package jsonfloat writes and reads floating-point numbers in JSON so that
 // they survive exactly, infinities and NaN included: a finite value in the
 // shortest form that parses back to the same float32 or float64, ±Inf and
-// NaN as the strings "inf", "-inf" and "nan". Space bounds (float32) and
-// normaliser statistics (float64) in agent files use it.
+// NaN as the strings "inf", "-inf" and "nan". Space bounds (F32), and
+// normaliser statistics and checkpointed fitnesses (F64) use it.
 package jsonfloat
 
 import (
@@ -40,4 +40,42 @@ func Parse(b []byte, bits int) (float64, error) {
 		return 0, fmt.Errorf("%.40q is not a float%d number, \"inf\", \"-inf\" or \"nan\"", b, bits)
 	}
 	return v, nil
+}
+
+// F64 is a float64 that JSON holds exactly (Marshal and Parse at 64 bits):
+// normaliser statistics, fitnesses (a diverged agent's is −Inf).
+type F64 float64
+
+// MarshalJSON implements json.Marshaler.
+func (f F64) MarshalJSON() ([]byte, error) { return Marshal(float64(f), 64), nil }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *F64) UnmarshalJSON(b []byte) error {
+	v, err := Parse(b, 64)
+	*f = F64(v)
+	return err
+}
+
+// F32 is a float32 that JSON holds exactly (Marshal and Parse at 32 bits):
+// space bounds.
+type F32 float32
+
+// MarshalJSON implements json.Marshaler.
+func (f F32) MarshalJSON() ([]byte, error) { return Marshal(float64(f), 32), nil }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *F32) UnmarshalJSON(b []byte) error {
+	v, err := Parse(b, 32)
+	*f = F32(v)
+	return err
+}
+
+// Convert returns x converted element by element, between a float slice
+// and its JSON form ([]float64 ↔ []F64, []float32 ↔ []F32).
+func Convert[To, From ~float32 | ~float64](x []From) []To {
+	out := make([]To, len(x)) // not nil for nil x: JSON "[]", as written before
+	for i, v := range x {
+		out[i] = To(v)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package jsonfloat
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -31,5 +32,35 @@ func TestParseRejects(t *testing.T) {
 		if v, err := Parse([]byte(in), bits); err == nil {
 			t.Errorf("Parse(%s, %d) = %v, want an error", in, bits, v)
 		}
+	}
+}
+
+// TestTypesRoundTrip: F64 and F32 in encoding/json keep every value,
+// non-finite ones as strings, and Convert of nil is JSON's [].
+func TestTypesRoundTrip(t *testing.T) {
+	type rec struct {
+		A []F64 `json:"a"`
+		B []F32 `json:"b"`
+		E []F64 `json:"e"`
+	}
+	in := rec{A: Convert[F64]([]float64{math.Inf(-1), 0.1, -0}), B: Convert[F32]([]float32{3.4028235e38, float32(math.Inf(1)), 1e-45}),
+		E: Convert[F64]([]float64(nil))}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":["-inf",0.1,0],"b":[3.4028235e+38,"inf",1e-45],"e":[]}`; string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
+	}
+	var out rec
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	got64, got32 := Convert[float64](out.A), Convert[float32](out.B)
+	if !math.IsInf(got64[0], -1) || got64[1] != 0.1 || got32[0] != math.MaxFloat32 || !math.IsInf(float64(got32[1]), 1) || got32[2] != 1e-45 {
+		t.Errorf("read back %v %v", got64, got32)
+	}
+	if err := json.Unmarshal([]byte(`{"a":["infinity"]}`), &out); err == nil {
+		t.Error(`"infinity" was read as a float`)
 	}
 }
