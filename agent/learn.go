@@ -86,7 +86,7 @@ func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStat
 
 // startRollout binds vec to the agent, resetting it the first time.
 func (a *PPO) startRollout(vec *envs.Vector) error {
-	if !sameSpace(vec.ObservationSpace(), a.obsSpace) || !sameSpace(vec.ActionSpace(), a.actSpace) {
+	if !envs.SameSpace(vec.ObservationSpace(), a.obsSpace) || !envs.SameSpace(vec.ActionSpace(), a.actSpace) {
 		return fmt.Errorf("train: env spaces %v / %v differ from the agent's %v / %v",
 			vec.ObservationSpace(), vec.ActionSpace(), a.obsSpace, a.actSpace)
 	}
@@ -375,6 +375,3 @@ func flatBatch(b *buffer.Batch) minibatch {
 	return minibatch{rows: b.Size, steps: 1, obs: b.Obs, actions: b.Actions, logp: b.LogProbs,
 		values: b.Values, adv: b.Advantages, ret: b.Returns, masks: b.Masks}
 }
-
-// sameSpace reports whether two spaces describe the same set.
-func sameSpace(x, y envs.Space) bool { return x.String() == y.String() }

@@ -372,7 +372,7 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 	if r.Summary, err = evo.ReadSummary(cfg.OutDir); err != nil {
 		return r, err
 	}
-	m, err := readMetrics(filepath.Join(cfg.OutDir, "metrics.csv"))
+	m, err := evo.ReadMetrics(filepath.Join(cfg.OutDir, "metrics.csv"))
 	if err != nil {
 		return r, err
 	}
@@ -416,25 +416,25 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 // lastGeneration returns the best and the mean fitness of the last
 // generation in m, and the geometric mean of its lr (NaN without an lr
 // column); the mean fitness leaves out diverged agents (NaN if all are).
-func lastGeneration(m *runMetrics) (best, mean, lr float64) {
-	last := m.rows[len(m.rows)-1].gen
-	col := slices.Index(m.hpNames, "lr")
+func lastGeneration(m *evo.Metrics) (best, mean, lr float64) {
+	last := m.Rows[len(m.Rows)-1].Generation
+	col := slices.Index(m.HPNames, "lr")
 	best = math.Inf(-1)
 	sum, logLR, first, n, all := 0.0, 0.0, 0.0, 0, 0
-	for _, r := range m.rows {
-		if r.gen != last {
+	for _, r := range m.Rows {
+		if r.Generation != last {
 			continue
 		}
-		best = max(best, r.fitness)
-		if !math.IsInf(r.fitness, 0) {
-			sum += r.fitness
+		best = max(best, r.Fitness)
+		if !math.IsInf(r.Fitness, 0) {
+			sum += r.Fitness
 			n++
 		}
 		if col >= 0 {
 			if all == 0 {
-				first = r.hp[col]
+				first = r.HP[col]
 			}
-			logLR += math.Log(r.hp[col] / first)
+			logLR += math.Log(r.HP[col] / first)
 			all++
 		}
 	}
@@ -452,10 +452,10 @@ func lastGeneration(m *runMetrics) (best, mean, lr float64) {
 
 // stepsToReach returns the population's env steps at the end of the first
 // generation in m whose best fitness reached score, or -1.
-func stepsToReach(m *runMetrics, score float64) int {
-	for _, r := range m.rows {
-		if r.fitness >= score {
-			return int(r.totalSteps)
+func stepsToReach(m *evo.Metrics, score float64) int {
+	for _, r := range m.Rows {
+		if r.Fitness >= score {
+			return int(r.TotalSteps)
 		}
 	}
 	return -1
@@ -780,28 +780,28 @@ func lrPanel(g benchGroup) (*plot.Plot, error) {
 	var lines []plot.Plotter
 	lo, hi := g.runs[0].BaseLR, g.runs[0].BaseLR
 	for k, r := range g.runs {
-		m, err := readMetrics(filepath.Join(r.Dir, "metrics.csv"))
+		m, err := evo.ReadMetrics(filepath.Join(r.Dir, "metrics.csv"))
 		if err != nil {
 			return nil, err
 		}
-		col := slices.Index(m.hpNames, "lr")
+		col := slices.Index(m.HPNames, "lr")
 		if col < 0 {
 			return nil, fmt.Errorf("%s: no lr column", filepath.Join(r.Dir, "metrics.csv"))
 		}
 		logSum := map[int]float64{}
 		count := map[int]int{}
 		var gens []int
-		for _, row := range m.rows {
-			lr := row.hp[col]
+		for _, row := range m.Rows {
+			lr := row.HP[col]
 			if !(lr > 0) {
 				continue
 			}
-			if count[row.gen] == 0 {
-				gens = append(gens, row.gen)
+			if count[row.Generation] == 0 {
+				gens = append(gens, row.Generation)
 			}
-			logSum[row.gen] += math.Log(lr)
-			count[row.gen]++
-			dots = append(dots, plotter.XY{X: float64(row.gen), Y: lr})
+			logSum[row.Generation] += math.Log(lr)
+			count[row.Generation]++
+			dots = append(dots, plotter.XY{X: float64(row.Generation), Y: lr})
 			lo, hi = min(lo, lr), max(hi, lr)
 		}
 		var mean plotter.XYs

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/internal/runtest"
 )
 
@@ -144,12 +145,12 @@ func TestBenchLRVariantStartsThereAndCharts(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	m, err := readMetrics(filepath.Join(out, "runs", "tiny", "lr10", "seed-1", "metrics.csv"))
+	m, err := evo.ReadMetrics(filepath.Join(out, "runs", "tiny", "lr10", "seed-1", "metrics.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lr := m.rows[0].hp[0]; m.hpNames[0] != "lr" || math.Abs(lr-3e-3) > 1e-12 {
-		t.Errorf("first lr %v (%s): want 10 × the default 3e-4", lr, m.hpNames[0])
+	if lr := m.Rows[0].HP[0]; m.HPNames[0] != "lr" || math.Abs(lr-3e-3) > 1e-12 {
+		t.Errorf("first lr %v (%s): want 10 × the default 3e-4", lr, m.HPNames[0])
 	}
 	chart := filepath.Join(out, "lr-tiny.png")
 	checkPNG(t, chart)
@@ -205,7 +206,7 @@ func TestLastGenerationAndStepsToReach(t *testing.T) {
 	if err := os.WriteFile(path, []byte(syntheticMetrics), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := readMetrics(path)
+	m, err := evo.ReadMetrics(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,14 +302,14 @@ func TestBenchStopSentence(t *testing.T) {
 // TestFinalLRExact: a last generation that shares one lr reports it
 // exactly, and a mixed one its geometric mean.
 func TestFinalLRExact(t *testing.T) {
-	m := &runMetrics{hpNames: []string{"lr"}}
+	m := &evo.Metrics{HPNames: []string{"lr"}}
 	for a := range 3 {
-		m.rows = append(m.rows, metricRow{gen: 1, agent: a, fitness: 1, hp: []float64{0.001}})
+		m.Rows = append(m.Rows, evo.MetricsRow{Generation: 1, Agent: a, Fitness: 1, HP: []float64{0.001}})
 	}
 	if _, _, lr := lastGeneration(m); lr != 0.001 {
 		t.Errorf("three agents at lr 0.001: final lr %v, want exactly 0.001", lr)
 	}
-	m.rows[0].hp[0], m.rows[1].hp[0], m.rows[2].hp[0] = 1e-4, 1e-3, 1e-2
+	m.Rows[0].HP[0], m.Rows[1].HP[0], m.Rows[2].HP[0] = 1e-4, 1e-3, 1e-2
 	if _, _, lr := lastGeneration(m); math.Abs(lr-1e-3) > 1e-18 {
 		t.Errorf("lr 1e-4, 1e-3, 1e-2: final lr %v, want 1e-3", lr)
 	}

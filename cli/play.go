@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,10 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/record"
 )
 
@@ -92,14 +90,6 @@ func playCmd(args []string, stdout, stderr io.Writer) int {
 	return play(p, stdout, stderr)
 }
 
-// playEnvConfig is the part of a run's config.toml that play reads.
-type playEnvConfig struct {
-	Env struct {
-		ID      string       `toml:"id"`
-		Options envs.Options `toml:"options"`
-	} `toml:"env"`
-}
-
 // loadPlay loads the agent and makes its env as p asks. Every error names
 // the file or flag at fault.
 func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
@@ -138,16 +128,13 @@ func playEnv(p playFlags, dir, file string, a *agent.PPO) (id string, opts envs.
 	}
 	if dir != "" {
 		cpath := filepath.Join(dir, "config.toml")
-		var cfg playEnvConfig
-		_, err := toml.DecodeFile(cpath, &cfg)
+		cfg, err := evo.ReadRunConfig(dir)
 		switch {
 		case errors.Is(err, os.ErrNotExist) && a.Env.Known():
 		case errors.Is(err, os.ErrNotExist):
 			return "", nil, "", fmt.Errorf("%s: no config to read the env from, and %s does not record it (give -env ID)", cpath, file)
 		case err != nil:
-			return "", nil, "", fmt.Errorf("%s: %w", cpath, err)
-		case cfg.Env.ID == "":
-			return "", nil, "", fmt.Errorf("%s: no [env] id (give -env ID)", cpath)
+			return "", nil, "", err
 		default:
 			return cfg.Env.ID, cfg.Env.Options, cpath + ": [env]", nil
 		}
@@ -164,12 +151,7 @@ func sameSpaces(env envs.Env, a *agent.PPO, where, id, file string) error {
 		what      string
 		env, want envs.Space
 	}{{"observation", env.ObservationSpace(), a.ObservationSpace()}, {"action", env.ActionSpace(), a.ActionSpace()}} {
-		got, err1 := envs.MarshalSpace(s.env)
-		want, err2 := envs.MarshalSpace(s.want)
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		if !bytes.Equal(got, want) {
+		if !envs.SameSpace(s.env, s.want) {
 			return fmt.Errorf("%s: env %s has %s space %v, but agent %s was trained on %v",
 				where, id, s.what, s.env, file, s.want)
 		}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/csv"
-	"errors"
 	"flag"
 	"fmt"
 	"image/color"
@@ -15,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/evolverl/evolve/evo"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -63,11 +61,11 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	} else if !fi.IsDir() {
 		return bad("%s: not a run directory", dir)
 	}
-	m, err := readMetrics(filepath.Join(dir, "metrics.csv"))
+	m, err := evo.ReadMetrics(filepath.Join(dir, "metrics.csv"))
 	if err != nil {
 		return bad("%v", err)
 	}
-	rc := readRunConfig(filepath.Join(dir, "config.toml"))
+	rc := readRunConfig(dir)
 	if *outDir == "" {
 		*outDir = filepath.Join(dir, "plots")
 	}
@@ -85,9 +83,9 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		return true
 	}
 	if *hp != "" {
-		i := slices.Index(m.hpNames, *hp)
+		i := slices.Index(m.HPNames, *hp)
 		if i < 0 {
-			return bad("-hp %s: %s has the hyperparameter columns %s", *hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.hpNames, ", "))
+			return bad("-hp %s: %s has the hyperparameter columns %s", *hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))
 		}
 		if !write("hp-"+*hp+".png", 8*vg.Inch, 4*vg.Inch, hpPlot(m, newLineages(m), i)) {
 			return exitFailure
@@ -110,106 +108,6 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// metricRow is the part of a metrics.csv row the plots use.
-type metricRow struct {
-	gen, agent, parent int
-	fitness            float64 // −Inf for a diverged agent
-	totalSteps         float64 // the population's env steps at the end of the generation
-	hp                 []float64
-	net                string
-	// eliteFitness is the elite's score after the generation (the
-	// confirmed one with elite_episodes), NaN in runs begun before
-	// metrics.csv had the column.
-	eliteFitness float64
-}
-
-// runMetrics is a run's metrics.csv: the hyperparameter columns' names
-// (those between grad_norm and net) and the rows in file order.
-type runMetrics struct {
-	hpNames []string
-	rows    []metricRow
-}
-
-// readMetrics reads and checks a metrics.csv; every error names the file.
-func readMetrics(path string) (*runMetrics, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	header, err := r.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file", path)
-	} else if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	for _, c := range []string{"generation", "agent", "parent", "fitness", "total_steps", "grad_norm", "net"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("%s: no column %q in the header (not a metrics.csv of evolve?)", path, c)
-		}
-	}
-	m := &runMetrics{hpNames: header[col["grad_norm"]+1 : col["net"]]}
-	for line := 2; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		num := func(name string) (float64, error) {
-			v, err := strconv.ParseFloat(rec[col[name]], 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s: line %d: column %s: %q is not a number", path, line, name, rec[col[name]])
-			}
-			return v, nil
-		}
-		integer := func(name string) (int, error) {
-			v, err := strconv.Atoi(rec[col[name]])
-			if err != nil {
-				return 0, fmt.Errorf("%s: line %d: column %s: %q is not an integer", path, line, name, rec[col[name]])
-			}
-			return v, nil
-		}
-		var row metricRow
-		var errs [5]error
-		row.gen, errs[0] = integer("generation")
-		row.agent, errs[1] = integer("agent")
-		row.parent, errs[2] = integer("parent")
-		row.fitness, errs[3] = num("fitness")
-		row.totalSteps, errs[4] = num("total_steps")
-		if err := errors.Join(errs[:]...); err != nil {
-			return nil, err
-		}
-		if math.IsNaN(row.fitness) {
-			row.fitness = math.Inf(-1)
-		}
-		for _, h := range m.hpNames {
-			v, err := num(h)
-			if err != nil {
-				return nil, err
-			}
-			row.hp = append(row.hp, v)
-		}
-		row.net = rec[col["net"]]
-		row.eliteFitness = math.NaN()
-		if _, ok := col["elite_fitness"]; ok {
-			if row.eliteFitness, err = num("elite_fitness"); err != nil {
-				return nil, err
-			}
-		}
-		m.rows = append(m.rows, row)
-	}
-	if len(m.rows) == 0 {
-		return nil, fmt.Errorf("%s: no rows: the run has not finished a generation yet", path)
-	}
-	return m, nil
-}
-
 // runConfig is what the plots read of a run's config.toml: the env id,
 // the fitness target (NaN if none), whether the elite is confirmed and
 // whether fitness comes from training episodes.
@@ -219,43 +117,35 @@ type runConfig struct {
 	confirmed, trainFitness bool
 }
 
-// readRunConfig reads a run's config.toml; what it cannot read stays
-// empty: the plots only use it for the title, the labels and a reference
-// line.
-func readRunConfig(path string) runConfig {
-	var c struct {
-		Env struct {
-			ID string `toml:"id"`
-		} `toml:"env"`
-		Population struct {
-			Target        *float64 `toml:"target"`
-			EliteEpisodes int      `toml:"elite_episodes"`
-			Fitness       string   `toml:"fitness"`
-		} `toml:"population"`
-	}
+// readRunConfig reads the config.toml of the run directory dir; what it
+// cannot read stays empty: the plots only use it for the title, the labels
+// and a reference line.
+func readRunConfig(dir string) runConfig {
 	rc := runConfig{target: math.NaN()}
-	if _, err := toml.DecodeFile(path, &c); err != nil {
+	cfg, err := evo.ReadRunConfig(dir)
+	if err != nil {
 		return rc
 	}
-	if c.Population.Target != nil {
-		rc.target = *c.Population.Target
+	p := cfg.Population
+	if !math.IsInf(p.Target, 1) {
+		rc.target = p.Target
 	}
-	rc.env, rc.confirmed, rc.trainFitness = c.Env.ID, c.Population.EliteEpisodes > 0, c.Population.Fitness == "train"
+	rc.env, rc.confirmed, rc.trainFitness = cfg.Env.ID, p.EliteEpisodes > 0, p.Fitness == evo.FitnessTrain
 	return rc
 }
 
 // fitnessPlot charts the best, mean and elite (best so far) fitness per
 // generation against the population's env steps, every agent as a dot,
 // and the target when the run has one.
-func fitnessPlot(m *runMetrics, rc runConfig) *plot.Plot {
+func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	env, target := rc.env, rc.target
-	byGen := map[int][]metricRow{}
+	byGen := map[int][]evo.MetricsRow{}
 	var gens []int
-	for _, r := range m.rows {
-		if _, ok := byGen[r.gen]; !ok {
-			gens = append(gens, r.gen)
+	for _, r := range m.Rows {
+		if _, ok := byGen[r.Generation]; !ok {
+			gens = append(gens, r.Generation)
 		}
-		byGen[r.gen] = append(byGen[r.gen], r)
+		byGen[r.Generation] = append(byGen[r.Generation], r)
 	}
 	slices.Sort(gens)
 	var best, mean, elite, agents plotter.XYs
@@ -263,23 +153,23 @@ func fitnessPlot(m *runMetrics, rc runConfig) *plot.Plot {
 	eliteSoFar := math.Inf(-1)
 	for _, g := range gens {
 		rows := byGen[g]
-		x := rows[0].totalSteps
+		x := rows[0].TotalSteps
 		b, sum, n := math.Inf(-1), 0.0, 0
 		for _, r := range rows {
-			if math.IsInf(r.fitness, 0) {
+			if math.IsInf(r.Fitness, 0) {
 				diverged++
 				continue
 			}
-			b = max(b, r.fitness)
-			sum += r.fitness
+			b = max(b, r.Fitness)
+			sum += r.Fitness
 			n++
-			agents = append(agents, plotter.XY{X: x, Y: r.fitness})
+			agents = append(agents, plotter.XY{X: x, Y: r.Fitness})
 		}
 		if n == 0 {
 			continue
 		}
 		eliteSoFar = max(eliteSoFar, b)
-		if e := rows[0].eliteFitness; !math.IsNaN(e) {
+		if e := rows[0].EliteFitness; !math.IsNaN(e) {
 			// The run's own elite: with elite_episodes its confirmed
 			// score, which the best fitness so far overstates.
 			eliteSoFar = e
@@ -312,7 +202,7 @@ func fitnessPlot(m *runMetrics, rc runConfig) *plot.Plot {
 		p.Legend.Add("each agent", s)
 	}
 	eliteName := "elite (best so far)"
-	if rc.confirmed && len(m.rows) > 0 && !math.IsNaN(m.rows[0].eliteFitness) {
+	if rc.confirmed && len(m.Rows) > 0 && !math.IsNaN(m.Rows[0].EliteFitness) {
 		eliteName = "elite (confirmed)"
 	}
 	lines := []struct {
@@ -356,36 +246,36 @@ func fitnessPlot(m *runMetrics, rc runConfig) *plot.Plot {
 // inherited what.
 type lineages struct {
 	founder map[int]int
-	color   map[int]color.Color // by founder
-	order   []int               // founders in order of appearance
-	rows    map[int][]metricRow // by agent, in generation order
-	branch  map[int]metricRow   // the parent's row the agent starts from
-	agents  []int               // in order of appearance
+	color   map[int]color.Color      // by founder
+	order   []int                    // founders in order of appearance
+	rows    map[int][]evo.MetricsRow // by agent, in generation order
+	branch  map[int]evo.MetricsRow   // the parent's row the agent starts from
+	agents  []int                    // in order of appearance
 }
 
-func newLineages(m *runMetrics) *lineages {
-	l := &lineages{founder: map[int]int{}, color: map[int]color.Color{}, rows: map[int][]metricRow{}, branch: map[int]metricRow{}}
-	for _, r := range m.rows {
-		if _, seen := l.rows[r.agent]; !seen {
-			l.agents = append(l.agents, r.agent)
-			f, ok := l.founder[r.parent]
-			if r.parent < 0 || !ok {
-				f = r.agent
+func newLineages(m *evo.Metrics) *lineages {
+	l := &lineages{founder: map[int]int{}, color: map[int]color.Color{}, rows: map[int][]evo.MetricsRow{}, branch: map[int]evo.MetricsRow{}}
+	for _, r := range m.Rows {
+		if _, seen := l.rows[r.Agent]; !seen {
+			l.agents = append(l.agents, r.Agent)
+			f, ok := l.founder[r.Parent]
+			if r.Parent < 0 || !ok {
+				f = r.Agent
 			}
-			l.founder[r.agent] = f
+			l.founder[r.Agent] = f
 			if _, ok := l.color[f]; !ok {
 				l.color[f] = plotutil.Color(len(l.order))
 				l.order = append(l.order, f)
 			}
 			// The parent's row in the generation before this agent's first.
-			for _, pr := range slices.Backward(l.rows[r.parent]) {
-				if pr.gen < r.gen {
-					l.branch[r.agent] = pr
+			for _, pr := range slices.Backward(l.rows[r.Parent]) {
+				if pr.Generation < r.Generation {
+					l.branch[r.Agent] = pr
 					break
 				}
 			}
 		}
-		l.rows[r.agent] = append(l.rows[r.agent], r)
+		l.rows[r.Agent] = append(l.rows[r.Agent], r)
 	}
 	return l
 }
@@ -396,7 +286,7 @@ func newLineages(m *runMetrics) *lineages {
 // each founder's lines are shifted by a few points on the page (up and to
 // the right, by founder, centred on the true position: lineageShift) and
 // its dots have a shape of their own.
-func (l *lineages) plot(p *plot.Plot, value func(metricRow) float64) {
+func (l *lineages) plot(p *plot.Plot, value func(evo.MetricsRow) float64) {
 	rank := map[int]int{}
 	for i, f := range l.order {
 		rank[f] = i
@@ -408,10 +298,10 @@ func (l *lineages) plot(p *plot.Plot, value func(metricRow) float64) {
 	for _, a := range l.agents {
 		var xys plotter.XYs
 		if pr, ok := l.branch[a]; ok {
-			xys = append(xys, plotter.XY{X: float64(pr.gen), Y: value(pr)})
+			xys = append(xys, plotter.XY{X: float64(pr.Generation), Y: value(pr)})
 		}
 		for _, r := range l.rows[a] {
-			xys = append(xys, plotter.XY{X: float64(r.gen), Y: value(r)})
+			xys = append(xys, plotter.XY{X: float64(r.Generation), Y: value(r)})
 		}
 		c, shape, shift := style(l.founder[a])
 		line, dots := lineDots(xys, c, vg.Points(1.5), nil)
@@ -475,13 +365,13 @@ var hpLabels = map[string]string{
 
 // hyperparameterPlots returns one chart per hyperparameter that changed
 // during the run (hpPlot).
-func hyperparameterPlots(m *runMetrics) []*plot.Plot {
+func hyperparameterPlots(m *evo.Metrics) []*plot.Plot {
 	l := newLineages(m)
 	var plots []*plot.Plot
-	for i := range m.hpNames {
+	for i := range m.HPNames {
 		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, r := range m.rows {
-			lo, hi = min(lo, r.hp[i]), max(hi, r.hp[i])
+		for _, r := range m.Rows {
+			lo, hi = min(lo, r.HP[i]), max(hi, r.HP[i])
 		}
 		if lo < hi {
 			plots = append(plots, hpPlot(m, l, i))
@@ -490,14 +380,14 @@ func hyperparameterPlots(m *runMetrics) []*plot.Plot {
 	return plots
 }
 
-// hpPlot charts hyperparameter m.hpNames[i] of every agent over
+// hpPlot charts hyperparameter m.HPNames[i] of every agent over
 // generations, one line per agent starting at its parent's value; lr is on
 // a log scale.
-func hpPlot(m *runMetrics, l *lineages, i int) *plot.Plot {
-	name := m.hpNames[i]
+func hpPlot(m *evo.Metrics, l *lineages, i int) *plot.Plot {
+	name := m.HPNames[i]
 	lo := math.Inf(1)
-	for _, r := range m.rows {
-		lo = min(lo, r.hp[i])
+	for _, r := range m.Rows {
+		lo = min(lo, r.HP[i])
 	}
 	p := newPlot()
 	p.Title.Text = name + " of every agent (lines follow parent → child)"
@@ -507,12 +397,12 @@ func hpPlot(m *runMetrics, l *lineages, i int) *plot.Plot {
 	if s, ok := hpLabels[name]; ok {
 		p.Y.Label.Text = s
 	}
-	value := func(r metricRow) float64 { return r.hp[i] }
+	value := func(r evo.MetricsRow) float64 { return r.HP[i] }
 	logScale := lo > 0 && (name == "lr" || name == "ent_coef" || name == "batch_size" || name == "learn_step")
 	if (name == "gamma" || name == "gae_lambda") && hiOf(m, i) < 1 {
 		// What matters is the horizon 1/(1 − gamma): plot 1 − value on a
 		// log scale, as PBT and the zoo step it.
-		value = func(r metricRow) float64 { return 1 - r.hp[i] }
+		value = func(r evo.MetricsRow) float64 { return 1 - r.HP[i] }
 		p.Y.Label.Text = "1 − " + name + " (log scale)"
 		logScale = true
 	} else if logScale && name != "lr" {
@@ -533,10 +423,10 @@ func hpPlot(m *runMetrics, l *lineages, i int) *plot.Plot {
 }
 
 // hiOf returns the largest value of hyperparameter column i.
-func hiOf(m *runMetrics, i int) float64 {
+func hiOf(m *evo.Metrics, i int) float64 {
 	hi := math.Inf(-1)
-	for _, r := range m.rows {
-		hi = max(hi, r.hp[i])
+	for _, r := range m.Rows {
+		hi = max(hi, r.HP[i])
 	}
 	return hi
 }
@@ -572,14 +462,14 @@ func hiddenUnits(net string) (int, bool) {
 
 // networkPlot charts every agent's hidden units over generations, or
 // returns nil when a net description has no widths to read.
-func networkPlot(m *runMetrics) *plot.Plot {
+func networkPlot(m *evo.Metrics) *plot.Plot {
 	units := map[string]int{}
-	for _, r := range m.rows {
-		n, ok := hiddenUnits(r.net)
+	for _, r := range m.Rows {
+		n, ok := hiddenUnits(r.Net)
 		if !ok {
 			return nil
 		}
-		units[r.net] = n
+		units[r.Net] = n
 	}
 	p := newPlot()
 	p.Title.Text = "Network size of every agent (lines follow parent → child)"
@@ -587,7 +477,7 @@ func networkPlot(m *runMetrics) *plot.Plot {
 	p.X.Tick.Marker = integerTicks{}
 	p.Y.Label.Text = "hidden units (encoder + latent + head)"
 	p.Y.Tick.Marker = plainTicks{}
-	newLineages(m).plot(p, func(r metricRow) float64 { return float64(units[r.net]) })
+	newLineages(m).plot(p, func(r evo.MetricsRow) float64 { return float64(units[r.Net]) })
 	padY(p)
 	return p
 }

@@ -119,3 +119,12 @@ func (j *spaceJSON) onlyFields() error {
 	}
 	return nil
 }
+
+// SameSpace reports whether x and y are the same space: the same type,
+// shape and bounds bit for bit (by their JSON form). A space MarshalSpace
+// refuses is the same as no other.
+func SameSpace(x, y Space) bool {
+	a, err1 := MarshalSpace(x)
+	b, err2 := MarshalSpace(y)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
+}

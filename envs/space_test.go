@@ -231,3 +231,26 @@ func TestMaskSize(t *testing.T) {
 		}
 	}
 }
+
+// TestSameSpace: spaces are the same when type, shape and every bound bit
+// agree; infinite bounds compare equal.
+func TestSameSpace(t *testing.T) {
+	inf := float32(math.Inf(1))
+	box := func(hi float32) Space { return Box{Dims: []int{2}, Low: []float32{-1, -inf}, High: []float32{1, hi}} }
+	for _, c := range []struct {
+		x, y Space
+		same bool
+	}{
+		{box(inf), box(inf), true},
+		{box(inf), box(3), false},
+		{box(1), box(math.Nextafter32(1, 2)), false},
+		{Discrete{N: 3}, Discrete{N: 3}, true},
+		{Discrete{N: 3}, Discrete{N: 3, Start: 1}, false},
+		{Discrete{N: 2}, MultiBinary{N: 2}, false},
+		{MultiDiscrete{Nvec: []int{2, 3}}, MultiDiscrete{Nvec: []int{2, 3}}, true},
+	} {
+		if got := SameSpace(c.x, c.y); got != c.same {
+			t.Errorf("SameSpace(%v, %v) = %v, want %v", c.x, c.y, got, c.same)
+		}
+	}
+}

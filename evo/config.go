@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -197,51 +198,122 @@ func ParseConfig(data []byte) (Config, error) { return parseConfig(data, true) }
 // parseConfig is ParseConfig; without build it checks everything but
 // building an agent (the fuzz test's fast path).
 func parseConfig(data []byte, build bool) (Config, error) {
+	cfg, err := DecodeConfig(data)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.validate(build); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// ReadRunConfig reads the config.toml of the run directory dir — the
+// resolved config the run wrote — with DecodeConfig: what a tool needs of a
+// run (its env, its target, its strategy) without starting the env or
+// building an agent, as LoadConfig would.
+func ReadRunConfig(dir string) (Config, error) {
+	path := filepath.Join(dir, "config.toml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := DecodeConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// DecodeConfig decodes a config file's contents onto DefaultConfig and
+// completes it (the network's and the [hp] ranges' defaults, the strategy's
+// settings), refusing unknown keys, without validating the values or making
+// the env. ParseConfig is DecodeConfig followed by Validate.
+func DecodeConfig(data []byte) (Config, error) {
 	cfg := DefaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
 		return Config{}, badInput(err)
 	}
+	if err := checkKeys(md, data); err != nil {
+		return Config{}, badInput(err)
+	}
+	if err := readBackend(md, data, &cfg); err != nil {
+		return Config{}, badInput(err)
+	}
+	if err := completeNet(md, &cfg); err != nil {
+		return Config{}, badInput(err)
+	}
+	if cfg.Env.Options == nil {
+		cfg.Env.Options = envs.Options{}
+	}
+	if err := completeHP(md, &cfg); err != nil {
+		return Config{}, badInput(err)
+	}
+	if err := cfg.resolveStrategy(md); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// checkKeys refuses keys the config does not know, with their line and the
+// nearest known key, and known keys not written in lower case.
+func checkKeys(md toml.MetaData, data []byte) error {
 	var keys []string
 	for _, k := range md.Undecoded() {
-		// net.backend is not a part of the spec: it is read below. Env
+		// net.backend is not a part of the spec: readBackend reads it. Env
 		// options are the env's to check; the decoder reports the keys of
 		// tables inside their arrays (gym wrappers) as undecoded.
-		if k.String() != "net.backend" && !(len(k) > 2 && k[0] == "env" && k[1] == "options") {
+		if k.String() != "net.backend" && !isEnvOption(k) {
 			keys = append(keys, k.String()+keyNotes(data, k))
 		}
 	}
 	if len(keys) > 0 {
-		return Config{}, badInput(fmt.Errorf("unknown keys: %s", strings.Join(keys, ", ")))
+		return fmt.Errorf("unknown keys: %s", strings.Join(keys, ", "))
 	}
 	// The decoder matches keys to fields ignoring case, but what is
 	// defined (md.IsDefined, which decides what gets a default) is exact:
-	// keys are spelled as documented, in lower case. Env options are the
-	// env's to check.
+	// keys are spelled as documented, in lower case.
 	for _, k := range md.Keys() {
-		if s := k.String(); s != strings.ToLower(s) && !(len(k) > 2 && k[0] == "env" && k[1] == "options") {
+		if s := k.String(); s != strings.ToLower(s) && !isEnvOption(k) {
 			keys = append(keys, s)
 		}
 	}
 	if len(keys) > 0 {
-		return Config{}, badInput(fmt.Errorf("keys not in lower case: %s: write them as configs/pop.toml does", strings.Join(keys, ", ")))
+		return fmt.Errorf("keys not in lower case: %s: write them as configs/pop.toml does", strings.Join(keys, ", "))
 	}
-	if md.IsDefined("net", "backend") {
-		var nb struct {
-			Net struct {
-				Backend string `toml:"backend"`
-			} `toml:"net"`
-		}
-		if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&nb); err != nil {
-			return Config{}, badInput(err)
-		}
-		if nb.Net.Backend == "" {
-			return Config{}, badInput(fmt.Errorf("net.backend = \"\": want %q (the default) or another registered backend", nn.DefaultBackend))
-		}
-		if nb.Net.Backend != nn.DefaultBackend { // the default stays "", as in agent files
-			cfg.PPO.Backend = nb.Net.Backend
-		}
+	return nil
+}
+
+// isEnvOption reports whether k lies inside [env.options].
+func isEnvOption(k toml.Key) bool { return len(k) > 2 && k[0] == "env" && k[1] == "options" }
+
+// readBackend sets the PPO config's backend from net.backend; the default
+// stays "", as in agent files.
+func readBackend(md toml.MetaData, data []byte, cfg *Config) error {
+	if !md.IsDefined("net", "backend") {
+		return nil
 	}
+	var nb struct {
+		Net struct {
+			Backend string `toml:"backend"`
+		} `toml:"net"`
+	}
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&nb); err != nil {
+		return err
+	}
+	if nb.Net.Backend == "" {
+		return fmt.Errorf("net.backend = \"\": want %q (the default) or another registered backend", nn.DefaultBackend)
+	}
+	if nb.Net.Backend != nn.DefaultBackend {
+		cfg.PPO.Backend = nb.Net.Backend
+	}
+	return nil
+}
+
+// completeNet checks [net]'s tables against its encoder and fills the keys
+// the file does not set; the agent's config gets the same network.
+func completeNet(md toml.MetaData, cfg *Config) error {
 	var errs []error
 	if md.IsDefined("ppo", "net") {
 		errs = append(errs, errors.New("[ppo.net]: the network is configured in [net], not under [ppo]"))
@@ -260,54 +332,16 @@ func parseConfig(data []byte, build bool) (Config, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Config{}, badInput(err)
+		return err
 	}
 	switch cfg.Net.Encoder {
 	case netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM:
 		fillNetDefaults(md, &cfg.Net)
 	default:
-		return Config{}, badInput(fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\" or \"lstm\"", cfg.Net.Encoder))
+		return fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\" or \"lstm\"", cfg.Net.Encoder)
 	}
 	cfg.PPO.Net = cfg.Net
-	if cfg.Env.Options == nil {
-		cfg.Env.Options = envs.Options{}
-	}
-	// Fill each [hp.<name>] table's missing keys from the default range
-	// around the [ppo] value, and add the default mutable ones.
-	hp := map[string]HPRange{}
-	for name, r := range cfg.HP {
-		if f, i := hpField(&cfg.PPO, name); f == nil && i == nil {
-			errs = append(errs, fmt.Errorf("[hp.%s]: not a mutable hyperparameter; want one of %s", name, strings.Join(HPNames(), ", ")))
-			continue
-		}
-		d := defaultRange(name, hpValue(cfg.PPO, name))
-		for _, k := range []struct {
-			key string
-			dst *float64
-			def float64
-		}{{"min", &r.Min, d.Min}, {"max", &r.Max, d.Max}, {"grow", &r.Grow, d.Grow}, {"shrink", &r.Shrink, d.Shrink}} {
-			if !md.IsDefined("hp", name, k.key) {
-				*k.dst = k.def
-			}
-		}
-		hp[name] = r
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Config{}, badInput(err)
-	}
-	for _, name := range []string{"lr", "batch_size", "learn_step"} {
-		if _, ok := hp[name]; !ok {
-			hp[name] = defaultRange(name, hpValue(cfg.PPO, name))
-		}
-	}
-	cfg.HP = hp
-	if err := cfg.resolveStrategy(md); err != nil {
-		return Config{}, err
-	}
-	if err := cfg.validate(build); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
+	return nil
 }
 
 // fillNetDefaults gives every key of [net]'s tables that the file does not

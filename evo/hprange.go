@@ -1,9 +1,13 @@
 package evo
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
+	"github.com/BurntSushi/toml"
 	"github.com/evolverl/evolve/agent"
 )
 
@@ -107,4 +111,39 @@ func defaultRange(name string, value float64) HPRange {
 		r.Max = min(r.Max, maxLearnStep)
 	}
 	return r
+}
+
+// completeHP fills each [hp.<name>] table's missing keys from the default
+// range around the [ppo] value, and adds the ranges every run mutates (lr,
+// batch_size, learn_step) where the file has none.
+func completeHP(md toml.MetaData, cfg *Config) error {
+	hp := map[string]HPRange{}
+	var errs []error
+	for name, r := range cfg.HP {
+		if f, i := hpField(&cfg.PPO, name); f == nil && i == nil {
+			errs = append(errs, fmt.Errorf("[hp.%s]: not a mutable hyperparameter; want one of %s", name, strings.Join(HPNames(), ", ")))
+			continue
+		}
+		d := defaultRange(name, hpValue(cfg.PPO, name))
+		for _, k := range []struct {
+			key string
+			dst *float64
+			def float64
+		}{{"min", &r.Min, d.Min}, {"max", &r.Max, d.Max}, {"grow", &r.Grow, d.Grow}, {"shrink", &r.Shrink, d.Shrink}} {
+			if !md.IsDefined("hp", name, k.key) {
+				*k.dst = k.def
+			}
+		}
+		hp[name] = r
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, name := range []string{"lr", "batch_size", "learn_step"} {
+		if _, ok := hp[name]; !ok {
+			hp[name] = defaultRange(name, hpValue(cfg.PPO, name))
+		}
+	}
+	cfg.HP = hp
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
@@ -324,17 +323,12 @@ func (w *Worker) config(ctx context.Context, t taskMsg) (runInfo, bool, error) {
 }
 
 // pythonRefusal says why this worker will not run a config whose env runs
-// in Python, or returns "". It reads the config before evo.ParseConfig,
-// which would start the interpreter to check the env; a config it cannot
-// read is left to evo.ParseConfig to reject.
+// in Python, or returns "". It decodes the config (evo.DecodeConfig)
+// before evo.ParseConfig, which would start the interpreter to check the
+// env; a config it cannot decode is left to evo.ParseConfig to reject.
 func (w *Worker) pythonRefusal(config string) string {
-	var c struct {
-		Env struct {
-			ID      string         `toml:"id"`
-			Options map[string]any `toml:"options"`
-		} `toml:"env"`
-	}
-	if _, err := toml.Decode(config, &c); err != nil {
+	c, err := evo.DecodeConfig([]byte(config))
+	if err != nil {
 		return ""
 	}
 	if !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {

@@ -1,0 +1,130 @@
+package evo
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+)
+
+// MetricsRow is the part of one metrics.csv row that tools read back.
+type MetricsRow struct {
+	Generation, Agent, Parent int
+	// Fitness is the agent's fitness, −Inf for a diverged agent (the file
+	// says NaN).
+	Fitness float64
+	// TotalSteps is the population's env steps at the end of the generation.
+	TotalSteps float64
+	// HP holds the hyperparameter columns' values, in Metrics.HPNames order.
+	HP []float64
+	// Net is the network column (Spec.String).
+	Net string
+	// EliteFitness is the elite's score after the generation (the confirmed
+	// one with elite_episodes); NaN in runs begun before metrics.csv had the
+	// column.
+	EliteFitness float64
+}
+
+// Metrics is a run's metrics.csv as ReadMetrics reads it.
+type Metrics struct {
+	// HPNames are the hyperparameter columns, those between grad_norm and
+	// net (see metricsHeader).
+	HPNames []string
+	// Rows are the rows in file order.
+	Rows []MetricsRow
+}
+
+// ReadMetrics reads and checks the metrics.csv a run writes (any build's
+// columns); every error names the file, and the line and column at fault. A
+// file without rows is an error: the run has not finished a generation.
+func ReadMetrics(path string) (*Metrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s: empty file", path)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, c := range []string{"generation", "agent", "parent", "fitness", "total_steps", "grad_norm", "net"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("%s: no column %q in the header (not a metrics.csv of evolve?)", path, c)
+		}
+	}
+	m := &Metrics{HPNames: header[col["grad_norm"]+1 : col["net"]]}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		row, err := parseMetricsRow(rec, col, m.HPNames)
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	if len(m.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows: the run has not finished a generation yet", path)
+	}
+	return m, nil
+}
+
+// parseMetricsRow reads one record whose columns col indexes by name.
+func parseMetricsRow(rec []string, col map[string]int, hpNames []string) (MetricsRow, error) {
+	num := func(name string) (float64, error) {
+		v, err := strconv.ParseFloat(rec[col[name]], 64)
+		if err != nil {
+			return 0, fmt.Errorf("column %s: %q is not a number", name, rec[col[name]])
+		}
+		return v, nil
+	}
+	integer := func(name string) (int, error) {
+		v, err := strconv.Atoi(rec[col[name]])
+		if err != nil {
+			return 0, fmt.Errorf("column %s: %q is not an integer", name, rec[col[name]])
+		}
+		return v, nil
+	}
+	var row MetricsRow
+	var errs [5]error
+	row.Generation, errs[0] = integer("generation")
+	row.Agent, errs[1] = integer("agent")
+	row.Parent, errs[2] = integer("parent")
+	row.Fitness, errs[3] = num("fitness")
+	row.TotalSteps, errs[4] = num("total_steps")
+	if err := errors.Join(errs[:]...); err != nil {
+		return row, err
+	}
+	if math.IsNaN(row.Fitness) {
+		row.Fitness = math.Inf(-1)
+	}
+	for _, h := range hpNames {
+		v, err := num(h)
+		if err != nil {
+			return row, err
+		}
+		row.HP = append(row.HP, v)
+	}
+	row.Net = rec[col["net"]]
+	row.EliteFitness = math.NaN()
+	if _, ok := col["elite_fitness"]; ok {
+		var err error
+		if row.EliteFitness, err = num("elite_fitness"); err != nil {
+			return row, err
+		}
+	}
+	return row, nil
+}
