@@ -177,15 +177,11 @@ type benchOptions struct {
 // resumed), then writes BENCHMARKS.md, benchmarks.csv and, for configs run
 // from a changed lr, lr-<config>.png.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("evolve bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve bench [-seeds N] [-out DIR] [-report DIR] [-long] [-no-target] [-variants LIST] [-workers N] [CONFIG.toml ...]\n\n"+
-			"Trains each config with each variant and seed in sequence and writes BENCHMARKS.md and benchmarks.csv.\n"+
-			"Without CONFIGs: %s (and with -long %s, minatar*.toml) from -configs.\n\n",
-			strings.Join(benchClassic, ", "), strings.Join(benchLong, ", "))
-		fs.PrintDefaults()
-	}
+	c := newCommand("evolve bench", fmt.Sprintf("usage: evolve bench [-seeds N] [-out DIR] [-report DIR] [-long] [-no-target] [-variants LIST] [-workers N] [CONFIG.toml ...]\n\n"+
+		"Trains each config with each variant and seed in sequence and writes BENCHMARKS.md and benchmarks.csv.\n"+
+		"Without CONFIGs: %s (and with -long %s, minatar*.toml) from -configs.\n\n",
+		strings.Join(benchClassic, ", "), strings.Join(benchLong, ", ")), stderr)
+	fs := c.fs
 	var o benchOptions
 	fs.IntVar(&o.seeds, "seeds", 3, "run seeds 1 to `N` of every config")
 	fs.StringVar(&o.out, "out", "bench", "write the runs under `DIR`/runs/<config>/<variant>/seed-<N>; finished runs there are reused, stopped ones resumed")
@@ -199,13 +195,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&o.note, "note", "", "a `TEXT` for the report's header (the load on the machine, ...)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing but errors")
 	fs.BoolVar(&o.collect, "collect", false, "train nothing: report the finished runs in -out and list the missing ones")
-	if err := fs.Parse(args); err != nil {
-		return parseStatus(err)
+	if status, ok := c.parse(args); !ok {
+		return status
 	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "evolve bench: "+format+"\n", a...)
-		return exitBadInput
-	}
+	bad := c.misuse
 	switch {
 	case o.seeds < 1:
 		return bad("-seeds %d: want >= 1", o.seeds)

@@ -11,8 +11,9 @@
 // and its configs can then say [env] id = "MyTask-v0". The program takes
 // the command's arguments:
 //
-//	mytask -config FILE [-out DIR] [-seed N] [-workers N] [-quiet]
-//	mytask -resume DIR [-workers N] [-quiet]
+//	mytask -config FILE [-out DIR] [-seed N] [STOP] [-workers N] [-quiet]
+//	mytask -resume DIR [STOP] [-workers N] [-quiet]
+//	(STOP: -max-steps N, -target X or -no-target, replacing the run's stopping rules)
 //	mytask inspect [-json] FILE|DIR
 //	mytask plot [-o DIR] [-hp NAME] RUN_DIR
 //	mytask play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...
@@ -34,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -42,6 +44,40 @@ import (
 	// The gorgonia reference backend, selectable with [ppo] backend = "gorgonia".
 	_ "github.com/evolverl/evolve/nn/gorgonia"
 )
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitBadInput = 2
+)
+
+// subcommands are evolve's subcommands by name; without one, evolve
+// trains (trainCmd).
+var subcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"inspect": inspectCmd,
+	"plot":    plotCmd,
+	"play":    playCmd,
+	"worker":  workerCmd,
+	"bench":   benchCmd,
+}
+
+// Run is the whole command without its process-wide setup (signals, GOGC;
+// see Main): it parses args (without the program name), trains, resumes,
+// inspects, plots or plays, and returns the exit status. Output for people
+// goes to stderr, the final summary to stdout. Cancelling ctx stops a
+// training run as a signal does: the last complete generation stays
+// checkpointed and Run returns 130 (or 143 when Main's handler cancelled
+// it for SIGTERM). Environments registered with envs.Register before the
+// call can be named by the config.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if cmd, ok := subcommands[args[0]]; ok {
+			return cmd(ctx, args[1:], stdout, stderr)
+		}
+	}
+	return trainCmd(ctx, args, stdout, stderr)
+}
 
 // Main runs the command with os.Args[1:], os.Stdout and os.Stderr and
 // returns its exit status, for os.Exit. It first sets the garbage

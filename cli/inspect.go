@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -64,33 +64,20 @@ type kv struct{ key, value string }
 
 // inspectCmd is `evolve inspect [-json] FILE`: it describes an agent file,
 // or the elite of a run directory and the run's summary.
-func inspectCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("evolve inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve inspect [-json] FILE|DIR\n\n"+
-			"Describes an agent file, or the elite.safetensors and summary.json of a run directory.\n\n")
-		fs.PrintDefaults()
+func inspectCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("evolve inspect", "usage: evolve inspect [-json] FILE|DIR\n\n"+
+		"Describes an agent file, or the elite.safetensors and summary.json of a run directory.\n\n", stderr)
+	asJSON := c.fs.Bool("json", false, "print one JSON object instead of text")
+	pos, status, ok := c.parseInterspersed(args)
+	switch {
+	case !ok:
+		return status
+	case len(pos) == 0:
+		return c.misuse("give an agent file or a run directory")
+	case len(pos) > 1:
+		return c.misuse("unexpected argument %q", pos[1])
 	}
-	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	// Flags may come before or after the file.
-	if err := fs.Parse(args); err != nil {
-		return parseStatus(err)
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "evolve inspect: give an agent file or a run directory\n")
-		fs.Usage()
-		return exitBadInput
-	}
-	path := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return parseStatus(err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "evolve inspect: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitBadInput
-	}
+	path := pos[0]
 
 	in, err := inspect(path)
 	if err != nil {
@@ -108,15 +95,6 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	printInspection(stdout, in)
 	return exitOK
-}
-
-// parseStatus is the exit status of a subcommand whose flags did not
-// parse: 0 for -h (flag printed the usage), 2 for a bad flag.
-func parseStatus(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	return exitBadInput
 }
 
 // inspect loads the agent at path (a run directory's elite.safetensors if

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"image"
 	"image/color"
@@ -42,17 +42,13 @@ type playFlags struct {
 // playCmd is `evolve play -agent FILE|DIR [...]`: it plays episodes with a
 // saved agent, prints each episode's return and length and their mean ±
 // std, and optionally writes an animated GIF and a trajectory file.
-func playCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("evolve play", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve play -agent FILE|DIR [-env ID] [-episodes N] [-seed S] [-stochastic]\n"+
-			"                   [-gif OUT.gif] [-record OUT.npz] [-max-steps N]\n\n"+
-			"Plays episodes with a saved agent (a run directory means its elite.safetensors and the\n"+
-			"env of its config.toml; an agent file, the env it records) and prints each episode's\n"+
-			"return and length.\n\n")
-		fs.PrintDefaults()
-	}
+func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("evolve play", "usage: evolve play -agent FILE|DIR [-env ID] [-episodes N] [-seed S] [-stochastic]\n"+
+		"                   [-gif OUT.gif] [-record OUT.npz] [-max-steps N]\n\n"+
+		"Plays episodes with a saved agent (a run directory means its elite.safetensors and the\n"+
+		"env of its config.toml; an agent file, the env it records) and prints each episode's\n"+
+		"return and length.\n\n", stderr)
+	fs := c.fs
 	var p playFlags
 	fs.StringVar(&p.agent, "agent", "", "play the agent file `FILE`, or the elite of the run directory FILE")
 	fs.StringVar(&p.env, "env", "", "play on env `ID` (default: the env the agent file records, or the run directory's [env] id)")
@@ -62,17 +58,12 @@ func playCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.gif, "gif", "", fmt.Sprintf("write an animated GIF of the episodes to `OUT.gif` (at most %d frames)", gifMaxFrames))
 	fs.StringVar(&p.record, "record", "", "write the trajectories to `OUT.npz` (NumPy arrays in a zip)")
 	fs.IntVar(&p.maxSteps, "max-steps", 100000, "cut episodes at `N` steps")
-	if err := fs.Parse(args); err != nil {
-		return parseStatus(err)
+	if status, ok := c.parse(args); !ok {
+		return status
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := c.set()
 	p.envSet = set["env"]
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "evolve play: "+format+"\n", a...)
-		fs.Usage()
-		return exitBadInput
-	}
+	usage := c.misuse
 	switch {
 	case fs.NArg() > 0:
 		return usage("unexpected argument %q", fs.Arg(0))

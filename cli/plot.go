@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"flag"
+	"context"
 	"fmt"
 	"image/color"
 	"io"
@@ -26,34 +26,20 @@ import (
 // and writes fitness.png, hyperparameters.png (when a hyperparameter
 // changed during the run) and network.png (when the net column can be
 // parsed) to DIR, RUN_DIR/plots by default.
-func plotCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("evolve plot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve plot [-o DIR] [-hp NAME] RUN_DIR\n\n")
-		fs.PrintDefaults()
-	}
-	outDir := fs.String("o", "", "write the PNGs to `DIR` (default RUN_DIR/plots)")
-	hp := fs.String("hp", "", "write only hp-`NAME`.png: hyperparameter NAME (a metrics.csv column: lr, batch_size, ...) of every agent per generation")
-	// Flags may come before or after RUN_DIR.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return parseStatus(err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("evolve plot", "usage: evolve plot [-o DIR] [-hp NAME] RUN_DIR\n\n", stderr)
+	outDir := c.fs.String("o", "", "write the PNGs to `DIR` (default RUN_DIR/plots)")
+	hp := c.fs.String("hp", "", "write only hp-`NAME`.png: hyperparameter NAME (a metrics.csv column: lr, batch_size, ...) of every agent per generation")
+	pos, status, ok := c.parseInterspersed(args)
+	if !ok {
+		return status
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "evolve plot: "+format+"\n", a...)
 		return exitBadInput
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return bad("want one run directory, got %d arguments", len(pos))
+		return c.misuse("want one run directory, got %d arguments", len(pos))
 	}
 	dir := pos[0]
 	if fi, err := os.Stat(dir); err != nil {

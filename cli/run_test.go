@@ -158,12 +158,29 @@ func TestFlagConflictsAreOneLine(t *testing.T) {
 		{"-config", "a.toml", "-resume", "b"},
 		{"-config", "a.toml", "-workers", "-2"},
 		{"-config", "a.toml", "extra"},
+		{"-config", "a.toml", "-max-steps", "1.5e3x"},
+		{"-config", "a.toml", "-bogus"},
+		{"play", "-agent", "x", "-gfi", "a.gif"},
+		{"play", "-episodes", "0", "-agent", "x"},
+		{"worker", "-workers", "many"},
+		{"inspect"},
+		{"plot", "a", "b"},
+		{"bench", "-seeds", "0"},
 	} {
+		name := "evolve"
+		if _, sub := subcommands[args[0]]; sub {
+			name += " " + args[0]
+		}
 		code, stdout, stderr := evolve(context.Background(), args...)
 		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-		if code != exitBadInput || stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "evolve: ") ||
-			lines[1] != "evolve: run evolve -h for the flags" {
+		if code != exitBadInput || stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], name+": ") ||
+			lines[1] != name+": run "+name+" -h for the flags" {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2, a one-line error and the pointer to -h", args, code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"-h"}, {"play", "-h"}, {"plot", "-h"}, {"inspect", "-h"}, {"worker", "-h"}, {"bench", "-h"}} {
+		if code, _, stderr := evolve(context.Background(), args...); code != exitOK || !strings.Contains(stderr, "usage: evolve") {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant 0 and the usage", args, code, stderr)
 		}
 	}
 	if code, _, stderr := evolve(context.Background()); code != exitBadInput || !strings.Contains(stderr, "usage: evolve -config FILE") {

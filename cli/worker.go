@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,27 +17,19 @@ import (
 // -gym-python naming its interpreter) fails on the coordinator, and the
 // worker goes on; a coordinator of another evolve version or an altered
 // run config stops it with status 2 (natsrun.ErrMismatch).
-func workerCmd(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("evolve worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: evolve worker -nats URL [-workers N] [-name NAME] [-gym-python PATH] [-quiet] [-nats-creds FILE] ...\n\n")
-		fs.PrintDefaults()
-	}
+func workerCmd(ctx context.Context, args []string, _, stderr io.Writer) int {
+	c := newCommand("evolve worker", "usage: evolve worker -nats URL [-workers N] [-name NAME] [-gym-python PATH] [-quiet] [-nats-creds FILE] ...\n\n", stderr)
+	fs := c.fs
 	var nf natsFlags
 	nf.register(fs, false)
 	slots := fs.Int("workers", runtime.GOMAXPROCS(0), "train at most `N` tasks at once")
 	name := fs.String("name", "", "call this worker `NAME` in the coordinator's messages (default host:pid)")
 	quiet := fs.Bool("quiet", false, "print only errors")
 	gymPython := fs.String("gym-python", "", "train runs of gym: envs with the Python interpreter `PATH` (their config must name the same one); without it such runs are refused")
-	if err := fs.Parse(args); err != nil {
-		return parseStatus(err)
+	if status, ok := c.parse(args); !ok {
+		return status
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "evolve worker: "+format+"\n", a...)
-		fs.Usage()
-		return exitBadInput
-	}
+	usage := c.misuse
 	switch {
 	case fs.NArg() > 0:
 		return usage("unexpected argument %q", fs.Arg(0))

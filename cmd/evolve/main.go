@@ -19,10 +19,18 @@
 //	-seed N        replace the config's seed
 //	-workers N     train at most N agents at once (never changes results)
 //	-quiet         print only errors and the final summary
+//	-max-steps N   stop after N env steps of the population (1e6 and 1_000_000 are
+//	               accepted), replacing population.max_steps; with -resume, trains
+//	               a finished run further
+//	-target X      stop once the elite's score reaches X, replacing population.target
+//	-no-target     never stop on a score: spend the whole budget
 //	-nats URL      train through the NATS JetStream server at URL on `evolve worker`
 //	               processes (also -nats-creds FILE, -nats-nkey FILE, -nats-tls-ca FILE,
 //	               -nats-tls-cert FILE, -nats-tls-key FILE, -nats-ack-wait D,
 //	               -nats-max-deliver N); results are the same as on one machine
+//
+// Every subcommand takes -h for its flags. A bad flag or flags that do not
+// go together are one line on stderr and a pointer to -h.
 //
 // Exit status: 0 on success (and when resuming a run that has already
 // finished), 2 on bad input (config, flags, an output directory that cannot

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// command is a subcommand's flag set and the one way every subcommand
+// reports how it was misused: a line saying what is wrong, then where the
+// flags are described. Only -h (and a bare evolve) print the whole usage.
+type command struct {
+	name     string // as the user typed it: "evolve", "evolve play"
+	synopsis string // the usage lines -h prints before the flags
+	fs       *flag.FlagSet
+	stderr   io.Writer
+}
+
+// newCommand returns the command name with an empty flag set whose own
+// messages are silenced: parse and misuse speak for it.
+func newCommand(name, synopsis string, stderr io.Writer) *command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &command{name: name, synopsis: synopsis, fs: fs, stderr: stderr}
+}
+
+// usage prints the synopsis and every flag with its default.
+func (c *command) usage() {
+	fmt.Fprint(c.stderr, c.synopsis)
+	c.fs.SetOutput(c.stderr)
+	c.fs.PrintDefaults()
+	c.fs.SetOutput(io.Discard)
+}
+
+// parse parses args. ok is false when the command must return status at
+// once: after -h (the usage, 0) or a flag that does not parse (one line
+// naming it, 2).
+func (c *command) parse(args []string) (status int, ok bool) {
+	err := c.fs.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, true
+	case errors.Is(err, flag.ErrHelp):
+		c.usage()
+		return exitOK, false
+	}
+	return c.misuse("%v", err), false
+}
+
+// parseInterspersed parses args whose flags may come before, between or
+// after the positional arguments, which it returns in order.
+func (c *command) parseInterspersed(args []string) (pos []string, status int, ok bool) {
+	for {
+		if status, ok := c.parse(args); !ok {
+			return nil, status, false
+		}
+		if c.fs.NArg() == 0 {
+			return pos, exitOK, true
+		}
+		pos = append(pos, c.fs.Arg(0))
+		args = c.fs.Args()[1:]
+	}
+}
+
+// misuse reports a bad flag, a bad value or flags that do not go together:
+// "NAME: message" and a pointer to -h. It returns 2.
+func (c *command) misuse(format string, a ...any) int {
+	fmt.Fprintf(c.stderr, c.name+": "+format+"\n", a...)
+	fmt.Fprintf(c.stderr, "%s: run %s -h for the flags\n", c.name, c.name)
+	return exitBadInput
+}
+
+// set returns the names of the flags given on the command line.
+func (c *command) set() map[string]bool {
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// stepsValue is a flag.Value for a count of env steps, written as a Go
+// integer literal with digit separators (1_000_000) or in scientific
+// notation (1e6, 2.5e5) as long as the value is a whole number.
+type stepsValue int
+
+func (v *stepsValue) String() string { return strconv.Itoa(int(*v)) }
+
+// Set implements flag.Value.
+func (v *stepsValue) Set(s string) error {
+	if strings.HasPrefix(s, "_") || strings.HasSuffix(s, "_") || strings.Contains(s, "__") {
+		return fmt.Errorf("want a whole number of steps, e.g. 1000000, 1_000_000 or 1e6")
+	}
+	digits := strings.ReplaceAll(s, "_", "")
+	if n, err := strconv.ParseInt(digits, 10, 64); err == nil {
+		*v = stepsValue(n)
+		return nil
+	}
+	f, err := strconv.ParseFloat(digits, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 || strings.ContainsAny(digits, "xXpP") {
+		return fmt.Errorf("want a whole number of steps, e.g. 1000000, 1_000_000 or 1e6")
+	}
+	*v = stepsValue(f)
+	return nil
+}

@@ -1,0 +1,21 @@
+package cli
+
+import "testing"
+
+// TestStepsValue: -max-steps takes whole numbers as written by people —
+// digits, digit separators, scientific notation — and nothing else.
+func TestStepsValue(t *testing.T) {
+	for in, want := range map[string]int{"1000000": 1_000_000, "1_000_000": 1_000_000, "1e6": 1_000_000,
+		"2.5e5": 250_000, "0": 0, "-5": -5, "010": 10} {
+		var v stepsValue
+		if err := v.Set(in); err != nil || int(v) != want {
+			t.Errorf("Set(%q): %d, %v; want %d", in, v, err, want)
+		}
+	}
+	for _, in := range []string{"", "1.5", "1e-3", "inf", "nan", "0x10", "1e6x", "_1", "1e300", "one"} {
+		var v stepsValue
+		if err := v.Set(in); err == nil {
+			t.Errorf("Set(%q) = %d, want an error", in, v)
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/evo/natsrun"
+)
+
+// trainSynopsis is the usage of evolve itself, every subcommand's first
+// line included.
+const trainSynopsis = "usage: evolve -config FILE [-out DIR] [-seed N] [STOP] [-workers N | -nats URL] [-quiet]\n" +
+	"       evolve -resume DIR [STOP] [-workers N | -nats URL] [-quiet]\n" +
+	"       (STOP: -max-steps N, -target X or -no-target, replacing the run's stopping rules)\n" +
+	"       evolve worker -nats URL [-workers N] [-quiet]\n" +
+	"       evolve inspect [-json] FILE|DIR\n" +
+	"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n" +
+	"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n" +
+	"       evolve bench [-seeds N] [-out DIR] [-long] [-no-target] [-variants LIST] [CONFIG ...]\n\n"
+
+// trainFlags are the flags of a training run (evolve -config, -resume).
+type trainFlags struct {
+	config, resume, out string
+	seed                int64
+	workers             int
+	quiet               bool
+	maxSteps            stepsValue
+	target              float64
+	noTarget            bool
+	nats                natsFlags
+	set                 map[string]bool // the flags given
+}
+
+func (f *trainFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key)")
+	fs.StringVar(&f.resume, "resume", "", "continue the run in the run directory `DIR` from its latest checkpoint")
+	fs.StringVar(&f.out, "out", "", "write the run to `DIR` (overrides out_dir)")
+	fs.Int64Var(&f.seed, "seed", 0, "replace the config's seed with `N`")
+	fs.IntVar(&f.workers, "workers", 0, "train at most `N` agents at once (0: the config's population.workers)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only errors and the final summary")
+	fs.Var(&f.maxSteps, "max-steps", "stop after `N` env steps of the population, e.g. 1e6 or 1_000_000 (replaces population.max_steps; with -resume, trains a finished run further)")
+	fs.Float64Var(&f.target, "target", 0, "stop once the elite's score reaches `X` (replaces population.target; with -resume, trains a finished run further)")
+	fs.BoolVar(&f.noTarget, "no-target", false, "never stop on a score: spend the whole budget (population.target = inf)")
+	f.nats.register(fs, true)
+}
+
+// check returns what is wrong with the flags together, or "".
+func (f *trainFlags) check(fs *flag.FlagSet) string {
+	set := f.set
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+	case set["config"] == set["resume"]:
+		return "give exactly one of -config FILE and -resume DIR"
+	case set["resume"] && (set["seed"] || set["out"]):
+		return "-seed and -out do not apply to -resume: a resumed run keeps its seed and directory"
+	case f.workers < 0:
+		return fmt.Sprintf("-workers %d: want >= 0", f.workers)
+	case set["target"] && set["no-target"]:
+		return "give at most one of -target X and -no-target"
+	case set["max-steps"] && f.maxSteps < 1:
+		return fmt.Sprintf("-max-steps %d: want >= 1", f.maxSteps)
+	case set["target"] && math.IsNaN(f.target):
+		return "-target NaN: want a number"
+	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "":
+		return "-config, -resume and -out need a non-empty value"
+	case f.nats.check() != "":
+		return f.nats.check()
+	case f.nats.url != "" && set["workers"]:
+		return "-workers does not apply with -nats: each worker's -workers says how many tasks it trains at once"
+	}
+	return ""
+}
+
+// stopRules applies -max-steps, -target and -no-target to the rules of cfg.
+func (f *trainFlags) stopRules(cfg evo.Config) (maxSteps int, target float64) {
+	p := cfg.Population
+	if f.set["max-steps"] {
+		p.MaxSteps = int(f.maxSteps)
+	}
+	switch {
+	case f.set["target"]:
+		p.Target = f.target
+	case f.noTarget:
+		p.Target = math.Inf(1)
+	}
+	return p.MaxSteps, p.Target
+}
+
+// newRules reports whether the flags replace the run's stopping rules.
+func (f *trainFlags) newRules() bool {
+	return f.set["max-steps"] || f.set["target"] || f.set["no-target"]
+}
+
+// trainCmd is evolve without a subcommand: train a run from a config, or
+// resume one.
+func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("evolve", trainSynopsis, stderr)
+	var f trainFlags
+	f.register(c.fs)
+	if status, ok := c.parse(args); !ok {
+		return status
+	}
+	f.set = c.set()
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "evolve: give exactly one of -config FILE and -resume DIR\n")
+		c.usage()
+		return exitBadInput
+	}
+	if msg := f.check(c.fs); msg != "" {
+		return c.misuse("%s", msg)
+	}
+	ui := &display{w: stderr, terminal: isTerminal(stderr) && !f.quiet, quiet: f.quiet}
+	level := slog.LevelWarn
+	if f.quiet {
+		level = slog.LevelError
+	}
+	opts := evo.Options{Workers: f.workers, Log: slog.New(slog.NewTextHandler(ui, &slog.HandlerOptions{Level: level})),
+		OnGeneration: ui.generation}
+	if f.nats.url != "" {
+		pool, status := natsPool(&f.nats, opts.Log, stderr)
+		if pool == nil {
+			return status
+		}
+		defer pool.Close()
+		opts.Pool = pool
+	}
+	tr, err := f.trainer(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		if errors.Is(err, evo.ErrBadInput) {
+			return exitBadInput
+		}
+		return exitFailure
+	}
+	return f.train(ctx, tr, ui, stdout, stderr)
+}
+
+// trainer resumes the run of -resume, or prepares the new run of -config
+// with the flags applied and checked, before anything is built or written.
+func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
+	if f.set["resume"] {
+		return f.resumed(opts)
+	}
+	cfg, err := evo.LoadConfig(f.config)
+	if err != nil {
+		return nil, err
+	}
+	where := fmt.Sprintf("config %s: out_dir = %q", f.config, cfg.OutDir)
+	if f.set["out"] {
+		cfg.OutDir = f.out
+		where = "-out " + f.out
+	}
+	if f.set["seed"] {
+		cfg.Seed = f.seed
+	}
+	if f.set["workers"] {
+		cfg.Population.Workers = f.workers
+	}
+	cfg.Population.MaxSteps, cfg.Population.Target = f.stopRules(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// Whether the run can be written is known before anything is built,
+	// trained or written.
+	if err := evo.CheckOutDir(cfg.OutDir); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return evo.New(cfg, opts)
+}
+
+// resumed resumes the run of -resume with the flags' stopping rules.
+func (f *trainFlags) resumed(opts evo.Options) (*evo.Trainer, error) {
+	tr, err := evo.Resume(f.resume, opts)
+	if err != nil || !f.newRules() {
+		return tr, err
+	}
+	if err := tr.SetStopRules(f.stopRules(tr.Config())); err != nil {
+		tr.Close()
+		return nil, fmt.Errorf("resume %s: %w", f.resume, err)
+	}
+	return tr, nil
+}
+
+// train runs tr to its end and reports: the summary on stdout, and on a
+// signal where the checkpoint is and how to continue.
+func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, stdout, stderr io.Writer) int {
+	if tr.Finished() {
+		sum, err := tr.Run(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "evolve: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do; -max-steps N, -target X or -no-target train it further\n",
+			tr.Dir(), sum.StopReason, sum.Generations)
+		printSummary(stdout, sum)
+		return exitOK
+	}
+	if !f.quiet {
+		f.announce(tr, stderr)
+	}
+	ui.start(tr)
+	sum, err := tr.Run(ctx)
+	ui.stop()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		sig, ok := stopSignal(ctx)
+		status, name := 130, "SIGINT"
+		if ok {
+			status, name = exitCode(sig), signalName(sig)
+		}
+		fmt.Fprintf(stderr, "evolve: stopped by %s; the checkpoint of generation %d is in %s\n", name, sum.Generations,
+			filepath.Join(tr.Dir(), "checkpoints"))
+		fmt.Fprintf(stderr, "evolve: continue with: evolve -resume %s\n", shellQuote(tr.Dir()))
+		printSummary(stdout, sum)
+		return status
+	case err != nil:
+		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		if errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) {
+			return exitBadInput
+		}
+		return exitFailure
+	}
+	printSummary(stdout, sum)
+	return exitOK
+}
+
+// announce says what is about to train, where, and on what.
+func (f *trainFlags) announce(tr *evo.Trainer, stderr io.Writer) {
+	cfg := tr.Config()
+	verb := "training"
+	if f.set["resume"] {
+		verb = "resuming"
+	}
+	where := fmt.Sprintf("%d workers", tr.Workers())
+	if tr.Workers() == 1 {
+		where = "1 worker"
+	}
+	if f.nats.url != "" {
+		where = "workers of " + redact(f.nats.url)
+	}
+	fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%s), up to %d env steps, in %s\n",
+		verb, cfg.Population.Size, cfg.Env.ID, where, cfg.Population.MaxSteps, tr.Dir())
+}
+
+// printSummary prints the end-of-run summary.
+func printSummary(w io.Writer, s evo.Summary) {
+	why := map[string]string{evo.StopTarget: "target reached", evo.StopBudget: "step budget spent",
+		evo.StopInterrupted: "interrupted", evo.StopError: "failed"}[s.StopReason]
+	fmt.Fprintf(w, "generations   %d (%s)\n", s.Generations, why)
+	fmt.Fprintf(w, "total steps   %s in %s (this session: %s steps/s)\n", commas(s.TotalSteps),
+		fmtDuration(time.Duration(s.WallSeconds*float64(time.Second))), commas(int(s.StepsPerSecond+0.5)))
+	if s.EliteFile != "" {
+		fmt.Fprintf(w, "elite         fitness %.6g (agent %d), saved to %s\n", s.EliteFitness, s.EliteIndex, s.EliteFile)
+	} else {
+		fmt.Fprintf(w, "elite         none yet (no agent has been evaluated with a finite fitness)\n")
+	}
+	fmt.Fprintf(w, "metrics       %s\n", filepath.Join(s.Dir, "metrics.csv"))
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// shellQuote quotes a path for the resume hint when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// commas formats n with thousands separators.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtDuration formats d as 1h02m03s, 2m03s or 4.5s.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm%02ds", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
