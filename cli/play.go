@@ -161,140 +161,179 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 		return fail(exitBadInput, "%v", err)
 	}
 	defer envs.Close(env)
-
 	// Outputs are checked before anything is played.
-	var anim *gif.GIF
-	var gifFile *os.File
-	if p.gif != "" {
-		env.Reset(p.seed)
-		if _, ok := envs.Render(env); !ok {
-			return fail(exitBadInput, "-gif %s: env %s cannot render itself", p.gif, id)
-		}
-		if gifFile, err = os.Create(p.gif); err != nil {
-			return fail(exitBadInput, "-gif: %v", err)
-		}
-		defer gifFile.Close()
-		anim = &gif.GIF{}
+	s := &playSession{p: p, a: a, env: env}
+	if status, err := s.open(id); err != nil {
+		return fail(status, "%v", err)
 	}
-	var rec *record.Writer
-	if p.record != "" {
-		if rec, err = record.Create(p.record, a.ObservationSpace(), a.ActionSpace()); err != nil {
-			if gifFile != nil {
-				os.Remove(p.gif)
-			}
-			return fail(exitBadInput, "-record: %v", err)
-		}
-	}
-	// A record.Writer writes nothing before Close, so only the GIF needs
-	// removing on failure.
-	cleanup := func() {
-		if gifFile != nil {
-			gifFile.Close()
-			os.Remove(p.gif)
-		}
-	}
-
-	capped := false
-	nearest := map[color.RGBA]uint8{}
-	frame := func() {
-		if anim == nil || capped {
-			return
-		}
-		if len(anim.Image) >= gifMaxFrames {
-			capped = true
-			return
-		}
-		img, ok := envs.Render(env)
-		if !ok {
-			return
-		}
-		anim.Image = append(anim.Image, toPlan9(img, nearest))
-		anim.Delay = append(anim.Delay, gifDelay)
-	}
-
 	returns := make([]float64, 0, p.episodes)
 	lengths := make([]float64, 0, p.episodes)
 	for ep := range p.episodes {
-		seed := envs.NoSeed
-		if ep == 0 {
-			seed = p.seed
-		}
-		obs, info := env.Reset(seed)
-		a.ResetState(-1)
-		frame()
-		total, steps, start := 0.0, 0, true
-		for steps < p.maxSteps {
-			masks := [][]bool{info.ActionMask}
-			act, logp, value, err := a.ActInfo(obs, masks, !p.stochastic)
-			if err != nil {
-				cleanup()
-				return fail(exitFailure, "episode %d step %d: %v", ep+1, steps+1, err)
-			}
-			prev := slices.Clone(obs)
-			var r float64
-			var term, trunc bool
-			obs, r, term, trunc, info = env.Step(act)
-			steps++
-			total += r
-			if rec != nil {
-				// An episode cut by -max-steps ends truncated, as a time
-				// limit would end it.
-				cut := !term && steps == p.maxSteps
-				err := rec.Add(record.Step{Obs: prev, Action: act, Reward: r,
-					Terminated: term, Truncated: trunc || cut, EpisodeStart: start,
-					Value: value[0], LogProb: logp[0]})
-				if err != nil {
-					cleanup()
-					return fail(exitFailure, "-record: %v", err)
-				}
-			}
-			start = false
-			frame()
-			if term || trunc {
-				break
-			}
+		total, steps, err := s.episode(ep)
+		if err != nil {
+			s.discard()
+			return fail(exitFailure, "%v", err)
 		}
 		returns = append(returns, total)
 		lengths = append(lengths, float64(steps))
 		fmt.Fprintf(stdout, "episode %d  return %.2f  length %d\n", ep+1, total, steps)
 	}
+	printReturns(stdout, returns, lengths)
+	if err := s.close(stderr, int(sum(lengths))); err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	return exitOK
+}
+
+// printReturns prints the mean ± std of the episodes' returns and lengths
+// and the standard error of the mean return.
+func printReturns(w io.Writer, returns, lengths []float64) {
 	mr, sr := meanStd(returns)
 	ml, sl := meanStd(lengths)
 	eps := "episodes"
-	if p.episodes == 1 {
+	if len(returns) == 1 {
 		eps = "episode"
 	}
-	fmt.Fprintf(stdout, "mean return %.2f ± %.2f over %d %s (length %.1f ± %.1f)", mr, sr, p.episodes, eps, ml, sl)
+	fmt.Fprintf(w, "mean return %.2f ± %.2f over %d %s (length %.1f ± %.1f)", mr, sr, len(returns), eps, ml, sl)
 	if n := float64(len(returns)); n > 1 {
 		// The standard error of the mean uses the sample std (n−1); it says how
 		// far the mean of these episodes may be from the policy's true mean.
-		fmt.Fprintf(stdout, "; standard error %.2f", sr*math.Sqrt(n/(n-1))/math.Sqrt(n))
+		fmt.Fprintf(w, "; standard error %.2f", sr*math.Sqrt(n/(n-1))/math.Sqrt(n))
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintln(w)
+}
 
-	if rec != nil {
-		if err := rec.Close(); err != nil {
-			cleanup()
-			return fail(exitFailure, "-record: %v", err)
+// playSession is one `evolve play`: the agent, its env and the outputs
+// (-gif, -record) the episodes go to.
+type playSession struct {
+	p       playFlags
+	a       *agent.PPO
+	env     envs.Env
+	anim    *gif.GIF // nil without -gif
+	gifFile *os.File
+	capped  bool // the GIF reached gifMaxFrames
+	nearest map[color.RGBA]uint8
+	rec     *record.Writer // nil without -record
+}
+
+// open creates the outputs, after checking that the env can render itself
+// for -gif. On failure it returns the exit status and leaves no file.
+func (s *playSession) open(id string) (int, error) {
+	p := s.p
+	if p.gif != "" {
+		s.env.Reset(p.seed)
+		if _, ok := envs.Render(s.env); !ok {
+			return exitBadInput, fmt.Errorf("-gif %s: env %s cannot render itself", p.gif, id)
 		}
-		fmt.Fprintf(stderr, "wrote %s (%d steps)\n", p.record, int(sum(lengths)))
-	}
-	if anim != nil {
-		err := gif.EncodeAll(gifFile, anim)
-		if err == nil {
-			err = gifFile.Close()
-		}
+		f, err := os.Create(p.gif)
 		if err != nil {
-			os.Remove(p.gif)
-			return fail(exitFailure, "-gif %s: %v", p.gif, err)
+			return exitBadInput, fmt.Errorf("-gif: %w", err)
 		}
-		note := ""
-		if capped {
-			note = fmt.Sprintf(", capped at %d", gifMaxFrames)
-		}
-		fmt.Fprintf(stderr, "wrote %s (%d frames%s)\n", p.gif, len(anim.Image), note)
+		s.gifFile, s.anim, s.nearest = f, &gif.GIF{}, map[color.RGBA]uint8{}
 	}
-	return exitOK
+	if p.record != "" {
+		rec, err := record.Create(p.record, s.a.ObservationSpace(), s.a.ActionSpace())
+		if err != nil {
+			s.discard()
+			return exitBadInput, fmt.Errorf("-record: %w", err)
+		}
+		s.rec = rec
+	}
+	return exitOK, nil
+}
+
+// discard removes the GIF begun; a record.Writer writes nothing before
+// Close.
+func (s *playSession) discard() {
+	if s.gifFile != nil {
+		s.gifFile.Close()
+		os.Remove(s.p.gif)
+	}
+}
+
+// frame adds the env's picture to the GIF, up to gifMaxFrames.
+func (s *playSession) frame() {
+	if s.anim == nil || s.capped {
+		return
+	}
+	if len(s.anim.Image) >= gifMaxFrames {
+		s.capped = true
+		return
+	}
+	if img, ok := envs.Render(s.env); ok {
+		s.anim.Image = append(s.anim.Image, toPlan9(img, s.nearest))
+		s.anim.Delay = append(s.anim.Delay, gifDelay)
+	}
+}
+
+// episode plays episode ep (the first from -seed, the others continuing
+// the env's stream), recording and drawing each step, and returns its
+// return and length.
+func (s *playSession) episode(ep int) (total float64, steps int, err error) {
+	seed := envs.NoSeed
+	if ep == 0 {
+		seed = s.p.seed
+	}
+	obs, info := s.env.Reset(seed)
+	s.a.ResetState(-1)
+	s.frame()
+	for start := true; steps < s.p.maxSteps; start = false {
+		act, logp, value, err := s.a.ActInfo(obs, [][]bool{info.ActionMask}, !s.p.stochastic)
+		if err != nil {
+			return total, steps, fmt.Errorf("episode %d step %d: %w", ep+1, steps+1, err)
+		}
+		prev := slices.Clone(obs)
+		var r float64
+		var term, trunc bool
+		obs, r, term, trunc, info = s.env.Step(act)
+		steps++
+		total += r
+		if s.rec != nil {
+			// An episode cut by -max-steps ends truncated, as a time
+			// limit would end it.
+			cut := !term && steps == s.p.maxSteps
+			err := s.rec.Add(record.Step{Obs: prev, Action: act, Reward: r,
+				Terminated: term, Truncated: trunc || cut, EpisodeStart: start,
+				Value: value[0], LogProb: logp[0]})
+			if err != nil {
+				return total, steps, fmt.Errorf("-record: %w", err)
+			}
+		}
+		s.frame()
+		if term || trunc {
+			break
+		}
+	}
+	return total, steps, nil
+}
+
+// close writes the outputs and says so on stderr; steps is the number of
+// steps recorded.
+func (s *playSession) close(stderr io.Writer, steps int) error {
+	if s.rec != nil {
+		if err := s.rec.Close(); err != nil {
+			s.discard()
+			return fmt.Errorf("-record: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s (%d steps)\n", s.p.record, steps)
+	}
+	if s.anim == nil {
+		return nil
+	}
+	err := gif.EncodeAll(s.gifFile, s.anim)
+	if err == nil {
+		err = s.gifFile.Close()
+	}
+	if err != nil {
+		os.Remove(s.p.gif)
+		return fmt.Errorf("-gif %s: %w", s.p.gif, err)
+	}
+	note := ""
+	if s.capped {
+		note = fmt.Sprintf(", capped at %d", gifMaxFrames)
+	}
+	fmt.Fprintf(stderr, "wrote %s (%d frames%s)\n", s.p.gif, len(s.anim.Image), note)
+	return nil
 }
 
 // toPlan9 converts img to the Plan 9 palette, each pixel to the nearest
