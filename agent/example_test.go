@@ -52,7 +52,7 @@ func Example() {
 		}
 	}
 	fmt.Printf("episode of %d steps, return %v\n", steps, total)
-	// Output: episode of 10 steps, return 10
+	// Output: episode of 8 steps, return 8
 }
 
 // Ask an agent for its action probabilities and value on one CartPole
@@ -79,6 +79,6 @@ func ExamplePPO_Policy() {
 	}
 	fmt.Printf("action %v, log-probability %.3f\n", action[0], logp[0])
 	// Output:
-	// P(left) 0.50005, P(right) 0.49995, value -0.00004
+	// P(left) 0.50005, P(right) 0.49995, value -0.00499
 	// action 0, log-probability -0.693
 }

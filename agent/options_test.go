@@ -60,7 +60,10 @@ func TestCNNAgentLearnsFromImages(t *testing.T) {
 	}
 	env := &sideEnv{}
 	before, _ := a.Evaluate(env, 100, 1000, 1)
-	if _, err := a.Train(context.Background(), vec, 4000); err != nil {
+	// 6,000 steps: every agent seed from 1 to 20 reaches 1.00 there; at 4,000
+	// this test's seed 11 stopped at 0.68 once envs.SubSeed changed the
+	// envs' seeds (19 of the 20 reached 1.00).
+	if _, err := a.Train(context.Background(), vec, 6000); err != nil {
 		t.Fatal(err)
 	}
 	after, err := a.Evaluate(env, 100, 1000, 1)

@@ -44,11 +44,13 @@ func (a *Acrobot) ObservationSpace() Space { return a.obsSpace }
 // ActionSpace returns Discrete(3).
 func (a *Acrobot) ActionSpace() Space { return Discrete{N: 3} }
 
-// Reset draws every state variable uniformly from [-0.1, 0.1].
+// Reset draws every state variable uniformly from [-0.1, 0.1], in order,
+// and rounds it to float32: Gymnasium casts the start state with
+// astype(np.float32) (its steps then compute in float64).
 func (a *Acrobot) Reset(seed int64) ([]float32, Info) {
-	rng := a.stream.reset(seed)
+	rng := a.stream.resetNumPy(seed)
 	for i := range a.state {
-		a.state[i] = uniformIn(rng, -0.1, 0.1)
+		a.state[i] = float64(float32(rng.Uniform(-0.1, 0.1)))
 	}
 	return a.observe(), Info{}
 }

@@ -1,9 +1,6 @@
 package envs
 
-import (
-	"math"
-	"math/rand/v2"
-)
+import "math"
 
 // CartPole constants of Gymnasium 0.29.1 (Barto, Sutton & Anderson, 1983).
 const (
@@ -48,11 +45,12 @@ func (c *CartPole) ObservationSpace() Space { return c.obsSpace }
 // ActionSpace returns Discrete(2).
 func (c *CartPole) ActionSpace() Space { return Discrete{N: 2} }
 
-// Reset draws every state variable uniformly from [-0.05, 0.05].
+// Reset draws every state variable uniformly from [-0.05, 0.05], in
+// order, as Gymnasium's uniform(low, high, size=(4,)).
 func (c *CartPole) Reset(seed int64) ([]float32, Info) {
-	rng := c.stream.reset(seed)
+	rng := c.stream.resetNumPy(seed)
 	for i := range c.state {
-		c.state[i] = uniformIn(rng, -0.05, 0.05)
+		c.state[i] = rng.Uniform(-0.05, 0.05)
 	}
 	c.stepsBeyondDone = -1
 	return c.observe(), Info{}
@@ -98,9 +96,4 @@ func (c *CartPole) setPhysicsState(s []float64) []float32 {
 	copy(c.state[:], s)
 	c.stepsBeyondDone = -1
 	return c.observe()
-}
-
-// uniformIn draws from [lo, hi) like NumPy's uniform.
-func uniformIn(rng *rand.Rand, lo, hi float64) float64 {
-	return lo + (hi-lo)*rng.Float64()
 }

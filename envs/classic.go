@@ -6,10 +6,11 @@ import (
 )
 
 // The classic-control environments below reproduce Gymnasium 0.29.1's
-// dynamics in float64, in the same order of operations, so that a
-// trajectory replayed from the same physics state matches the original to
-// within rounding (see the golden tests). Observations are the float32
-// rounding of the state, as in Gymnasium.
+// dynamics in float64, in the same order of operations, and draw their
+// start states as Gymnasium does, from the same generator (see stream), so
+// that an episode replayed from the same seed and actions matches the
+// original to within rounding (see the golden tests). Observations are the
+// float32 rounding of the state, as in Gymnasium.
 
 // physics is implemented by the classic-control envs so that tests can put
 // them into a given physics state without exporting their internals.

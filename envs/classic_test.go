@@ -41,12 +41,25 @@ func nearAll(got []float32, want []float64, tol float64) bool {
 	return true
 }
 
+// gymTrajectorySeeds are the seeds of the recorded Gymnasium trajectories
+// (../shared/testdata/gymnasium), in file order. The files do not record
+// them; Gymnasium 0.29.1's reset(seed=s) gives exactly the recorded start
+// states for these s, found by trying s = 0 … 1999.
+var gymTrajectorySeeds = map[string][]int64{
+	"CartPole-v1":              {7, 8, 9, 10, 11, 12, 57, 58, 59, 60},
+	"Acrobot-v1":               {7, 8, 9},
+	"MountainCar-v0":           {7, 8, 9},
+	"MountainCarContinuous-v0": {7, 8},
+	"Pendulum-v1":              {7, 8, 9},
+}
+
 // TestClassicControlMatchesGymnasium replays every recorded Gymnasium 0.29.1
-// trajectory from its recorded start state and compares each observation,
-// physics state, reward and flag to the data README's tolerances (states and
-// rewards 1e-9, observations 1e-6, flags exact) at every step. The README
-// allows chaotic Acrobot to drift after step 200; with correctly rounded
-// sin and cos (trig.go) it does not, so it is held to the end as well.
+// trajectory from Reset with its seed, which must give the recorded start
+// state bit for bit, and compares each observation, physics state, reward
+// and flag to the data README's tolerances (states and rewards 1e-9,
+// observations 1e-6, flags exact) at every step. The README allows chaotic
+// Acrobot to drift after step 200; with correctly rounded sin and cos
+// (trig.go) it does not, so it is held to the end as well.
 func TestClassicControlMatchesGymnasium(t *testing.T) {
 	for _, id := range []string{"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"} {
 		t.Run(id, func(t *testing.T) {
@@ -59,11 +72,14 @@ func TestClassicControlMatchesGymnasium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			seeds := gymTrajectorySeeds[id]
+			if len(seeds) != len(ref.Trajectories) {
+				t.Fatalf("%d trajectories, %d seeds known", len(ref.Trajectories), len(seeds))
+			}
 			for k, traj := range ref.Trajectories {
-				env.Reset(int64(k))
-				obs := Unwrapped(env).(physics).setPhysicsState(traj.InitialState)
-				if !nearAll(obs, traj.InitialObs, 1e-6) {
-					t.Fatalf("trajectory %d: initial obs %v, want %v", k, obs, traj.InitialObs)
+				obs, _ := env.Reset(seeds[k])
+				if msg := diffStart(env, obs, gymStart{Obs: traj.InitialObs, State: traj.InitialState}); msg != "" {
+					t.Fatalf("trajectory %d (seed %d): %s", k, seeds[k], msg)
 				}
 				for n, st := range traj.Steps {
 					action := make([]float32, len(st.Action))
@@ -94,8 +110,7 @@ func TestClassicControlMatchesGymnasium(t *testing.T) {
 }
 
 // TestResetDistributions draws many starts of each env and checks them
-// against Gymnasium's reset ranges (the golden trajectories copy their start
-// states, so this is where the draws themselves are checked).
+// against Gymnasium's reset ranges.
 func TestResetDistributions(t *testing.T) {
 	pi := math.Pi
 	tests := []struct {

@@ -19,6 +19,19 @@
 // env that was never seeded behaves as if seeded with 0: nothing here reads the
 // clock or a global generator, so the same seeds always give the same episodes.
 //
+// The stream is the generator Gymnasium gives its envs: NumPy's Generator
+// over PCG64, seeded through a SeedSequence of the seed
+// (gymnasium.utils.seeding.np_random). The classic-control envs draw what
+// Gymnasium's draw, in the same order, so Reset(seed) gives the start state
+// of reset(seed=seed) bit for bit, and the NoSeed resets after it those of
+// Gymnasium's unseeded reset() calls: an episode of Gymnasium replays here
+// from its seed. LunarLander draws as Gymnasium's does too (terrain, initial
+// push, wind phases, engine dispersion), though another Box2D port makes
+// its physics differ. The other envs, which have no Gymnasium original, take
+// Go's math/rand/v2 draws from the same bits. Vector seeds env i with
+// SubSeed(seed, i), which lies below 2³² as NumPy's legacy RandomState
+// requires, so a built-in env and its "gym:" twin get the same seeds.
+//
 // # Flow of a vectorised step
 //
 // Vector.Step hands env i its slice of the flat action batch, copies the
@@ -32,7 +45,8 @@
 //
 // Make builds registered environments by id with their registered time limit:
 // Gymnasium 0.29.1's classic control (CartPole-v1, Acrobot-v1, MountainCar-v0,
-// MountainCarContinuous-v0, Pendulum-v1) reproduced to float64 precision, the
+// MountainCarContinuous-v0, Pendulum-v1) reproduced to float64 precision from
+// the same seeded start states, the
 // partially observable CartPoleNoVel-v1 and PendulumNoVel-v1, the probe
 // environments Probe1-v0 … Probe7-v0 for debugging agents, LunarLander-v3
 // and LunarLanderContinuous-v3 (Box2D), bsuite's Catch-v0 (image

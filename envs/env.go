@@ -58,12 +58,17 @@ func Unwrapped(e Env) Env {
 }
 
 // SubSeed derives the seed of stream i from one seed, so that vector env i,
-// or any other numbered stream, gets a seed that neither repeats nor
-// overlaps with the seeds of neighbouring base seeds (seed+i would: env 1 of
-// seed 0 would replay env 0 of seed 1). The result is >= 0.
+// or any other numbered stream, gets a seed unrelated to those of
+// neighbouring base seeds (seed+i would not be: env 1 of seed 0 would
+// replay env 0 of seed 1). The pair (seed, i) is hashed with SplitMix64 and
+// the top 32 bits kept, so the result lies in [0, 2³²): a seed that
+// Gymnasium, NumPy's legacy RandomState and every built-in env accept, so
+// that a built-in env and its "gym:" twin get the same seeds (and, for the
+// classic-control envs, the same episodes). Two different pairs share a
+// seed with probability 2⁻³².
 func SubSeed(seed int64, i int) int64 {
 	z := splitmix64(uint64(seed)) ^ splitmix64(uint64(i)+0x632be59bd9b4e019)
-	return int64(splitmix64(z) >> 1)
+	return int64(splitmix64(z) >> 32)
 }
 
 // splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64, a
@@ -75,26 +80,33 @@ func splitmix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// stream is an env's own random number generator. Its zero value is ready
-// and behaves as seeded with 0; re-seeding allocates nothing.
+// stream is an env's own random number generator: NumPy's Generator seeded
+// as Gymnasium seeds it (npRandom), so that an env drawing what Gymnasium
+// draws, in the same order, starts where Gymnasium's does after
+// reset(seed=seed) and continues as its unseeded reset() does. Its zero value
+// is ready and behaves as seeded with 0; re-seeding allocates nothing.
 type stream struct {
-	pcg rand.PCG
+	np npRandom
+	// rng draws with math/rand/v2's methods (IntN, Float64, …) from np's
+	// 64-bit outputs, for envs that have no Gymnasium original to follow.
 	rng *rand.Rand
 }
 
-// reset re-seeds the stream when seed >= 0 and returns the generator.
+// reset re-seeds the stream when seed >= 0 and returns it for Go's draws.
 func (s *stream) reset(seed int64) *rand.Rand {
-	if s.rng == nil {
-		s.rng = rand.New(&s.pcg)
-		s.seed(0)
-	}
-	if seed >= 0 {
-		s.seed(seed)
-	}
+	s.resetNumPy(seed)
 	return s.rng
 }
 
-func (s *stream) seed(seed int64) {
-	a := splitmix64(uint64(seed))
-	s.pcg.Seed(a, splitmix64(a))
+// resetNumPy re-seeds the stream when seed >= 0 and returns it for
+// NumPy's draws.
+func (s *stream) resetNumPy(seed int64) *npRandom {
+	if s.rng == nil {
+		s.rng = rand.New(&s.np)
+		s.np.Seed(0)
+	}
+	if seed >= 0 {
+		s.np.Seed(uint64(seed))
+	}
+	return &s.np
 }

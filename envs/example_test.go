@@ -33,8 +33,8 @@ func Example() {
 	// Output:
 	// env 0: return 8, terminated true
 	// env 1: return 8, terminated true
-	// env 2: return 8, terminated true
-	// env 3: return 9, terminated true
+	// env 2: return 10, terminated true
+	// env 3: return 10, terminated true
 }
 
 // Check a user's environment before training on it.

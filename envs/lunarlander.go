@@ -170,11 +170,13 @@ func (e *LunarLander) ActionSpace() Space {
 
 // Reset builds a new world, terrain and lander and, as Gymnasium does,
 // takes one step with the engines off and returns its observation. The
-// random draws come in Gymnasium's order: 12 terrain heights, the two
-// components of the initial force, the two wind phases (only with wind on),
-// then the engine dispersion of the first step.
+// random draws are Gymnasium's, from the same generator (see stream) and in
+// the same order: 12 terrain heights, the two components of the initial
+// force, the two wind phases (only with wind on), then the engine
+// dispersion of the first step. A seed thus gives Gymnasium's terrain, push
+// and wind; the flight itself differs a little, Box2D being another port.
 func (e *LunarLander) Reset(seed int64) ([]float32, Info) {
-	rng := e.stream.reset(seed)
+	rng := e.stream.resetNumPy(seed)
 
 	// A fresh world every episode, as Gymnasium v3 does to fix its
 	// non-determinism: nothing (broad-phase tree, contact order) carries
@@ -195,7 +197,7 @@ func (e *LunarLander) Reset(seed int64) ([]float32, Info) {
 	// 12 m of the 20 m screen).
 	var height [llChunks + 1]float64
 	for i := range height {
-		height[i] = uniformIn(rng, 0, h/2)
+		height[i] = rng.Uniform(0, h/2)
 	}
 	var chunkX, smoothY [llChunks]float64
 	for i := range chunkX {
@@ -248,15 +250,15 @@ func (e *LunarLander) Reset(seed int64) ([]float32, Info) {
 	fd.Restitution = 0
 	fd.Filter = box2d.B2Filter{CategoryBits: 0x0010, MaskBits: 0x0001}
 	e.lander.CreateFixtureFromDef(&fd)
-	fx := uniformIn(rng, -llInitialRandom, llInitialRandom)
-	fy := uniformIn(rng, -llInitialRandom, llInitialRandom)
+	fx := rng.Uniform(-llInitialRandom, llInitialRandom)
+	fy := rng.Uniform(-llInitialRandom, llInitialRandom)
 	e.lander.ApplyForceToCenter(box2d.MakeB2Vec2(fx, fy), true)
 
 	// Gymnasium v3 draws new wind phases every episode (NumPy's
 	// integers(-9999, 9999) excludes the upper bound).
 	if e.p.EnableWind {
-		e.windIdx = -9999 + rng.IntN(2*9999)
-		e.torqueIdx = -9999 + rng.IntN(2*9999)
+		e.windIdx = int(rng.Integers(-9999, 9999))
+		e.torqueIdx = int(rng.Integers(-9999, 9999))
 	}
 
 	// Legs, on revolute joints whose motors push them outwards against
@@ -322,7 +324,7 @@ func (e *LunarLander) Step(action []float32) ([]float32, float64, bool, bool, In
 	} else {
 		discrete = discreteAction("LunarLander", action, 4)
 	}
-	rng := e.stream.reset(NoSeed)
+	rng := e.stream.resetNumPy(NoSeed)
 
 	// Wind and turbulence: tanh(sin(0.02 t) + sin(0.01 π t)), never
 	// periodic, applied only while the lander is airborne.
@@ -342,8 +344,8 @@ func (e *LunarLander) Step(action []float32) ([]float32, float64, bool, bool, In
 	tipX, tipY := math.Sincos(e.lander.GetAngle()) // tip = (sin, cos) of the angle
 	sideX, sideY := -tipY, tipX
 	// Gymnasium draws the dispersion every step, engines on or off.
-	disp0 := uniformIn(rng, -1, 1) / llScale
-	disp1 := uniformIn(rng, -1, 1) / llScale
+	disp0 := rng.Uniform(-1, 1) / llScale
+	disp1 := rng.Uniform(-1, 1) / llScale
 
 	e.mPower = 0
 	if (e.p.Continuous && a0 > 0) || (!e.p.Continuous && discrete == 2) {

@@ -26,8 +26,8 @@ func (h *hill) ObservationSpace() Space { return h.obsSpace }
 
 // Reset places the car at rest at a position drawn from [-0.6, -0.4].
 func (h *hill) Reset(seed int64) ([]float32, Info) {
-	rng := h.stream.reset(seed)
-	h.state = [2]float64{uniformIn(rng, -0.6, -0.4), 0}
+	rng := h.stream.resetNumPy(seed)
+	h.state = [2]float64{rng.Uniform(-0.6, -0.4), 0}
 	return h.observe(), Info{}
 }
 

@@ -33,10 +33,11 @@ func (p *Pendulum) ObservationSpace() Space { return p.obsSpace }
 // ActionSpace returns Box(-2, 2, [1]).
 func (p *Pendulum) ActionSpace() Space { return NewBox(-pdMaxTorque, pdMaxTorque, 1) }
 
-// Reset draws θ uniformly from [−π, π] and θ̇ from [−1, 1].
+// Reset draws θ uniformly from [−π, π] and then θ̇ from [−1, 1]
+// (Gymnasium's one uniform call with high = [π, 1]).
 func (p *Pendulum) Reset(seed int64) ([]float32, Info) {
-	rng := p.stream.reset(seed)
-	p.state = [2]float64{uniformIn(rng, -math.Pi, math.Pi), uniformIn(rng, -1, 1)}
+	rng := p.stream.resetNumPy(seed)
+	p.state = [2]float64{rng.Uniform(-math.Pi, math.Pi), rng.Uniform(-1, 1)}
 	return p.observe(), Info{}
 }
 

@@ -253,6 +253,9 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		// checkpoints before this one may record the config's whole digest,
 		// which the old config.toml matches, and this one records one that
 		// both match.
+		if err := t.eliteFollowsBudget(); err != nil {
+			return err
+		}
 		b, err := t.cfg.MarshalTOML()
 		if err == nil {
 			err = atomicfile.WriteBytes(filepath.Join(t.dir, "config.toml"), b)
@@ -263,6 +266,27 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		t.saveConfig = false
 	}
 	return t.pruneCheckpoints(root, name)
+}
+
+// eliteFollowsBudget gives an elite saved before SetStopRules changed the
+// budget the new budget's horizon, as SetStopRules gives the members, so
+// that the file is the one a run with that budget from the start saves.
+func (t *Trainer) eliteFollowsBudget() error {
+	path := filepath.Join(t.dir, "elite.safetensors")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	a, err := agent.Load(path)
+	if err != nil {
+		return fmt.Errorf("elite with the new budget: %w", err)
+	}
+	if h := agentHorizon(t.cfg.Population); a.TotalSteps != h {
+		a.TotalSteps = h
+		if err := a.Save(path); err != nil {
+			return fmt.Errorf("elite with the new budget: %w", err)
+		}
+	}
+	return nil
 }
 
 // sumFileLine returns population.sha256 for population.json's bytes b, in
