@@ -44,7 +44,7 @@ func NewAdam(lr float64, sizes []int) *Adam {
 const smallestNormal32 = 0x1p-126
 
 // Update applies one step to params given their gradients. Where the CPU
-// has AVX (adam_amd64.s) four elements go through the vector kernel at a
+// has AVX2 (internal/simd/adam_amd64.s) four elements go through the vector kernel at a
 // time; it performs the same float64 operations in the same order, so the
 // result is bit for bit the scalar loop's (TestAdamVectorMatchesScalar).
 func (a *Adam) Update(params, grads [][]float32) { a.update(params, grads, simd.HasAVX2FMA) }

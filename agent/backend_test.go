@@ -100,9 +100,16 @@ func collected(t *testing.T, c fastCase, seed uint64, backend string) (*PPO, min
 	return a, firstMinibatch(a)
 }
 
-// lastLogRatios returns log π − log π_old per row of the last update on a
-// minibatch like mb.
-func (a *PPO) lastLogRatios(mb minibatch) []float32 { return a.work.ratio[:mb.rows] }
+// lastLogRatios returns log π − log π_old per row of the last update on
+// mb: the log-probabilities its loss computed (left in the distribution's
+// buffers) less those recorded while acting.
+func (a *PPO) lastLogRatios(mb minibatch) []float32 {
+	lr := make([]float32, mb.rows)
+	for i := range lr {
+		lr[i] = a.work.dist.logp[i] - mb.logp[i]
+	}
+	return lr
+}
 
 // relErr32 is max|got − want| / max(max|want|, floor).
 func relErr32(got, want []float32, floor float64) float64 {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/bufs"
 )
 
 // maskFill is the logit of an illegal action: exp(−1e9 − logsumexp) is
@@ -77,22 +78,22 @@ type distBuffers struct {
 }
 
 func (b *distBuffers) resize(d *dist, rows int) {
-	b.add = grow(b.add, rows*d.size)
-	b.logits = grow(b.logits, rows*d.size)
+	b.add = bufs.Grow(b.add, rows*d.size)
+	b.logits = bufs.Grow(b.logits, rows*d.size)
 	if len(b.comp) != len(d.nvec) {
 		b.comp = make([][]float32, len(d.nvec))
 	}
 	for c, n := range d.nvec {
-		b.comp[c] = grow(b.comp[c], rows*n)
+		b.comp[c] = bufs.Grow(b.comp[c], rows*n)
 	}
 	if d.kind == bernoulli {
-		b.logp1, b.logp0 = grow(b.logp1, rows*d.size), grow(b.logp0, rows*d.size)
+		b.logp1, b.logp0 = bufs.Grow(b.logp1, rows*d.size), bufs.Grow(b.logp0, rows*d.size)
 	}
 	if d.kind == gaussian {
-		b.action = grow(b.action, rows*d.size)
+		b.action = bufs.Grow(b.action, rows*d.size)
 	}
-	b.logp, b.ent = grow(b.logp, rows), grow(b.ent, rows)
-	b.g = grow(b.g, d.size)
+	b.logp, b.ent = bufs.Grow(b.logp, rows), bufs.Grow(b.ent, rows)
+	b.g = bufs.Grow(b.g, d.size)
 }
 
 // categoricals writes the log-probabilities of every choice of every

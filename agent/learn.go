@@ -7,24 +7,8 @@ import (
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/bufs"
 )
-
-// Stats summarise one PPO update (means over its minibatches).
-type Stats struct {
-	PolicyLoss, ValueLoss, Entropy, Loss float64
-	// ApproxKL is mean((r − 1) − log r), clip fraction the share of
-	// samples with |r − 1| > clip_coef.
-	ApproxKL, ClipFrac float64
-	// ExplainedVariance is 1 − Var(R − V)/Var(R) over the rollout.
-	ExplainedVariance float64
-	// GradNorm is the global gradient norm before clipping.
-	GradNorm float64
-	// Minibatches counts optimizer steps; EarlyStop is set when the target
-	// KL ended the update.
-	Minibatches int
-	EarlyStop   bool
-	LR          float64
-}
 
 // TrainStats summarise a call to Train.
 type TrainStats struct {
@@ -182,9 +166,9 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 	}
 	a.Steps += steps
 	// Bootstrap the rollout's last step from the value of the next observation.
-	x := grow(r.xfinal, len(r.obs))
+	x := bufs.Grow(r.xfinal, len(r.obs))
 	a.preprocess(x, r.obs, false)
-	if err := a.act(x, r.masks, r.state, true, true, &r.fout); err != nil {
+	if err := a.values(x, r.state, &r.fout); err != nil {
 		return 0, 0, 0, err
 	}
 	if err := buf.ComputeGAE(a.cfg.Gamma, a.cfg.GAELambda, r.fout.values); err != nil {
@@ -197,7 +181,7 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 // this step, evaluated from the state the env's episode ended in.
 func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
 	r := a.roll
-	x := grow(r.xfinal, len(r.obs))
+	x := bufs.Grow(r.xfinal, len(r.obs))
 	r.xfinal = x
 	width := a.obsSpace.FlatSize()
 	for i := range dst {
@@ -207,7 +191,7 @@ func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
 		}
 		a.preprocess(x[i*width:(i+1)*width], src, false)
 	}
-	if err := a.act(x, nil, r.state, true, true, &r.fout); err != nil {
+	if err := a.values(x, r.state, &r.fout); err != nil {
 		return err
 	}
 	for i := range dst {
@@ -354,15 +338,6 @@ func explainedVariance(values, returns []float32) float64 {
 		return math.NaN()
 	}
 	return 1 - vd/vr
-}
-
-// minibatch is the training input of one update, flat or in sequences.
-type minibatch struct {
-	rows, steps                 int // rows (steps × sequences, time-major) and sequence length
-	obs, actions                []float32
-	logp, values, adv, ret, wts []float32
-	masks                       []bool
-	hidden                      []float32 // recurrent: initial state per sequence
 }
 
 // seqBatch is the minibatch of sequences of L steps in sb, time-major.

@@ -5,6 +5,32 @@ import (
 	"math"
 )
 
+// Stats summarise one PPO update (means over its minibatches).
+type Stats struct {
+	PolicyLoss, ValueLoss, Entropy, Loss float64
+	// ApproxKL is mean((r − 1) − log r), clip fraction the share of
+	// samples with |r − 1| > clip_coef.
+	ApproxKL, ClipFrac float64
+	// ExplainedVariance is 1 − Var(R − V)/Var(R) over the rollout.
+	ExplainedVariance float64
+	// GradNorm is the global gradient norm before clipping.
+	GradNorm float64
+	// Minibatches counts optimizer steps; EarlyStop is set when the target
+	// KL ended the update.
+	Minibatches int
+	EarlyStop   bool
+	LR          float64
+}
+
+// minibatch is the training input of one update, flat or in sequences.
+type minibatch struct {
+	rows, steps                 int // rows (steps × sequences, time-major) and sequence length
+	obs, actions                []float32
+	logp, values, adv, ret, wts []float32
+	masks                       []bool
+	hidden                      []float32 // recurrent: initial state per sequence
+}
+
 // update takes one optimizer step on a minibatch: the PPO loss of Schulman
 // et al. (2017), in CleanRL's order, its gradient with respect to the
 // distribution's parameters and the values, the networks' backward pass,
@@ -66,7 +92,6 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 		wi := float64(w[i])
 		// r_t(θ) = π_θ(a|s)/π_old(a|s) (paper eq. 6), from log-probabilities.
 		lr := n.dist.logp[i] - mb.logp[i]
-		n.ratio[i] = lr
 		ratio := float32(math.Exp(float64(lr)))
 		// L^CLIP (eq. 7), negated to be minimised: max(−Â·r, −Â·clip(r, 1−ε, 1+ε)).
 		negA := -n.adv[i]

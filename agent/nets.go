@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
@@ -28,7 +29,6 @@ type nets struct {
 	dVal  []float32 // [rows] gradient of the value
 	adv   []float32 // [rows] normalised advantages
 	w     []float32 // [rows] weights: 1, or 0 for BPTT padding
-	ratio []float32 // [rows] log π − log π_old of the last update
 	dlogp []float32 // [rows] ∂loss/∂log π
 	dent  []float32 // [rows] ∂loss/∂entropy
 }
@@ -70,9 +70,9 @@ func zerosLike(p netconf.Params) netconf.Params {
 // resize grows the per-row buffers for rows rows.
 func (n *nets) resize(d *dist, rows int) {
 	n.dist.resize(d, rows)
-	n.dOut = grow(n.dOut, rows*d.size)
-	for _, b := range []*[]float32{&n.dVal, &n.adv, &n.w, &n.ratio, &n.dlogp, &n.dent} {
-		*b = grow(*b, rows)
+	n.dOut = bufs.Grow(n.dOut, rows*d.size)
+	for _, b := range []*[]float32{&n.dVal, &n.adv, &n.w, &n.dlogp, &n.dent} {
+		*b = bufs.Grow(*b, rows)
 	}
 }
 
@@ -89,6 +89,26 @@ func (a *PPO) forward(n *nets, obs []float32, rows, steps int, state []float32, 
 		}
 	}
 	return n.model.Forward(b)
+}
+
+// values writes V(obs) of each of the rows preprocessed observations into
+// out.values, from the rows' recurrent state without advancing it: the
+// bootstrap values at a rollout's end and of truncated episodes. It draws
+// no random number.
+func (a *PPO) values(obs, state []float32, out *actOut) error {
+	n, err := a.nets()
+	if err != nil {
+		return err
+	}
+	rows := len(obs) / a.obsSpace.FlatSize()
+	n.resize(a.dist, rows)
+	_, values, err := a.forward(n, obs, rows, 1, state, false)
+	if err != nil {
+		return fmt.Errorf("value forward pass: %w", err)
+	}
+	out.resize(rows, a.actSpace.FlatSize())
+	copy(out.values, values)
+	return nil
 }
 
 // act runs the policy on rows preprocessed observations. masks[i] is row

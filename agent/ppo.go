@@ -8,6 +8,7 @@ import (
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -219,17 +220,10 @@ type actOut struct {
 }
 
 func (o *actOut) resize(rows, width int) {
-	o.actions = grow(o.actions, rows*width)
-	o.envActions = grow(o.envActions, rows*width)
-	o.logp = grow(o.logp, rows)
-	o.values = grow(o.values, rows)
-}
-
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
+	o.actions = bufs.Grow(o.actions, rows*width)
+	o.envActions = bufs.Grow(o.envActions, rows*width)
+	o.logp = bufs.Grow(o.logp, rows)
+	o.values = bufs.Grow(o.values, rows)
 }
 
 // fillMasks validates the rows' masks and writes the additive mask, 0 for

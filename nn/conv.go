@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/internal/simd"
 )
 
@@ -231,17 +232,17 @@ func (c *Conv2d) grow(n int, dcol bool) int {
 	if ld%16 == 0 {
 		ld += 8
 	}
-	c.col = growConv(c.col, (1+c.ckk)*ld)
-	c.out = growConv(c.out, c.Out*ld)
-	c.wb = growConv(c.wb, c.Out*(1+c.ckk))
-	c.tr = growConv(c.tr, ld*c.trw)
+	c.col = bufs.Grow(c.col, (1+c.ckk)*ld)
+	c.out = bufs.Grow(c.out, c.Out*ld)
+	c.wb = bufs.Grow(c.wb, c.Out*(1+c.ckk))
+	c.tr = bufs.Grow(c.tr, ld*c.trw)
 	if c.dyT {
-		c.gw = growConv(c.gw, (1+c.ckk)*c.trw)
+		c.gw = bufs.Grow(c.gw, (1+c.ckk)*c.trw)
 	} else {
-		c.gw = growConv(c.gw, c.Out*c.trw)
+		c.gw = bufs.Grow(c.gw, c.Out*c.trw)
 	}
 	if dcol {
-		c.dcol = growConv(c.dcol, c.ckk*ld)
+		c.dcol = bufs.Grow(c.dcol, c.ckk*ld)
 	}
 	if ld != c.ld {
 		for i := range ld {
@@ -250,14 +251,6 @@ func (c *Conv2d) grow(n int, dcol bool) int {
 		c.ld = ld
 	}
 	return ld
-}
-
-// growConv returns s resliced to length n, reallocated if its capacity is short.
-func growConv(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
 }
 
 // pad8 rounds n up to a multiple of 8, the width of the narrowest vector kernel.

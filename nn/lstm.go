@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/internal/simd"
 )
 
@@ -251,7 +252,7 @@ func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 		}
 		return
 	}
-	l.wihT = grow32(l.wihT, G*In)
+	l.wihT = bufs.Grow(l.wihT, G*In)
 	for q := range 4 {
 		transpose(l.wihT[q*H*In:(q+1)*H*In], w.Wih[q], In, H)
 	}
@@ -273,21 +274,21 @@ func (l *LSTMLayer) check(call string, w LSTMWeights) {
 // grow sizes the buffers for rows rows of batch sequences.
 func (l *LSTMLayer) grow(rows, batch int) {
 	H, G := l.Hidden, 4*l.Hidden
-	l.gates = grow32(l.gates, rows*G)
-	l.dz = grow32(l.dz, rows*G)
-	l.hp = grow32(l.hp, rows*H)
-	l.cp = grow32(l.cp, rows*H)
-	l.c = grow32(l.c, rows*H)
-	l.tc = grow32(l.tc, rows*H)
+	l.gates = bufs.Grow(l.gates, rows*G)
+	l.dz = bufs.Grow(l.dz, rows*G)
+	l.hp = bufs.Grow(l.hp, rows*H)
+	l.cp = bufs.Grow(l.cp, rows*H)
+	l.c = bufs.Grow(l.c, rows*H)
+	l.tc = bufs.Grow(l.tc, rows*H)
 	if cap(l.reset) < rows {
 		l.reset = make([]bool, rows)
 	}
 	l.reset = l.reset[:rows]
-	l.dh = grow32(l.dh, batch*H)
-	l.dc = grow32(l.dc, batch*H)
-	l.bias = grow32(l.bias, G)
-	l.db = grow32(l.db, G)
-	l.whhT = grow32(l.whhT, G*H)
+	l.dh = bufs.Grow(l.dh, batch*H)
+	l.dc = bufs.Grow(l.dc, batch*H)
+	l.bias = bufs.Grow(l.bias, G)
+	l.db = bufs.Grow(l.db, G)
+	l.whhT = bufs.Grow(l.whhT, G*H)
 	for len(l.ones) < rows {
 		l.ones = append(l.ones, 1)
 	}

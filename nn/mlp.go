@@ -1,10 +1,10 @@
 package nn
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/internal/simd"
 	"github.com/evolverl/evolve/netconf"
 )
@@ -27,16 +27,6 @@ type denseLayer struct {
 	w, b, g, beta int                // tensor slots in the part's binding
 }
 
-// binding maps a part's tensor names to their indices in one Params, cached by the identity
-// of the Params' backing array so a lookup by name happens only when another Params comes.
-type binding struct {
-	first *netconf.Tensor
-	n     int
-	idx   []int
-	names []string
-	sizes []int
-}
-
 func appendMLP(l []denseLayer, prefix string, in int, m netconf.MLP, b *binding) ([]denseLayer, int) {
 	for i, h := range m.Hidden {
 		l = append(l, newDenseLayer(prefix+"."+strconv.Itoa(i), in, h, m.LayerNorm, m.Activation, b))
@@ -56,54 +46,6 @@ func newDenseLayer(name string, in, out int, norm bool, act netconf.Activation, 
 	return l
 }
 
-func (b *binding) add(name string, size int) int {
-	b.names = append(b.names, name)
-	b.sizes = append(b.sizes, size)
-	return len(b.names) - 1
-}
-
-// resolve returns the data of the part's tensors in p, checking names and sizes.
-func (b *binding) resolve(p netconf.Params) error {
-	if len(p) == 0 {
-		return fmt.Errorf("dense evaluator: no params, want %q and more", b.names[0])
-	}
-	if b.first != &p[0] || b.n != len(p) {
-		if b.idx == nil {
-			b.idx = make([]int, len(b.names))
-		}
-		for i, name := range b.names {
-			b.idx[i] = -1
-			for j := range p {
-				if p[j].Name == name {
-					b.idx[i] = j
-					break
-				}
-			}
-			if b.idx[i] < 0 {
-				b.first = nil
-				return fmt.Errorf("param %q: missing", name)
-			}
-		}
-		b.first, b.n = &p[0], len(p)
-	}
-	for i, j := range b.idx {
-		if len(p[j].Data) != b.sizes[i] || p[j].Name != b.names[i] {
-			b.first = nil
-			return fmt.Errorf("param %q: %d values, want %d", b.names[i], len(p[j].Data), b.sizes[i])
-		}
-	}
-	return nil
-}
-
-func (b *binding) data(p netconf.Params, slot int) []float32 { return p[b.idx[slot]].Data }
-
-func grow32(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
-
 // forwardLayers runs layers on x [rows, layers[0].in] and returns the last layer's output.
 func forwardLayers(layers []denseLayer, b *binding, p netconf.Params, x []float32, rows int) []float32 {
 	for i := range layers {
@@ -114,7 +56,7 @@ func forwardLayers(layers []denseLayer, b *binding, p netconf.Params, x []float3
 
 func (l *denseLayer) forward(b *binding, p netconf.Params, x []float32, rows int) []float32 {
 	n := rows * l.out
-	l.z = grow32(l.z, n)
+	l.z = bufs.Grow(l.z, n)
 	bias := b.data(p, l.b)
 	for r := range rows {
 		copy(l.z[r*l.out:(r+1)*l.out], bias)
@@ -135,15 +77,15 @@ func (l *denseLayer) forward(b *binding, p netconf.Params, x []float32, rows int
 	}
 	l.u = l.z
 	if l.norm {
-		l.xhat = grow32(l.xhat, n)
-		l.rstd = grow32(l.rstd, rows)
-		l.nb = grow32(l.nb, n)
+		l.xhat = bufs.Grow(l.xhat, n)
+		l.rstd = bufs.Grow(l.rstd, rows)
+		l.nb = bufs.Grow(l.nb, n)
 		layerNormForward(l.z, l.xhat, l.rstd, l.nb, b.data(p, l.g), b.data(p, l.beta), rows, l.out)
 		l.u = l.nb
 	}
 	l.y = l.u
 	if l.act != "" {
-		l.yb = grow32(l.yb, n)
+		l.yb = bufs.Grow(l.yb, n)
 		l.y = l.yb
 		activate(l.act, l.u, l.y)
 	}
@@ -168,7 +110,7 @@ func backwardLayers(layers []denseLayer, b, gb *binding, p, grad netconf.Params,
 			dIn = dx // nil for the network's input: its gradient is not needed
 		default:
 			k := i & 1
-			tmp[k] = grow32(tmp[k], rows*l.in)
+			tmp[k] = bufs.Grow(tmp[k], rows*l.in)
 			dIn = tmp[k]
 		}
 		l.backward(b, gb, p, grad, in, dy, dIn, ones, rows)
@@ -182,7 +124,7 @@ func (l *denseLayer) backward(b, gb *binding, p, grad netconf.Params, in, dy, dI
 	n := rows * l.out
 	dz := dy
 	if l.act != "" || l.norm {
-		l.du = grow32(l.du, n)
+		l.du = bufs.Grow(l.du, n)
 		dz = l.du
 		if l.act != "" {
 			activateGrad(l.act, l.u, l.y, dy, dz)
@@ -201,7 +143,7 @@ func (l *denseLayer) backward(b, gb *binding, p, grad netconf.Params, in, dy, dI
 	// are the wide side the kernels vectorise.
 	dw := gb.data(grad, l.w)
 	if l.out < 8 && l.in >= 8 {
-		l.t2 = grow32(l.t2, l.out*l.in)
+		l.t2 = bufs.Grow(l.t2, l.out*l.in)
 		clear(l.t2)
 		simd.MatMulAdd(l.t2, l.in, dz, 1, l.out, in, l.in, l.out, l.in, rows)
 		for i := range l.in {
@@ -223,7 +165,7 @@ func (l *denseLayer) backward(b, gb *binding, p, grad netconf.Params, in, dy, dI
 // transpose writes the transpose of the [r, c] matrix m into dst (grown to
 // r·c) and returns it.
 func transpose(dst, m []float32, r, c int) []float32 {
-	dst = grow32(dst, r*c)
+	dst = bufs.Grow(dst, r*c)
 	m = m[:r*c]
 	// Four rows at a time, so each write fills four adjacent floats; this
 	// measured faster than both the plain loop and 8×8 tiles at 64×64.

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -87,7 +88,7 @@ func (m *goModel) Backward(dOut, dValues []float32, gActor, gCritic netconf.Para
 		return fmt.Errorf("critic: %w", err)
 	}
 	if m.shared {
-		m.dLat = grow32(m.dLat, len(dLatA))
+		m.dLat = bufs.Grow(m.dLat, len(dLatA))
 		for i, g := range dLatA {
 			m.dLat[i] = g + dLatC[i]
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -226,7 +227,7 @@ func (n *Net) BackwardHead(p, grad netconf.Params, dOut []float32) ([]float32, e
 	if err := n.gHead.resolve(grad); err != nil {
 		return nil, fmt.Errorf("gradient: %w", err)
 	}
-	n.dLat = grow32(n.dLat, rows*n.spec.LatentWidth())
+	n.dLat = bufs.Grow(n.dLat, rows*n.spec.LatentWidth())
 	n.setOnes(rows)
 	backwardLayers(n.head, &n.pHead, &n.gHead, p, grad, n.lat, dOut[:rows*n.spec.Output], n.dLat, &n.dx, n.ones, rows)
 	return n.dLat, nil
@@ -322,7 +323,7 @@ func (e *cnnEncoder) forward(b *binding, p netconf.Params, x []float32, rows int
 	in := x
 	for i, c := range e.convs {
 		size := rows * c.Out * c.OH * c.OW
-		e.z[i], e.y[i] = grow32(e.z[i], size), grow32(e.y[i], size)
+		e.z[i], e.y[i] = bufs.Grow(e.z[i], size), bufs.Grow(e.y[i], size)
 		c.Forward(e.z[i], in, b.data(p, e.w[i]), b.data(p, e.b[i]), rows)
 		activate(e.act, e.z[i], e.y[i])
 		in = e.y[i]
@@ -333,16 +334,16 @@ func (e *cnnEncoder) forward(b *binding, p netconf.Params, x []float32, rows int
 func (e *cnnEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []float32, w *workspace) {
 	rows := w.rows
 	last := len(e.convs) - 1
-	e.dy[last] = grow32(e.dy[last], len(e.y[last]))
+	e.dy[last] = bufs.Grow(e.dy[last], len(e.y[last]))
 	e.latent.backward(b, gb, p, grad, e.y[last], dLat, e.dy[last], w.ones, rows)
 	for i := last; i >= 0; i-- {
 		c := e.convs[i]
-		e.dz[i] = grow32(e.dz[i], len(e.z[i]))
+		e.dz[i] = bufs.Grow(e.dz[i], len(e.z[i]))
 		activateGrad(e.act, e.z[i], e.y[i], e.dy[i], e.dz[i])
 		in, dIn := e.x, []float32(nil)
 		if i > 0 {
 			in = e.y[i-1]
-			e.dy[i-1] = grow32(e.dy[i-1], len(in))
+			e.dy[i-1] = bufs.Grow(e.dy[i-1], len(in))
 			dIn = e.dy[i-1]
 		}
 		c.Backward(dIn, gb.data(grad, e.w[i]), gb.data(grad, e.b[i]), e.dz[i], in, b.data(p, e.w[i]), rows)
@@ -401,8 +402,8 @@ func (e *lstmEncoder) forward(b *binding, p netconf.Params, x []float32, rows in
 	h := e.hidden
 	in := x
 	for l, layer := range e.layers {
-		e.h0[l], e.c0[l] = grow32(e.h0[l], batch*h), grow32(e.c0[l], batch*h)
-		e.hT[l], e.cT[l] = grow32(e.hT[l], batch*h), grow32(e.cT[l], batch*h)
+		e.h0[l], e.c0[l] = bufs.Grow(e.h0[l], batch*h), bufs.Grow(e.c0[l], batch*h)
+		e.hT[l], e.cT[l] = bufs.Grow(e.hT[l], batch*h), bufs.Grow(e.cT[l], batch*h)
 		if rec.State == nil {
 			clear(e.h0[l])
 			clear(e.c0[l])
@@ -413,7 +414,7 @@ func (e *lstmEncoder) forward(b *binding, p netconf.Params, x []float32, rows in
 				copy(e.c0[l][s*h:(s+1)*h], rec.State[off+h:off+2*h])
 			}
 		}
-		e.y[l] = grow32(e.y[l], rows*h)
+		e.y[l] = bufs.Grow(e.y[l], rows*h)
 		layer.Forward(e.y[l], in, steps, batch, e.h0[l], e.c0[l], rec.Starts, e.hT[l], e.cT[l], e.weights(b, p, l))
 		in = e.y[l]
 	}
@@ -431,13 +432,13 @@ func (e *lstmEncoder) forward(b *binding, p netconf.Params, x []float32, rows in
 
 func (e *lstmEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []float32, w *workspace) {
 	top := len(e.layers) - 1
-	e.dy[top] = grow32(e.dy[top], len(e.y[top]))
+	e.dy[top] = bufs.Grow(e.dy[top], len(e.y[top]))
 	e.latent.backward(b, gb, p, grad, e.y[top], dLat, e.dy[top], w.ones, w.rows)
 	for l := top; l >= 0; l-- {
 		in, dIn := e.x, []float32(nil)
 		if l > 0 {
 			in = e.y[l-1]
-			e.dy[l-1] = grow32(e.dy[l-1], len(in))
+			e.dy[l-1] = bufs.Grow(e.dy[l-1], len(in))
 			dIn = e.dy[l-1]
 		}
 		e.layers[l].Backward(dIn, e.dy[l], in, e.weights(b, p, l), e.weights(gb, grad, l))
@@ -492,10 +493,10 @@ func newDictEncoder(s netconf.Spec, b *binding) (*dictEncoder, error) {
 
 func (e *dictEncoder) forward(b *binding, p netconf.Params, x []float32, rows int, rec *Recurrence) ([]float32, error) {
 	total := len(x) / rows
-	e.lat = grow32(e.lat, rows*e.width)
+	e.lat = bufs.Grow(e.lat, rows*e.width)
 	for i := range e.keys {
 		k := &e.keys[i]
-		k.x = grow32(k.x, rows*k.size)
+		k.x = bufs.Grow(k.x, rows*k.size)
 		for r := range rows {
 			copy(k.x[r*k.size:(r+1)*k.size], x[r*total+k.off:r*total+k.off+k.size])
 		}
@@ -514,7 +515,7 @@ func (e *dictEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []fl
 	rows := w.rows
 	for i := range e.keys {
 		k := &e.keys[i]
-		e.dLat = grow32(e.dLat, rows*k.latW)
+		e.dLat = bufs.Grow(e.dLat, rows*k.latW)
 		for r := range rows {
 			copy(e.dLat[r*k.latW:(r+1)*k.latW], dLat[r*e.width+k.latOff:r*e.width+k.latOff+k.latW])
 		}
