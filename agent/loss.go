@@ -40,6 +40,11 @@ type minibatch struct {
 //
 // Rows have weights (mb.wts: 1 for a real step, 0 for BPTT padding; nil:
 // all 1), and every mean below is a weighted mean over the real steps.
+//
+// It is longer than the house's 80 lines on purpose: the whole loss reads
+// top to bottom on two screens, as in CleanRL's ppo.py, with the paper's
+// equation numbers, so that it can be held against the paper and against
+// the PyTorch reference line by line.
 func (a *PPO) update(mb minibatch) (Stats, error) {
 	var st Stats
 	n, err := a.nets()

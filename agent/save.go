@@ -250,26 +250,9 @@ func decodeAgent(file []byte) (*PPO, error) {
 	if err != nil {
 		return nil, err
 	}
-	for k := range meta {
-		switch k {
-		case "format", "version", "agent", "checksum":
-		default:
-			return nil, fmt.Errorf("metadata: unexpected key %.60q", k)
-		}
-	}
-	if f := meta["format"]; f != fileFormat {
-		return nil, fmt.Errorf("metadata: format %.60q, want %q (not an evolve agent file)", f, fileFormat)
-	}
-	version := meta["version"]
-	if version != fileVersion && version != fileVersion1 {
-		return nil, fmt.Errorf("metadata: version %.60q, this build reads versions %s and %s", version, fileVersion1, fileVersion)
-	}
-	if _, ok := meta["checksum"]; !ok {
-		return nil, errors.New("metadata: no checksum")
-	}
-	var d agentJSON
-	if err := decodeStrict(meta["agent"], &d); err != nil {
-		return nil, fmt.Errorf("metadata: agent description: %w", err)
+	d, version, err := decodeMeta(meta)
+	if err != nil {
+		return nil, err
 	}
 	obs, err := envs.UnmarshalSpace(d.ObservationSpace)
 	if err != nil {
@@ -289,6 +272,51 @@ func decodeAgent(file []byte) (*PPO, error) {
 	if a.Env, err = decodeEnvRef(d.Env, version); err != nil {
 		return nil, err
 	}
+	if err := a.sameSpecs(d); err != nil {
+		return nil, err
+	}
+	if err := a.allocate(tensors); err != nil {
+		return nil, err
+	}
+	if err := a.bindTensors(tensors, d); err != nil {
+		return nil, err
+	}
+	if err := a.restoreState(d); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// decodeMeta checks the file's metadata — only the known keys, the
+// format, a version this build reads, a checksum entry (the codec checked
+// it) — and decodes the agent description strictly.
+func decodeMeta(meta map[string]string) (d agentJSON, version string, err error) {
+	for k := range meta {
+		switch k {
+		case "format", "version", "agent", "checksum":
+		default:
+			return d, "", fmt.Errorf("metadata: unexpected key %.60q", k)
+		}
+	}
+	if f := meta["format"]; f != fileFormat {
+		return d, "", fmt.Errorf("metadata: format %.60q, want %q (not an evolve agent file)", f, fileFormat)
+	}
+	version = meta["version"]
+	if version != fileVersion && version != fileVersion1 {
+		return d, "", fmt.Errorf("metadata: version %.60q, this build reads versions %s and %s", version, fileVersion1, fileVersion)
+	}
+	if _, ok := meta["checksum"]; !ok {
+		return d, "", errors.New("metadata: no checksum")
+	}
+	if err := decodeStrict(meta["agent"], &d); err != nil {
+		return d, "", fmt.Errorf("metadata: agent description: %w", err)
+	}
+	return d, version, nil
+}
+
+// sameSpecs checks that the description's specs are those its config and
+// spaces imply, which a holds.
+func (a *PPO) sameSpecs(d agentJSON) error {
 	for _, s := range []struct {
 		key       string
 		got, want netconf.Spec
@@ -296,13 +324,20 @@ func decodeAgent(file []byte) (*PPO, error) {
 		gj, err1 := json.Marshal(s.got)
 		wj, err2 := json.Marshal(s.want)
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("%s spec: %w", s.key, err)
+			return fmt.Errorf("%s spec: %w", s.key, err)
 		}
 		if !bytes.Equal(gj, wj) {
-			return nil, fmt.Errorf("%s spec %v (input %v, output %d) differs from the one config.net and the spaces imply: %v (input %v, output %d)",
+			return fmt.Errorf("%s spec %v (input %v, output %d) differs from the one config.net and the spaces imply: %v (input %v, output %d)",
 				s.key, s.got, s.got.Input, s.got.Output, s.want, s.want.Input, s.want.Output)
 		}
 	}
+	return nil
+}
+
+// allocate gives a zeroed networks (and log-std) of its specs, after
+// checking that the file holds at least as many values, so that a small
+// file cannot make it allocate much.
+func (a *PPO) allocate(tensors []namedTensor) error {
 	// Bound the allocation below by what the file holds: a valid file has
 	// the weights of the actor and of the critic's head and two moments of
 	// each, so it always holds at least as many values as both full networks.
@@ -313,23 +348,30 @@ func decodeAgent(file []byte) (*PPO, error) {
 	na, errA := netconf.ParamCount(a.actorSpec)
 	nc, errC := netconf.ParamCount(a.criticSpec)
 	if err := errors.Join(errA, errC); err != nil {
-		return nil, fmt.Errorf("specs: %w", err)
+		return fmt.Errorf("specs: %w", err)
 	}
 	if need := min(na+nc, 1<<62); need > held {
-		return nil, fmt.Errorf("the specs need %d weights for actor and critic, but the file holds only %d values", need, held)
+		return fmt.Errorf("the specs need %d weights for actor and critic, but the file holds only %d values", need, held)
 	}
 	actor, err := netconf.Zeros(a.actorSpec)
 	if err != nil {
-		return nil, fmt.Errorf("actor spec: %w", err)
+		return fmt.Errorf("actor spec: %w", err)
 	}
 	critic, err := netconf.Zeros(a.criticSpec)
 	if err != nil {
-		return nil, fmt.Errorf("critic spec: %w", err)
+		return fmt.Errorf("critic spec: %w", err)
 	}
 	a.actor, a.critic = actor, a.criticParams(critic)
 	if a.dist.kind == gaussian {
 		a.logStd = make([]float32, a.dist.size)
 	}
+	return nil
+}
+
+// bindTensors points the networks, log-std, Adam's moments and the
+// normaliser's float32 statistics at the file's tensors, each of the shape
+// the specs imply; none may be missing and no other may be present.
+func (a *PPO) bindTensors(tensors []namedTensor, d agentJSON) error {
 	names, shapes, dsts := a.tensorNames(), a.tensorShapes(), a.tensors()
 	type want struct {
 		shape []int
@@ -354,7 +396,7 @@ func decodeAgent(file []byte) (*PPO, error) {
 	}
 	var normMean, normVar []float32
 	if a.cfg.NormalizeObs {
-		n := []int{obs.FlatSize()}
+		n := []int{a.obsSpace.FlatSize()}
 		add("norm.mean", n, &normMean)
 		add("norm.var", n, &normVar)
 	}
@@ -362,45 +404,51 @@ func decodeAgent(file []byte) (*PPO, error) {
 	for _, t := range tensors {
 		w, ok := wanted[t.Name]
 		if !ok {
-			return nil, fmt.Errorf("unexpected tensor %.80q (not part of this agent's networks, optimizer or normaliser)", t.Name)
+			return fmt.Errorf("unexpected tensor %.80q (not part of this agent's networks, optimizer or normaliser)", t.Name)
 		}
 		if !slices.Equal(t.Shape, w.shape) {
-			return nil, fmt.Errorf("tensor %q has shape %v, the specs imply %v", t.Name, t.Shape, w.shape)
+			return fmt.Errorf("tensor %q has shape %v, the specs imply %v", t.Name, t.Shape, w.shape)
 		}
 		got[t.Name] = true
 		*w.dst = t.Data
 	}
 	for _, name := range order {
 		if !got[name] {
-			return nil, fmt.Errorf("tensor %q is missing", name)
+			return fmt.Errorf("tensor %q is missing", name)
 		}
 	}
-	if err := checkAdam(d.Adam); err != nil {
-		return nil, fmt.Errorf("adam: %w", err)
-	}
 	if err := a.loadNorm(d.Norm, normMean, normVar); err != nil {
-		return nil, fmt.Errorf("norm: %w", err)
+		return fmt.Errorf("norm: %w", err)
+	}
+	return nil
+}
+
+// restoreState restores the optimizer's settings, the counters, the
+// history and the random generator.
+func (a *PPO) restoreState(d agentJSON) error {
+	if err := checkAdam(d.Adam); err != nil {
+		return fmt.Errorf("adam: %w", err)
 	}
 	for _, c := range []struct {
 		key string
 		v   int
 	}{{"steps", d.Steps}, {"updates", d.Updates}, {"total_steps", d.TotalSteps}} {
 		if c.v < 0 {
-			return nil, fmt.Errorf("%s = %d: want >= 0", c.key, c.v)
+			return fmt.Errorf("%s = %d: want >= 0", c.key, c.v)
 		}
 	}
 	a.Steps, a.Updates, a.TotalSteps = d.Steps, d.Updates, d.TotalSteps
 	a.History = d.History
 	state, err := base64.StdEncoding.DecodeString(d.RNG)
 	if err != nil {
-		return nil, fmt.Errorf("rng: not base64: %w", err)
+		return fmt.Errorf("rng: not base64: %w", err)
 	}
 	a.pcg = &rand.PCG{}
 	if err := a.pcg.UnmarshalBinary(state); err != nil {
-		return nil, fmt.Errorf("rng: %w", err)
+		return fmt.Errorf("rng: %w", err)
 	}
 	a.rng = rand.New(a.pcg)
-	return a, nil
+	return nil
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and
