@@ -100,88 +100,27 @@ func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
 	if err != nil {
 		return memEstimate{}, err
 	}
-	p := c.PPO
 	e := memEstimate{agents: int64(c.Population.Size), weights: satAdd(satAdd(na, nc), int64(logStd)), netKeys: netKeys(actor, na)}
-	n := int64(max(1, c.Env.NumEnvs))
-	learnStep, learnKey := int64(p.LearnStep), "ppo.learn_step"
-	if r, ok := c.HP["learn_step"]; ok && r.Max > float64(learnStep) {
-		learnStep, learnKey = int64(min(r.Max, maxLearnStep)), "hp.learn_step.max"
-	}
-	batch, batchKey := int64(p.BatchSize), "ppo.batch_size"
-	if r, ok := c.HP["batch_size"]; ok && r.Max > float64(batch) {
-		batch, batchKey = int64(min(r.Max, maxLearnStep)), "hp.batch_size.max"
-	}
-	steps := satMul(max(1, learnStep/n), n) // one rollout, all envs
-	obsN, actN := int64(obs.FlatSize()), int64(act.FlatSize())
 	maskN, _ := envs.MaskSize(act)
-	mask := int64(maskN)
-	state := int64(0) // floats of recurrent state per env: h and c of every layer, actor and critic
+	in := memInputs{actor: actor, critic: critic, n: int64(max(1, c.Env.NumEnvs)),
+		obsN: int64(obs.FlatSize()), actN: int64(act.FlatSize()), mask: int64(maskN)}
+	in.learnStep, in.learnKey = int64(c.PPO.LearnStep), "ppo.learn_step"
+	if r, ok := c.HP["learn_step"]; ok && r.Max > float64(in.learnStep) {
+		in.learnStep, in.learnKey = int64(min(r.Max, maxLearnStep)), "hp.learn_step.max"
+	}
+	in.batch, in.batchKey = int64(c.PPO.BatchSize), "ppo.batch_size"
+	if r, ok := c.HP["batch_size"]; ok && r.Max > float64(in.batch) {
+		in.batch, in.batchKey = int64(min(r.Max, maxLearnStep)), "hp.batch_size.max"
+	}
 	if actor.Recurrent() {
-		state = satMul(satMul(2, int64(actor.LSTM.Layers)), int64(actor.LSTM.Hidden))
-		if !p.ShareEncoders {
-			state = satMul(state, 2)
+		// h and c of every layer, for the actor and the critic.
+		in.state = satMul(satMul(2, int64(actor.LSTM.Layers)), int64(actor.LSTM.Hidden))
+		if !c.PPO.ShareEncoders {
+			in.state = satMul(in.state, 2)
 		}
 	}
-	const f32 = 4
-	// The rollout: per step the observation, the action, the state, six
-	// floats (log-prob, value, reward, final value, advantage, return), a
-	// shuffled index, two flags and the mask; BPTT adds a sequence (three
-	// ints) per step at most.
-	perStep := satAdd(satMul(f32, satAdd(satAdd(obsN, actN), satAdd(state, 6))), satAdd(8+2, mask))
-	if actor.Recurrent() {
-		perStep = satAdd(perStep, 24)
-	}
-	rollout := satMul(steps, perStep)
-	// One update's minibatch: flat rows, or max(1, batch/L) sequences
-	// padded to L steps with their initial states.
-	rows, rowsKey, seqs := min(batch, steps), batchKey, int64(0)
-	if actor.Recurrent() {
-		L := int64(p.MaxSeqLen)
-		seqs = max(1, batch/L)
-		if rows = satMul(seqs, L); batch < L {
-			rowsKey = "ppo.max_seq_len"
-		}
-	}
-	minibatch := satAdd(satMul(rows, satAdd(satMul(f32, satAdd(satAdd(obsN, actN), 5)), mask)), satMul(seqs, satMul(f32, state)))
-	// The networks' per-row buffers (activations and their gradients, the
-	// distribution's, the preprocessed observations), grown to the largest
-	// batch: an update's, or the acting vector's.
-	rowA, fixedA := actFloats(actor)
-	rowC, fixedC := actFloats(critic)
-	dist := int64(actor.Output)
-	perRow := satAdd(satAdd(rowA, rowC), satAdd(obsN, satAdd(satMul(4, dist), 10)))
-	work := satMul(f32, satAdd(satMul(max(rows, n), perRow), satAdd(fixedA, fixedC)))
-	// Weights, gradients and Adam's two moments, the backend's copies of
-	// some weights, and the clone (weights and moments) of each agent made
-	// while the next generation is selected: eight floats per weight.
-	netBytes := satMul(8*f32, e.weights)
-	// Each part names its keys, the larger factor first.
-	rolloutKeys, workKeys := []string{learnKey}, []string{rowsKey}
-	if state > satAdd(obsN, actN) {
-		rolloutKeys = append(rolloutKeys, e.netKeys...)
-	}
-	if perRow > rows {
-		workKeys = append(slices.Clone(e.netKeys), rowsKey)
-	}
-	e.perAgent = []memPart{
-		{fmt.Sprintf("networks (%s weights, with gradients, Adam's moments and the clone made at selection)", commas(e.weights)), e.netKeys, netBytes},
-		{fmt.Sprintf("rollouts (%s: %s steps)", learnKey, commas(steps)), rolloutKeys, rollout},
-		{fmt.Sprintf("update buffers (%s: %s rows of %s floats)", rowsKey, commas(rows), commas(perRow)), workKeys, satAdd(minibatch, work)},
-	}
-	// Only the agents being trained have an env vector and an evaluation
-	// env; saving or loading a checkpoint holds one agent file at a time.
-	workers := int64(c.Population.Workers)
-	if workers == 0 {
-		workers = int64(runtime.GOMAXPROCS(0))
-	}
-	workers = min(workers, e.agents)
-	vec := satMul(workers, satAdd(satMul(n, satAdd(envBytes, satMul(3*f32, obsN))), envBytes))
-	e.agentFile = satMul(3*f32, e.weights)
-	e.once = []memPart{
-		{fmt.Sprintf("env vectors (env.num_envs = %d, %d at once)", n, workers), []string{"env.num_envs"}, vec},
-		{"one agent file being written or read", e.netKeys, e.agentFile},
-		{"the program itself", nil, baseBytes},
-	}
+	e.perAgent = c.perAgentParts(in, e)
+	e.once = c.onceParts(in, &e)
 	for _, part := range e.perAgent {
 		e.total = satAdd(e.total, satMul(e.agents, part.bytes))
 	}
@@ -190,6 +129,90 @@ func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
 	}
 	e.checkpoint = satMul(e.agents, e.agentFile)
 	return e, nil
+}
+
+// memInputs are the sizes the memory estimate multiplies: the networks,
+// the largest learn_step and batch_size the [hp] ranges reach (with the
+// key that sets each), the envs of a vector, the flat observation, action
+// and mask, and the recurrent state's floats per env.
+type memInputs struct {
+	actor, critic              netconf.Spec
+	learnStep, batch           int64
+	learnKey, batchKey         string
+	n, obsN, actN, mask, state int64
+}
+
+// f32 is the size of a float32.
+const f32 = 4
+
+// perAgentParts estimates what every agent holds: its networks, its
+// rollout and its update's buffers.
+func (c Config) perAgentParts(in memInputs, e memEstimate) []memPart {
+	steps := satMul(max(1, in.learnStep/in.n), in.n) // one rollout, all envs
+	// The rollout: per step the observation, the action, the state, six
+	// floats (log-prob, value, reward, final value, advantage, return), a
+	// shuffled index, two flags and the mask; BPTT adds a sequence (three
+	// ints) per step at most.
+	perStep := satAdd(satMul(f32, satAdd(satAdd(in.obsN, in.actN), satAdd(in.state, 6))), satAdd(8+2, in.mask))
+	if in.actor.Recurrent() {
+		perStep = satAdd(perStep, 24)
+	}
+	rollout := satMul(steps, perStep)
+	// One update's minibatch: flat rows, or max(1, batch/L) sequences
+	// padded to L steps with their initial states.
+	rows, rowsKey, seqs := min(in.batch, steps), in.batchKey, int64(0)
+	if in.actor.Recurrent() {
+		L := int64(c.PPO.MaxSeqLen)
+		seqs = max(1, in.batch/L)
+		if rows = satMul(seqs, L); in.batch < L {
+			rowsKey = "ppo.max_seq_len"
+		}
+	}
+	minibatch := satAdd(satMul(rows, satAdd(satMul(f32, satAdd(satAdd(in.obsN, in.actN), 5)), in.mask)), satMul(seqs, satMul(f32, in.state)))
+	// The networks' per-row buffers (activations and their gradients, the
+	// distribution's, the preprocessed observations), grown to the largest
+	// batch: an update's, or the acting vector's.
+	rowA, fixedA := actFloats(in.actor)
+	rowC, fixedC := actFloats(in.critic)
+	dist := int64(in.actor.Output)
+	perRow := satAdd(satAdd(rowA, rowC), satAdd(in.obsN, satAdd(satMul(4, dist), 10)))
+	work := satMul(f32, satAdd(satMul(max(rows, in.n), perRow), satAdd(fixedA, fixedC)))
+	// Weights, gradients and Adam's two moments, the backend's copies of
+	// some weights, and the clone (weights and moments) of each agent made
+	// while the next generation is selected: eight floats per weight.
+	netBytes := satMul(8*f32, e.weights)
+	// Each part names its keys, the larger factor first.
+	rolloutKeys, workKeys := []string{in.learnKey}, []string{rowsKey}
+	if in.state > satAdd(in.obsN, in.actN) {
+		rolloutKeys = append(rolloutKeys, e.netKeys...)
+	}
+	if perRow > rows {
+		workKeys = append(slices.Clone(e.netKeys), rowsKey)
+	}
+	return []memPart{
+		{fmt.Sprintf("networks (%s weights, with gradients, Adam's moments and the clone made at selection)", commas(e.weights)), e.netKeys, netBytes},
+		{fmt.Sprintf("rollouts (%s: %s steps)", in.learnKey, commas(steps)), rolloutKeys, rollout},
+		{fmt.Sprintf("update buffers (%s: %s rows of %s floats)", rowsKey, commas(rows), commas(perRow)), workKeys, satAdd(minibatch, work)},
+	}
+}
+
+// onceParts estimates what the run holds once, whatever its size: only
+// the agents being trained have an env vector and an evaluation env, and
+// saving or loading a checkpoint holds one agent file at a time. It sets
+// e.agentFile.
+func (c Config) onceParts(in memInputs, e *memEstimate) []memPart {
+	workers := int64(c.Population.Workers)
+	if workers == 0 {
+		workers = int64(runtime.GOMAXPROCS(0))
+	}
+	workers = min(workers, e.agents)
+	vec := satMul(workers, satAdd(satMul(in.n, satAdd(envBytes, satMul(3*f32, in.obsN))), envBytes))
+	e.agentFile = satMul(3*f32, e.weights)
+	return []memPart{
+		{fmt.Sprintf("env vectors (env.num_envs = %d, %d at once)", in.n, workers), []string{"env.num_envs"}, vec},
+		{"one agent file being written or read", e.netKeys, e.agentFile},
+		{"the program itself", nil, baseBytes},
+	}
 }
 
 // refusal is the error of an estimate over budget: the keys of the parts

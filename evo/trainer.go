@@ -365,78 +365,14 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		t.reopened = false
 	}
 	for !t.finished {
-		g := t.gen + 1
-		t.progGen.Store(int64(g))
-		genStart := time.Now()
-		reports, err := t.trainGeneration(ctx, g)
-		if err != nil {
-			t.stopReason = StopError
-			if ctx.Err() != nil {
-				t.stopReason = StopInterrupted
-				err = fmt.Errorf("generation %d abandoned: %w", g, ctx.Err())
-				if cause := context.Cause(ctx); cause != ctx.Err() {
-					err = fmt.Errorf("%w (%w)", err, cause)
-				}
-			}
-			sum := t.summary(start, sessionStart)
-			return sum, errors.Join(err, t.writeSummary(sum))
-		}
-		best := 0
-		for i, r := range reports {
-			t.totalSteps += r.GenSteps
-			t.measureSteps += r.EvalSteps
-			t.members[i].Fitness = append(t.members[i].Fitness, r.Fitness)
-			t.members[i].Returns = r.Returns
-			if r.Fitness > reports[best].Fitness {
-				best = i
-			}
-		}
-		t.progSteps.Store(int64(t.totalSteps))
-		rep := GenerationReport{Generation: g, TotalSteps: t.totalSteps, MaxSteps: t.cfg.Population.MaxSteps,
-			Members: reports, Best: best}
-		score, err := t.eliteScore(reports[best], t.members[best].Agent, &rep)
-		if err != nil {
-			t.stopReason = StopError
-			sum := t.summary(start, sessionStart)
-			return sum, errors.Join(fmt.Errorf("generation %d: %w", g, err), t.writeSummary(sum))
-		}
-		if score > t.best {
-			path := filepath.Join(t.dir, "elite.safetensors")
-			if err := t.members[best].Agent.Save(path); err != nil {
-				return Summary{}, fmt.Errorf("save elite: %w", err)
-			}
-			t.best, t.bestIndex, rep.NewElite = score, reports[best].Index, true
-			t.bestFit = reports[best].Fitness
-			t.log.Info("new elite", "generation", g, "agent", t.bestIndex, "fitness", reports[best].Fitness, "score", score, "file", path)
-		}
-		rep.EliteFitness = t.best
-		rep.GlobalSteps = t.totalSteps + t.measureSteps
-		reached := reports[best].Fitness >= t.cfg.Population.Target
-		if t.cfg.Population.EliteEpisodes > 0 {
-			reached = t.best >= t.cfg.Population.Target
-		}
-		if err := t.appendMetrics(rep, wall()); err != nil {
-			return Summary{}, err
-		}
-		if err := t.writeEvents(rep, time.Since(genStart)); err != nil {
-			return Summary{}, err
-		}
+		rep, err := t.generation(ctx, t.gen+1, wall)
+		var stop runStopped
 		switch {
-		case g >= t.cfg.Population.MinGenerations && reached:
-			t.finished, t.stopReason = true, StopTarget
-		case t.totalSteps >= t.cfg.Population.MaxSteps:
-			t.finished, t.stopReason = true, StopBudget
-		}
-		if !t.finished { // the last generation's population is kept as it was evaluated
-			if err := t.advance(g); err != nil {
-				return Summary{}, err
-			}
-		}
-		t.gen = g
-		if t.finished || g%t.cfg.Checkpoint.Every == 0 {
-			if err := t.writeCheckpoint(wall()); err != nil {
-				return Summary{}, err
-			}
+		case errors.As(err, &stop):
+			sum := t.summary(start, sessionStart)
+			return sum, errors.Join(stop.err, t.writeSummary(sum))
+		case err != nil:
+			return Summary{}, err
 		}
 		rep.Wall = time.Since(start)
 		if t.opts.OnGeneration != nil {
@@ -445,6 +381,123 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	sum := t.summary(start, sessionStart)
 	return sum, t.writeSummary(sum)
+}
+
+// runStopped is an error that ends a run with its reason recorded
+// (t.stopReason) and summary.json written: a generation abandoned on
+// cancellation or an env's failure.
+type runStopped struct{ err error }
+
+func (e runStopped) Error() string { return e.err.Error() }
+func (e runStopped) Unwrap() error { return e.err }
+
+// generation runs generation g: training and evaluation, the elite, the
+// metrics and events, the stopping rules, selection and mutation for the
+// next one, and the checkpoint.
+func (t *Trainer) generation(ctx context.Context, g int, wall func() float64) (GenerationReport, error) {
+	t.progGen.Store(int64(g))
+	genStart := time.Now()
+	reports, err := t.trainGeneration(ctx, g)
+	if err != nil {
+		return GenerationReport{}, runStopped{t.abandoned(ctx, g, err)}
+	}
+	rep := t.tally(g, reports)
+	best := rep.Best
+	score, err := t.eliteScore(reports[best], t.members[best].Agent, &rep)
+	if err != nil {
+		t.stopReason = StopError
+		return rep, runStopped{fmt.Errorf("generation %d: %w", g, err)}
+	}
+	if score > t.best {
+		if err := t.saveElite(&rep, score); err != nil {
+			return rep, err
+		}
+	}
+	rep.EliteFitness = t.best
+	rep.GlobalSteps = t.totalSteps + t.measureSteps
+	if err := t.appendMetrics(rep, wall()); err != nil {
+		return rep, err
+	}
+	if err := t.writeEvents(rep, time.Since(genStart)); err != nil {
+		return rep, err
+	}
+	t.applyStopRules(g, reports[best].Fitness)
+	if !t.finished { // the last generation's population is kept as it was evaluated
+		if err := t.advance(g); err != nil {
+			return rep, err
+		}
+	}
+	t.gen = g
+	if t.finished || g%t.cfg.Checkpoint.Every == 0 {
+		if err := t.writeCheckpoint(wall()); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// abandoned records why generation g failed with err and returns the
+// error the run ends with: the context's cancellation (and its cause) when
+// the run was stopped.
+func (t *Trainer) abandoned(ctx context.Context, g int, err error) error {
+	t.stopReason = StopError
+	if ctx.Err() == nil {
+		return err
+	}
+	t.stopReason = StopInterrupted
+	err = fmt.Errorf("generation %d abandoned: %w", g, ctx.Err())
+	if cause := context.Cause(ctx); cause != ctx.Err() {
+		err = fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
+}
+
+// tally adds the generation's steps and fitnesses to the run and returns
+// its report, Best the member with the highest fitness (the first on ties).
+func (t *Trainer) tally(g int, reports []MemberReport) GenerationReport {
+	best := 0
+	for i, r := range reports {
+		t.totalSteps += r.GenSteps
+		t.measureSteps += r.EvalSteps
+		t.members[i].Fitness = append(t.members[i].Fitness, r.Fitness)
+		t.members[i].Returns = r.Returns
+		if r.Fitness > reports[best].Fitness {
+			best = i
+		}
+	}
+	t.progSteps.Store(int64(t.totalSteps))
+	return GenerationReport{Generation: g, TotalSteps: t.totalSteps, MaxSteps: t.cfg.Population.MaxSteps,
+		Members: reports, Best: best}
+}
+
+// saveElite writes the generation's best as the run's elite, whose score
+// is score.
+func (t *Trainer) saveElite(rep *GenerationReport, score float64) error {
+	r := rep.Members[rep.Best]
+	path := filepath.Join(t.dir, "elite.safetensors")
+	if err := t.members[rep.Best].Agent.Save(path); err != nil {
+		return fmt.Errorf("save elite: %w", err)
+	}
+	t.best, t.bestIndex, rep.NewElite = score, r.Index, true
+	t.bestFit = r.Fitness
+	t.log.Info("new elite", "generation", rep.Generation, "agent", t.bestIndex, "fitness", r.Fitness, "score", score, "file", path)
+	return nil
+}
+
+// applyStopRules ends the run after generation g, whose best fitness is
+// bestFitness, when the target is reached (by the elite's confirmed score
+// with elite_episodes) or the budget spent.
+func (t *Trainer) applyStopRules(g int, bestFitness float64) {
+	reached := bestFitness >= t.cfg.Population.Target
+	if t.cfg.Population.EliteEpisodes > 0 {
+		reached = t.best >= t.cfg.Population.Target
+	}
+	switch {
+	case g >= t.cfg.Population.MinGenerations && reached:
+		t.finished, t.stopReason = true, StopTarget
+	case t.totalSteps >= t.cfg.Population.MaxSteps:
+		t.finished, t.stopReason = true, StopBudget
+	}
 }
 
 // advance makes the next generation's population from generation g's:

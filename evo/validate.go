@@ -24,73 +24,123 @@ func (c Config) Validate() error { return c.validate(true) }
 
 // validate is Validate; without build it does not build the agent.
 func (c Config) validate(build bool) error {
-	var errs []error
-	bad := func(key string, v any, want string) {
-		errs = append(errs, fmt.Errorf("%s = %v: want %s", key, v, want))
+	var ps problems
+	c.checkEnv(&ps)
+	c.checkPopulation(&ps)
+	ppoOK := c.checkPPO(&ps)
+	c.checkMutation(&ps)
+	ps.add(c.validateStrategy()...)
+	c.checkTournamentAndCheckpoints(&ps)
+	if ppoOK { // ranges derive from, and are checked against, valid [ppo] values
+		names := make([]string, 0, len(c.HP))
+		for name := range c.HP {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			ps.add(c.validateHP(name, c.HP[name])...)
+		}
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if len(ps) == 0 {
+		ps.add(c.tryBuild(build))
+	}
+	if err := errors.Join(ps...); err != nil {
+		return badInput(err)
+	}
+	return nil
+}
+
+// problems collects what is wrong with a config, each naming its key.
+type problems []error
+
+// bad records key = v and what is allowed instead.
+func (ps *problems) bad(key string, v any, want string) {
+	*ps = append(*ps, fmt.Errorf("%s = %v: want %s", key, v, want))
+}
+
+// add records errors (nil ones are dropped by errors.Join).
+func (ps *problems) add(errs ...error) { *ps = append(*ps, errs...) }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// checkEnv checks out_dir and [env].
+func (c Config) checkEnv(ps *problems) {
 	if c.OutDir == "" {
-		bad("out_dir", `""`, "a directory")
+		ps.bad("out_dir", `""`, "a directory")
 	}
 	if _, ok := envs.Lookup(c.Env.ID); !ok && !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
 		// A "gym:" id is checked when the env is built (tryBuild), which
 		// starts the Python child and asks it for the env.
-		bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
+		ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
 	}
 	if c.Env.NumEnvs < 1 {
-		bad("env.num_envs", c.Env.NumEnvs, ">= 1")
+		ps.bad("env.num_envs", c.Env.NumEnvs, ">= 1")
 	} else if c.Env.NumEnvs > maxNumEnvs {
-		bad("env.num_envs", c.Env.NumEnvs, fmt.Sprintf("<= %d", maxNumEnvs))
+		ps.bad("env.num_envs", c.Env.NumEnvs, fmt.Sprintf("<= %d", maxNumEnvs))
 	}
 	if c.Env.EvalEpisodes < 1 {
-		bad("env.eval_episodes", c.Env.EvalEpisodes, ">= 1")
+		ps.bad("env.eval_episodes", c.Env.EvalEpisodes, ">= 1")
 	} else if c.Env.EvalEpisodes > maxEvalEpisodes {
-		bad("env.eval_episodes", c.Env.EvalEpisodes, fmt.Sprintf("<= %d", maxEvalEpisodes))
+		ps.bad("env.eval_episodes", c.Env.EvalEpisodes, fmt.Sprintf("<= %d", maxEvalEpisodes))
 	}
 	if c.Env.EvalMaxSteps < 1 {
-		bad("env.eval_max_steps", c.Env.EvalMaxSteps, ">= 1")
+		ps.bad("env.eval_max_steps", c.Env.EvalMaxSteps, ">= 1")
 	}
+}
+
+// checkPopulation checks [population] and learn_step against num_envs.
+func (c Config) checkPopulation(ps *problems) {
 	p := c.Population
 	if p.Size < 1 {
-		bad("population.size", p.Size, ">= 1")
+		ps.bad("population.size", p.Size, ">= 1")
 	} else if p.Size > maxPopulationSize {
-		bad("population.size", p.Size, fmt.Sprintf("<= %d agents", maxPopulationSize))
+		ps.bad("population.size", p.Size, fmt.Sprintf("<= %d agents", maxPopulationSize))
 	}
 	if p.EvoSteps < 1 {
-		bad("population.evo_steps", p.EvoSteps, ">= 1")
+		ps.bad("population.evo_steps", p.EvoSteps, ">= 1")
 	}
 	if p.MaxSteps < 1 {
-		bad("population.max_steps", p.MaxSteps, ">= 1")
+		ps.bad("population.max_steps", p.MaxSteps, ">= 1")
 	}
 	if math.IsNaN(p.Target) {
-		bad("population.target", p.Target, "a number (inf: no target)")
+		ps.bad("population.target", p.Target, "a number (inf: no target)")
 	}
 	if p.MinGenerations < 0 {
-		bad("population.min_generations", p.MinGenerations, ">= 0")
+		ps.bad("population.min_generations", p.MinGenerations, ">= 0")
 	}
 	if p.Workers < 0 {
-		bad("population.workers", p.Workers, ">= 0 (0: GOMAXPROCS)")
+		ps.bad("population.workers", p.Workers, ">= 0 (0: GOMAXPROCS)")
 	}
 	if p.EliteEpisodes < 0 || p.EliteEpisodes > maxEvalEpisodes {
-		bad("population.elite_episodes", p.EliteEpisodes, fmt.Sprintf("0 (off) to %d", maxEvalEpisodes))
+		ps.bad("population.elite_episodes", p.EliteEpisodes, fmt.Sprintf("0 (off) to %d", maxEvalEpisodes))
 	}
 	if c.PPO.LearnStep < c.Env.NumEnvs && c.Env.NumEnvs >= 1 {
-		bad("ppo.learn_step", c.PPO.LearnStep, fmt.Sprintf(">= env.num_envs (%d): a rollout takes learn_step/num_envs steps of each env", c.Env.NumEnvs))
+		ps.bad("ppo.learn_step", c.PPO.LearnStep, fmt.Sprintf(">= env.num_envs (%d): a rollout takes learn_step/num_envs steps of each env", c.Env.NumEnvs))
 	}
+}
+
+// checkPPO checks [ppo], the backend and the sizes the memory estimate
+// relies on; it reports whether they are valid.
+func (c Config) checkPPO(ps *problems) bool {
 	ppo := c.PPO
 	if ppo.Backend != "" {
 		// The backend is chosen in [net], not [ppo]: check it here by its key.
 		if _, err := nn.Lookup(ppo.Backend); err != nil {
-			errs = append(errs, fmt.Errorf("net.backend = %q: %w", ppo.Backend, err))
+			ps.add(fmt.Errorf("net.backend = %q: %w", ppo.Backend, err))
 		}
 		ppo.Backend = ""
 	}
 	ppoErr := ppo.Validate()
 	if ppoErr != nil {
-		errs = append(errs, prefixLines("ppo.", ppoErr))
+		ps.add(prefixLines("ppo.", ppoErr))
 	}
 	sizeErrs := c.validateSizes()
-	errs = append(errs, sizeErrs...)
+	ps.add(sizeErrs...)
+	return ppoErr == nil && len(sizeErrs) == 0
+}
+
+// checkMutation checks [mutation]'s weights and settings.
+func (c Config) checkMutation(ps *problems) {
 	m := c.Mutation
 	weights := []struct {
 		key string
@@ -100,50 +150,37 @@ func (c Config) validate(build bool) error {
 	sum := 0.0
 	for _, w := range weights {
 		if !(w.v >= 0) || !finite(w.v) {
-			bad("mutation."+w.key, w.v, "a weight >= 0")
+			ps.bad("mutation."+w.key, w.v, "a weight >= 0")
 		} else {
 			sum += w.v
 		}
 	}
 	if !(sum > 0) {
-		errs = append(errs, errors.New("mutation: no_mutation, architecture, parameters, activation and rl_hp are all 0: want at least one weight > 0"))
+		ps.add(errors.New("mutation: no_mutation, architecture, parameters, activation and rl_hp are all 0: want at least one weight > 0"))
 	}
 	if !(m.NewLayer >= 0 && m.NewLayer <= 1) {
-		bad("mutation.new_layer", m.NewLayer, "a probability in [0, 1]")
+		ps.bad("mutation.new_layer", m.NewLayer, "a probability in [0, 1]")
 	}
 	if !(m.MutationSD >= 0) || !finite(m.MutationSD) {
-		bad("mutation.mutation_sd", m.MutationSD, ">= 0")
+		ps.bad("mutation.mutation_sd", m.MutationSD, ">= 0")
 	}
-	errs = append(errs, c.validateStrategy()...)
+}
+
+// checkTournamentAndCheckpoints checks [tournament] and [checkpoint].
+func (c Config) checkTournamentAndCheckpoints(ps *problems) {
+	p := c.Population
 	// The tournament's size is checked against the population only where a
 	// tournament is held: independent agents and PBT hold none.
 	tournament := !p.Independent && p.Selection != SelectPBT
 	if c.Tournament.Size < 1 || (tournament && p.Size >= 1 && c.Tournament.Size > p.Size) {
-		bad("tournament.size", c.Tournament.Size, fmt.Sprintf("in [1, population.size = %d]", p.Size))
+		ps.bad("tournament.size", c.Tournament.Size, fmt.Sprintf("in [1, population.size = %d]", p.Size))
 	}
 	if c.Checkpoint.Every < 1 {
-		bad("checkpoint.every", c.Checkpoint.Every, ">= 1 (generations)")
+		ps.bad("checkpoint.every", c.Checkpoint.Every, ">= 1 (generations)")
 	}
 	if c.Checkpoint.Keep < 0 {
-		bad("checkpoint.keep", c.Checkpoint.Keep, ">= 0 (0 keeps all)")
+		ps.bad("checkpoint.keep", c.Checkpoint.Keep, ">= 0 (0 keeps all)")
 	}
-	names := make([]string, 0, len(c.HP))
-	for name := range c.HP {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if ppoErr == nil && len(sizeErrs) == 0 { // ranges derive from, and are checked against, valid [ppo] values
-		for _, name := range names {
-			errs = append(errs, c.validateHP(name, c.HP[name])...)
-		}
-	}
-	if len(errs) == 0 {
-		errs = append(errs, c.tryBuild(build))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return badInput(err)
-	}
-	return nil
 }
 
 // validateSizes checks the upper bounds of the [ppo] sizes that set an
@@ -174,7 +211,6 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	if f, i := hpField(&c.PPO, name); f == nil && i == nil {
 		return []error{fmt.Errorf("[%s]: not a mutable hyperparameter; want one of %s", key, strings.Join(HPNames(), ", "))}
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	if !finite(r.Min) || !finite(r.Max) || !(r.Min <= r.Max) {
 		return []error{fmt.Errorf("%s: min = %v, max = %v: want finite min <= max", key, r.Min, r.Max)}
 	}
