@@ -100,46 +100,60 @@ type playEnvConfig struct {
 }
 
 // loadPlay loads the agent and makes its env as p asks. Every error names
-// the file or flag at fault.
-func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
+// the file or flag at fault. An agent trained on MinAtar's full action set
+// under a "-v1" id, which named that set before it named the minimal one,
+// plays the "-v0" id (envs.LegacyMinAtarID); note then says so.
+func loadPlay(p playFlags) (a *agent.PPO, env envs.Env, id, note string, err error) {
 	file, dir := p.agent, ""
 	if st, err := os.Stat(p.agent); err == nil && st.IsDir() {
 		dir = p.agent
 		if file, err = runElite(dir); err != nil {
-			return nil, nil, "", fmt.Errorf("-agent: %w", err)
+			return nil, nil, "", "", fmt.Errorf("-agent: %w", err)
 		}
 	}
-	a, err := agent.Load(file)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("-agent: %w", err)
+	if a, err = agent.Load(file); err != nil {
+		return nil, nil, "", "", fmt.Errorf("-agent: %w", err)
 	}
 	id, opts, where := p.env, envs.Options(nil), "-env "+p.env
 	if !p.envSet {
-		if dir == "" {
-			return nil, nil, "", fmt.Errorf("-env is needed: agent file %s does not store its env (give -env ID, or the run directory)", file)
+		if id, opts, where, err = runEnv(dir, file); err != nil {
+			return nil, nil, "", "", err
 		}
-		cpath := filepath.Join(dir, "config.toml")
-		var cfg playEnvConfig
-		if _, err := toml.DecodeFile(cpath, &cfg); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, nil, "", fmt.Errorf("%s: no config to read the env from (give -env ID)", cpath)
-			}
-			return nil, nil, "", fmt.Errorf("%s: %w", cpath, err)
-		}
-		if cfg.Env.ID == "" {
-			return nil, nil, "", fmt.Errorf("%s: no [env] id (give -env ID)", cpath)
-		}
-		id, opts, where = cfg.Env.ID, cfg.Env.Options, cpath+": [env]"
 	}
-	env, err := envs.Make(id, opts)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", where, err)
+	if legacy := envs.LegacyMinAtarID(id, opts, a.ActionSpace()); legacy != id {
+		note = fmt.Sprintf("%s: %s now names MinAtar's minimal action set; agent %s has the full set of 6, which %s named when it was trained, so it plays %s",
+			where, id, file, id, legacy)
+		id = legacy
+	}
+	if env, err = envs.Make(id, opts); err != nil {
+		return nil, nil, "", "", fmt.Errorf("%s: %w", where, err)
 	}
 	if err := sameSpaces(env, a, where, id, file); err != nil {
 		envs.Close(env)
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
-	return a, env, id, nil
+	return a, env, id, note, nil
+}
+
+// runEnv reads the env of the run in dir from its config.toml, and where
+// it was read for messages; file is the agent file, for the error when
+// there is no dir.
+func runEnv(dir, file string) (id string, opts envs.Options, where string, err error) {
+	if dir == "" {
+		return "", nil, "", fmt.Errorf("-env is needed: agent file %s does not store its env (give -env ID, or the run directory)", file)
+	}
+	cpath := filepath.Join(dir, "config.toml")
+	var cfg playEnvConfig
+	if _, err := toml.DecodeFile(cpath, &cfg); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil, "", fmt.Errorf("%s: no config to read the env from (give -env ID)", cpath)
+		}
+		return "", nil, "", fmt.Errorf("%s: %w", cpath, err)
+	}
+	if cfg.Env.ID == "" {
+		return "", nil, "", fmt.Errorf("%s: no [env] id (give -env ID)", cpath)
+	}
+	return cfg.Env.ID, cfg.Env.Options, cpath + ": [env]", nil
 }
 
 // sameSpaces checks that env has the spaces agent a was trained on.
@@ -167,9 +181,12 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evolve play: "+format+"\n", a...)
 		return status
 	}
-	a, env, id, err := loadPlay(p)
+	a, env, id, note, err := loadPlay(p)
 	if err != nil {
 		return fail(exitBadInput, "%v", err)
+	}
+	if note != "" {
+		fmt.Fprintf(stderr, "evolve play: note: %s\n", note)
 	}
 	defer envs.Close(env)
 

@@ -9,7 +9,7 @@ const (
 	freewayTimeLimit    = 2500
 )
 
-// freeway is MinAtar/Freeway-v1 (channels chicken, car, speed1 … speed5):
+// freeway is MinAtar/Freeway-v0 (channels chicken, car, speed1 … speed5):
 // the chicken starts on the bottom row in column 4 and moves only up or
 // down, at most once every 3 steps. Each of rows 1–8 holds one car of
 // speed k in 1–5 that moves one cell sideways after every k steps of waiting
