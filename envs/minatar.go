@@ -70,10 +70,14 @@ func MinAtarGames() []string {
 // arXiv:1903.03176) as an Env: Atari games shrunk to a 10×10 grid whose
 // state is a stack of binary channels, one per kind of object. The games
 // are written from the rules and constants of MinAtar's documentation and
-// paper, not from its (GPL) source; where the documentation leaves a rule
-// open, the game's type (breakout, asterix, freeway, spaceInvaders,
-// seaquest in this package's source) says what was chosen, and the choice
-// is held to MinAtar's own statistics of fixed policies over 1,000 episodes
+// paper; the order and timing of events within a step follow MinAtar's
+// (GPL) source, read for them and checked against it, no code taken. Each
+// game's type (breakout, asterix, freeway, spaceInvaders, seaquest in this
+// package's source) states its rules and timing. The games are held to the
+// original: exactly under each constant action where the original is then
+// deterministic, statistically elsewhere (minatar_original_test.go, against
+// testdata/minatar and, where Python and MinAtar are at hand, the original
+// itself through the gym bridge), and to its statistics of fixed policies
 // (minatar_test.go, against ../shared/testdata/minatar).
 //
 // Observations are Box{0,1} of shape [C, 10, 10] (channel, row from the

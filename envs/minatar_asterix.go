@@ -25,14 +25,14 @@ const (
 // interval shrinks by one step (down to every step) and, every other time,
 // so does the move interval; ramping stops when both are at one step.
 //
-// Rules the documentation leaves open, as chosen here: the player starts at
-// row 5, column 5. Every spawn interval one object appears in a random empty
-// row among 1–8 (none when all are taken), heading right from column 0 or
-// left from column 9 with even odds, gold with probability 1/3; the first
-// appears on step 11 and objects first move on step 6. Within a step a due
-// spawn comes first, then the player moves and touches what is in its new cell; then,
-// on a move step, every object moves one cell (leaving at the edge) and
-// touches the player if it enters the player's cell.
+// Rules the documentation leaves open, as the original has them: the player
+// starts at row 5, column 5. Every spawn interval one object appears in a
+// random empty row among 1–8 (none when all are taken), heading right from
+// column 0 or left from column 9 with even odds, gold with probability 1/3;
+// the first appears on step 11 and objects first move on step 6. Within a
+// step a due spawn comes first, then the player moves and touches what is in
+// its new cell; then, on a move step, every object moves one cell (leaving
+// at the edge) and touches the player if it enters the player's cell.
 type asterix struct {
 	ramping bool
 	px, py  int

@@ -11,18 +11,18 @@ import "math/rand/v2"
 // The trail channel marks the ball's previous cell, which gives its
 // direction. There is no difficulty ramping.
 //
-// Rules the documentation leaves open, as chosen here: the ball starts on
-// row 3 in the left or right column (even odds) heading down towards the
-// middle, the paddle in column 4. The paddle moves before the ball. A ball
-// that would leave the grid sideways stays in the edge column and turns;
-// one that would leave the top stays on row 0 and turns down. A ball
-// entering a brick's cell breaks it and turns back vertically, staying on
-// its row — unless the ball entered a brick's cell on the step before too:
-// then it passes into this brick's cell, leaving the brick whole (MinAtar's
-// strike rule, which keeps a ball from breaking bricks on two steps in a
-// row). A ball entering the bottom row bounces, staying on its row, when
-// the paddle is under it (vertical turn only) or in the cell it was
-// entering (it hits the paddle's corner and goes back the way it came).
+// Rules the documentation leaves open, as the original has them: the ball
+// starts on row 3 in the left or right column (even odds) heading down
+// towards the middle, the paddle in column 4. The paddle moves before the
+// ball. A ball that would leave the grid sideways stays in the edge column
+// and turns; one that would leave the top stays on row 0 and turns down. A
+// ball entering a brick's cell breaks it and turns back vertically, staying
+// on its row — unless the ball entered a brick's cell on the step before
+// too: then it passes into this brick's cell, leaving the brick whole
+// (MinAtar's strike rule, which keeps a ball from breaking bricks on two
+// steps in a row). A ball entering the bottom row bounces, staying on its
+// row, when the paddle is under it (vertical turn only) or in the cell it
+// was entering (it hits the paddle's corner and goes back the way it came).
 // When no brick is left, the three rows are rebuilt the next time the ball
 // reaches the bottom row.
 type breakout struct {

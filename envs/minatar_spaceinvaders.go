@@ -29,18 +29,18 @@ const (
 // block appears; with difficulty ramping each new block moves one step
 // faster (the interval between moves shrinks from 12 to at least 6).
 //
-// Rules the documentation leaves open, as chosen here: the cannon starts in
-// column 5, the aliens in rows 0–3, columns 2–7, heading left. The aliens
-// move every min(interval, aliens left) steps, so the last few speed up as
-// in the arcade game. On step 11 and then every 10 steps the alien nearest
-// the cannon (lowest in the column nearest the cannon's) fires from its own
-// cell; a new block keeps the old block's direction and move timer. A step
-// moves the cannon (or fires: the bullet starts on the bottom row), then
-// moves every bullet, then the aliens, then lets the alien nearest the
+// Rules the documentation leaves open, as the original has them: the cannon
+// starts in column 5, the aliens in rows 0–3, columns 2–7, heading left. The
+// aliens move every min(interval, aliens left) steps, so the last few speed
+// up as in the arcade game. On step 11 and then every 10 steps the alien
+// nearest the cannon (lowest in the column nearest the cannon's) fires from
+// its own cell; a new block keeps the old block's direction and move timer.
+// A step moves the cannon (or fires: the bullet starts on the bottom row),
+// then moves every bullet, then the aliens, then lets the alien nearest the
 // cannon shoot, then removes each alien that shares a cell with a friendly
 // bullet, with that bullet. So with no shot fired the first alien bullet,
-// from straight above a cannon that has not moved, hits it on step 17; an
-// always-firing cannon shoots three aliens before it, on step 18.
+// from straight above a cannon that has not moved, hits it on step 17; a
+// cannon that always fires shoots three aliens and is hit on step 18.
 type spaceInvaders struct {
 	ramping bool
 	cannon  int
