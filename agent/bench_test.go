@@ -64,7 +64,7 @@ func benchEncoders() []benchEncoder {
 		{"mlp-relu", "CartPole-v1", relu},
 		{"mlp-tanh", "CartPole-v1", mlp},
 		{"cnn", "Catch-v0", cnn},
-		{"cnn-breakout", "MinAtar/Breakout-v1", breakout},
+		{"cnn-breakout", "MinAtar/Breakout-v0", breakout},
 		{"lstm", "CartPoleNoVel-v1", lstm},
 	}
 }

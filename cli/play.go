@@ -82,32 +82,37 @@ func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // loadPlay loads the agent and makes its env as p asks. Every error names
-// the file or flag at fault.
-func loadPlay(p playFlags) (*agent.PPO, envs.Env, string, error) {
+// the file or flag at fault. An agent trained on MinAtar's full action set
+// under a "-v1" id, which named that set before it named the minimal one,
+// plays the "-v0" id (envs.LegacyMinAtarID); note then says so.
+func loadPlay(p playFlags) (a *agent.PPO, env envs.Env, id, note string, err error) {
 	file, dir := p.agent, ""
 	if st, err := os.Stat(p.agent); err == nil && st.IsDir() {
 		dir = p.agent
 		if file, err = runElite(dir); err != nil {
-			return nil, nil, "", fmt.Errorf("-agent: %w", err)
+			return nil, nil, "", "", fmt.Errorf("-agent: %w", err)
 		}
 	}
-	a, err := agent.Load(file)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("-agent: %w", err)
+	if a, err = agent.Load(file); err != nil {
+		return nil, nil, "", "", fmt.Errorf("-agent: %w", err)
 	}
 	id, opts, where, err := playEnv(p, dir, file, a)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
-	env, err := envs.Make(id, opts)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", where, err)
+	if legacy := envs.LegacyMinAtarID(id, opts, a.ActionSpace()); legacy != id {
+		note = fmt.Sprintf("%s: %s now names MinAtar's minimal action set; agent %s has the full set of 6, which %s named when it was trained, so it plays %s",
+			where, id, file, id, legacy)
+		id = legacy
+	}
+	if env, err = envs.Make(id, opts); err != nil {
+		return nil, nil, "", "", fmt.Errorf("%s: %w", where, err)
 	}
 	if err := sameSpaces(env, a, where, id, file); err != nil {
 		envs.Close(env)
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
-	return a, env, id, nil
+	return a, env, id, note, nil
 }
 
 // playEnv says which env to play agent a (loaded from file, inside the run
@@ -156,9 +161,12 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evolve play: "+format+"\n", a...)
 		return status
 	}
-	a, env, id, err := loadPlay(p)
+	a, env, id, note, err := loadPlay(p)
 	if err != nil {
 		return fail(exitBadInput, "%v", err)
+	}
+	if note != "" {
+		fmt.Fprintf(stderr, "evolve play: note: %s\n", note)
 	}
 	defer envs.Close(env)
 	// Outputs are checked before anything is played.

@@ -262,3 +262,47 @@ func TestPlayMasksAndRecurrent(t *testing.T) {
 		})
 	}
 }
+
+// A run written when MinAtar/Breakout-v1 named the full action set (see
+// testdata/minatar-v1-full-run/README.md): its agents of 6 actions play and
+// train on MinAtar/Breakout-v0, with a note saying so.
+func TestPlayAndResumeARunFromBeforeMinAtarV0(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS("testdata/minatar-v1-full-run")); err != nil {
+		t.Fatal(err)
+	}
+	const note = "MinAtar/Breakout-v1 now names MinAtar's minimal action set"
+	for _, args := range [][]string{
+		{"play", "-agent", dir, "-episodes", "2"},
+		{"play", "-agent", filepath.Join(dir, "elite.safetensors"), "-env", "MinAtar/Breakout-v1", "-episodes", "2"},
+	} {
+		code, stdout, stderr := evolve(context.Background(), args...)
+		if code != exitOK || !strings.Contains(stderr, note) || !strings.Contains(stderr, "plays MinAtar/Breakout-v0") {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant 0 and a note that it plays MinAtar/Breakout-v0", args, code, stderr)
+		}
+		if !strings.Contains(stdout, "mean return") {
+			t.Errorf("%v: stdout:\n%s", args, stdout)
+		}
+	}
+	code, _, stderr := evolve(context.Background(), "-resume", dir, "-max-steps", "1024")
+	if code != exitOK || !strings.Contains(stderr, "they train and play on MinAtar/Breakout-v0") {
+		t.Fatalf("resume: exit %d, stderr:\n%s\nwant 0 and a note that it trains on MinAtar/Breakout-v0", code, stderr)
+	}
+	if s := string(mustRead(t, filepath.Join(dir, "checkpoints", "latest"))); s != "gen-000002\n" {
+		t.Errorf("after resuming: latest checkpoint %q, want gen-000002", s)
+	}
+	// The agent files the resumed run writes record the env they play on,
+	// so a bare file plays there without -env or a note.
+	files, _ := filepath.Glob(filepath.Join(dir, "checkpoints", "gen-000002", "agent-*.safetensors"))
+	if len(files) == 0 {
+		t.Fatal("no agent files in gen-000002")
+	}
+	a, err := agent.Load(files[0])
+	if err != nil || a.Env.ID != "MinAtar/Breakout-v0" {
+		t.Fatalf("%s records env %q (%v), want MinAtar/Breakout-v0", files[0], a.Env.ID, err)
+	}
+	code, stdout, stderr := evolve(context.Background(), "play", "-agent", files[0], "-episodes", "1")
+	if code != exitOK || strings.Contains(stderr, "note") || !strings.Contains(stdout, "mean return") {
+		t.Errorf("bare agent file: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

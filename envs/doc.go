@@ -51,8 +51,9 @@
 // environments Probe1-v0 … Probe7-v0 for debugging agents, LunarLander-v3
 // and LunarLanderContinuous-v3 (Box2D), bsuite's Catch-v0 (image
 // observations), ConnectFour-v0 (action masks) and the five MinAtar games
-// MinAtar/Breakout-v1, MinAtar/Asterix-v1, MinAtar/Freeway-v1,
-// MinAtar/SpaceInvaders-v1 and MinAtar/Seaquest-v1 ([C, 10, 10] binary
-// images, sticky actions, difficulty ramping; see NewMinAtar). Register adds
+// MinAtar/Breakout, Asterix, Freeway, SpaceInvaders and Seaquest, each as
+// -v0 (the full action set) and -v1 (the minimal set), as MinAtar names
+// them ([C, 10, 10] binary images, sticky actions, difficulty ramping; see
+// NewMinAtar). Register adds
 // a user's own environment under a new id.
 package envs

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,7 +33,10 @@ const GymPrefix = "gym:"
 // NewGymVector). The options:
 //
 //   - "python": the interpreter (default "python3");
-//   - "import": a list of modules to import first (ones that register envs);
+//   - "import": a list of modules to import first (ones that register envs
+//     when imported); an entry "package.module:function" also calls
+//     function() after the import, for packages that register their envs
+//     in a function (MinAtar: "minatar.gym:register_envs");
 //   - "kwargs": a map passed to gymnasium.make(ID, **kwargs);
 //   - "wrappers": a list of wrappers applied in order after make, each
 //     "package.module.Class" (or "package.module:Class") or a table
@@ -50,7 +54,15 @@ const GymPrefix = "gym:"
 //
 // Spaces Box (any shape and dtype, ±Inf bounds), Discrete (with start),
 // MultiDiscrete, MultiBinary and Dict of those are supported; any other
-// fails Make with an error naming it. info["action_mask"] becomes
+// fails Make with an error naming it. Observations are read as numbers
+// whatever their dtype, so an env whose observations' dtype differs from
+// its space's (MinAtar's bool images in a uint8 Box) runs, as Gymnasium's
+// checker lets it with a warning.
+//
+// Seeds reach reset(seed=...) as given when below 2^32. A larger seed is
+// folded into 32 bits, its high half XORed into its low half (GymSeed),
+// because NumPy's legacy RandomState, which MinAtar and other envs seed
+// with it, refuses seeds of 2^32 and more. info["action_mask"] becomes
 // Info.ActionMask; other info is not carried (it would cost a decoding per
 // step for values the trainer never reads).
 //
@@ -215,7 +227,7 @@ func gymOptions(id string, n int, opts Options) (cfg gymConfig, python string, t
 		}
 		cfg.ModuleEnv = s
 	}
-	if cfg.Import, err = stringList(opts, "import", "module name"); err != nil {
+	if cfg.Import, err = gymImports(opts); err != nil {
 		return cfg, "", 0, 0, err
 	}
 	if cfg.Kwargs, err = table(opts["kwargs"], "option \"kwargs\""); err != nil {
@@ -238,6 +250,26 @@ func gymOptions(id string, n int, opts Options) (cfg gymConfig, python string, t
 		start, err = seconds(opts, "start_timeout", 120)
 	}
 	return cfg, python, timeout, start, err
+}
+
+// pyName matches a dotted Python name.
+var pyName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// gymImports reads the option "import": module names, each optionally
+// followed by ":function", a function of the module to call after the
+// import.
+func gymImports(opts Options) ([]string, error) {
+	list, err := stringList(opts, "import", "module name")
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range list {
+		mod, fn, call := strings.Cut(m, ":")
+		if !pyName.MatchString(mod) || call && !pyName.MatchString(fn) {
+			return nil, fmt.Errorf("option \"import\"[%d] = %q: want \"package.module\", or \"package.module:function\" to call function() after importing it", i, m)
+		}
+	}
+	return list, nil
 }
 
 // seconds reads a positive number of seconds under key.
@@ -532,7 +564,8 @@ func (g *GymEnv) Close() error {
 func (g *GymEnv) pid() int { return g.h.cmd.Process.Pid }
 
 // seedFor returns the seed to send for env i: NoSeed on a never-seeded
-// env becomes 0, as for every env here.
+// env becomes 0, as for every env here, and other seeds go through
+// GymSeed.
 func (h *gymHost) seedFor(i int, seed int64) int64 {
 	if seed < 0 && !h.seeded[i] {
 		seed = 0
@@ -541,7 +574,19 @@ func (h *gymHost) seedFor(i int, seed int64) int64 {
 	if seed < 0 {
 		return -1
 	}
-	return seed
+	return GymSeed(seed)
+}
+
+// GymSeed returns the seed a Python env receives for seed >= 0: seed
+// itself below 2^32, otherwise (seed XOR seed>>32) mod 2^32 — the high 31
+// bits folded into the low 32 — so that envs seeding NumPy's legacy
+// RandomState, which takes only seeds below 2^32, accept every seed, and
+// the same seed always gives the same episode.
+func GymSeed(seed int64) int64 {
+	if seed < 1<<32 {
+		return seed
+	}
+	return (seed ^ seed>>32) & (1<<32 - 1)
 }
 
 // resetAll resets every env, env i with seeds[i], in one exchange.

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -243,6 +244,11 @@ func TestGymMakeFailures(t *testing.T) {
 		{"bad import", Options{"module_env": "gymtest:Masked", "import": []any{"no_such_plugin"}}, "no_such_plugin"},
 		{"slow start", Options{"module_env": "gymtest:SlowInit", "start_timeout": 0.3}, "did not answer within 300ms"},
 		{"bad start_timeout", Options{"module_env": "gymtest:Masked", "start_timeout": -1}, `"start_timeout" = -1`},
+		{"import function missing", Options{"module_env": "gymtest:Masked", "import": []any{"gymtest:nothere"}},
+			"option import[0] = 'gymtest:nothere': AttributeError"},
+		{"import not a function", Options{"module_env": "gymtest:Masked", "import": []any{"gymtest", "gymtest:REGISTERED"}},
+			"option import[1] = 'gymtest:REGISTERED': TypeError: gymtest.REGISTERED is a list, not a function"},
+		{"import not called", Options{"module_env": "gymtest:NeedsRegister", "import": []any{"gymtest"}}, "call gymtest.register() first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{"timeout": opts["timeout"]}
@@ -327,4 +333,102 @@ func TestGymRender(t *testing.T) {
 	if _, ok := Render(plain); ok || g.Err() == nil || !strings.Contains(g.Err().Error(), `render_mode = "rgb_array"`) {
 		t.Errorf("an env that renders nothing: ok %v, error %v; want false and a hint", ok, g.Err())
 	}
+}
+
+// An "import" entry "module:function" imports the module and calls the
+// function, as MinAtar's envs need (minatar.gym:register_envs); malformed
+// entries fail before Python starts, naming the option and the entry.
+func TestGymImportCallsARegisterFunction(t *testing.T) {
+	opts := gymTestOptions(t, "NeedsRegister")
+	opts["import"] = []any{"gymtest:register"}
+	env, _ := makeGym(t, opts)
+	if obs, _ := env.Reset(0); len(obs) != 1 {
+		t.Errorf("reset observation %v", obs)
+	}
+	for _, entry := range []string{"gymtest:", ":register", "gym test", "gymtest:register:again", "gymtest.", "gymtest:register()"} {
+		_, err := Make("gym:test", Options{"module_env": "gymtest:NeedsRegister", "import": []any{"gymtest", entry}})
+		want := fmt.Sprintf("option \"import\"[1] = %q: want \"package.module\", or \"package.module:function\"", entry)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("import entry %q: error %v, want %s", entry, err, want)
+		}
+	}
+}
+
+// Seeds of 2^32 and more are folded into 32 bits (GymSeed) before they
+// reach the child, smaller ones pass as they are; a vector's SubSeeds too.
+func TestGymSeedsFoldInto32Bits(t *testing.T) {
+	env, g := makeGym(t, gymTestOptions(t, "SeedEcho"))
+	for _, tc := range []struct{ seed, want int64 }{
+		{0, 0}, {12345, 12345}, {1<<32 - 1, 1<<32 - 1},
+		{1 << 32, 1}, {1<<40 + 7, 7 ^ 1<<8}, {math.MaxInt64, 1 << 31},
+	} {
+		if got := GymSeed(tc.seed); got != tc.want {
+			t.Errorf("GymSeed(%d) = %d, want %d", tc.seed, got, tc.want)
+		}
+		obs, _ := env.Reset(tc.seed)
+		if obs == nil {
+			t.Fatalf("reset(%d): %v", tc.seed, g.Err())
+		}
+		if got := int64(obs[0])<<16 | int64(obs[1]); got != tc.want {
+			t.Errorf("reset(%d): the env got seed %d, want %d", tc.seed, got, tc.want)
+		}
+	}
+	v, err := MakeVector("gym:test", 3, gymTestOptions(t, "SeedEcho"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	res, err := v.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		got := int64(res.Obs[2*i])<<16 | int64(res.Obs[2*i+1])
+		if want := GymSeed(SubSeed(1, i)); got != want {
+			t.Errorf("vector env %d got seed %d, want GymSeed(SubSeed(1, %d)) = %d", i, got, i, want)
+		}
+	}
+}
+
+// An env that seeds NumPy's legacy RandomState (as MinAtar does) takes any
+// seed: a large one plays as its folded form.
+func TestGymSeedsReachLegacyRandomState(t *testing.T) {
+	opts := gymTestOptions(t, "LegacyRandom")
+	opts["python"] = pytest.NumPy(t)
+	env, g := makeGym(t, opts)
+	draw := func(seed int64) []float32 {
+		obs, _ := env.Reset(seed)
+		if obs == nil {
+			t.Fatalf("reset(%d): %v", seed, g.Err())
+		}
+		return slices.Clone(obs)
+	}
+	big := int64(1<<40 + 7)
+	first := draw(big)
+	if again, folded := draw(big), draw(GymSeed(big)); !slices.Equal(first, again) || !slices.Equal(first, folded) {
+		t.Errorf("seed %d drew %v, then %v; seed %d drew %v", big, first, again, GymSeed(big), folded)
+	}
+}
+
+// Observations whose dtype is not their space's (bools in a uint8 Box, as
+// MinAtar's Gymnasium class gives them) arrive as numbers.
+func TestGymBoolObservationsInAUint8Box(t *testing.T) {
+	check := func(t *testing.T, opts Options) {
+		env, g := makeGym(t, opts)
+		if got := env.ObservationSpace().String(); got != NewBox(0, 1, 2, 2).String() {
+			t.Errorf("observation space %s, want Box(0, 1, [2 2])", got)
+		}
+		if obs, _ := env.Reset(0); !slices.Equal(obs, []float32{0, 0, 0, 1}) {
+			t.Errorf("reset observation %v (%v), want [0 0 0 1]", obs, g.Err())
+		}
+		if obs, _, _, _, _ := env.Step([]float32{3}); !slices.Equal(obs, []float32{1, 1, 0, 1}) {
+			t.Errorf("observation after action 3: %v (%v), want [1 1 0 1]", obs, g.Err())
+		}
+	}
+	t.Run("python bools", func(t *testing.T) { check(t, gymTestOptions(t, "BoolObs")) })
+	t.Run("numpy bools", func(t *testing.T) {
+		opts := gymTestOptions(t, "BoolObs")
+		opts["python"] = pytest.NumPy(t)
+		check(t, opts)
+	})
 }

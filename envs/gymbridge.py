@@ -180,6 +180,26 @@ def resolve(name):
     return obj
 
 
+def run_import(i, entry):
+    """Imports the module of entry i of the option "import"; for an entry
+    "package.module:function", then calls function() (for packages that
+    register their envs in a function, such as MinAtar's
+    "minatar.gym:register_envs")."""
+    mod, sep, fn = entry.partition(":")
+    module = importlib.import_module(mod)
+    if not sep:
+        return
+    try:
+        obj = module
+        for part in fn.split("."):
+            obj = getattr(obj, part)
+        if not callable(obj):
+            raise TypeError("%s.%s is a %s, not a function" % (mod, fn, type(obj).__name__))
+        obj()
+    except Exception as e:
+        raise ValueError("envs gym bridge: option import[%d] = %r: %s: %s" % (i, entry, type(e).__name__, e)) from e
+
+
 def make(cfg):
     kwargs = cfg.get("kwargs") or {}
     if cfg.get("module_env"):
@@ -272,8 +292,8 @@ def main():
     envs = []
     try:
         cfg = json.loads(cfg)
-        for m in cfg.get("import") or []:
-            importlib.import_module(m)
+        for i, m in enumerate(cfg.get("import") or []):
+            run_import(i, m)
         descs = None
         for i in range(int(cfg.get("num_envs", 1))):
             env = make(cfg)

@@ -3,6 +3,7 @@ package envs
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // minatarSize is the side of every MinAtar grid.
@@ -44,7 +45,8 @@ type MinAtarOptions struct {
 	// [difficulty_ramping]; Breakout and Freeway have no ramping.
 	DifficultyRamping bool
 	// MinimalActions shrinks the action space to the game's minimal action
-	// set, in full-set order [minimal_actions].
+	// set, in full-set order [minimal_actions; its default comes from the
+	// id: false for "-v0", true for "-v1"].
 	MinimalActions bool
 }
 
@@ -54,8 +56,12 @@ func DefaultMinAtarOptions() MinAtarOptions {
 	return MinAtarOptions{StickyActionProb: 0.1, DifficultyRamping: true}
 }
 
-// MinAtarGames returns the game names NewMinAtar accepts; each is
-// registered as "MinAtar/<name>-v1".
+// MinAtarGames returns the game names NewMinAtar accepts. Each is
+// registered twice, as MinAtar registers it with Gymnasium:
+// "MinAtar/<name>-v0" with the full action set of 6 and "MinAtar/<name>-v1"
+// with the game's minimal action set. The option minimal_actions, when
+// given, chooses the set under either id (so "-v0" with minimal_actions =
+// true is "-v1", and "-v1" with minimal_actions = false is "-v0").
 func MinAtarGames() []string {
 	return []string{"Breakout", "Asterix", "Freeway", "SpaceInvaders", "Seaquest"}
 }
@@ -64,17 +70,23 @@ func MinAtarGames() []string {
 // arXiv:1903.03176) as an Env: Atari games shrunk to a 10×10 grid whose
 // state is a stack of binary channels, one per kind of object. The games
 // are written from the rules and constants of MinAtar's documentation and
-// paper, not from its (GPL) source; where the documentation leaves a rule
-// open, the game's type (breakout, asterix, freeway, spaceInvaders,
-// seaquest in this package's source) says what was chosen, and the choice
-// is held to MinAtar's own statistics of fixed policies over 1,000 episodes
+// paper; the order and timing of events within a step follow MinAtar's
+// (GPL) source, read for them and checked against it, no code taken. Each
+// game's type (breakout, asterix, freeway, spaceInvaders, seaquest in this
+// package's source) states its rules and timing. The games are held to the
+// original: exactly under each constant action where the original is then
+// deterministic, statistically elsewhere (minatar_original_test.go, against
+// testdata/minatar and, where Python and MinAtar are at hand, the original
+// itself through the gym bridge), and to its statistics of fixed policies
 // (minatar_test.go, against ../shared/testdata/minatar).
 //
 // Observations are Box{0,1} of shape [C, 10, 10] (channel, row from the
 // top, column from the left; channels in MinAtar's order). Actions are
 // Discrete(6) — 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire — or, with
 // MinimalActions, the game's minimal action set as a smaller Discrete (see
-// Actions). With probability StickyActionProb (0.1 by default, drawn from
+// Actions; the ids ending in -v1): Breakout no-op, left, right; Asterix all but fire;
+// Freeway no-op, up, down; SpaceInvaders no-op, left, right, fire; Seaquest
+// all six. With probability StickyActionProb (0.1 by default, drawn from
 // the env's own stream) the previous action repeats instead of the chosen
 // one. Rewards and ends are MinAtar's:
 //
@@ -133,7 +145,7 @@ func NewMinAtar(name string, opts MinAtarOptions) (*MinAtar, error) {
 	default:
 		return nil, fmt.Errorf("envs: no MinAtar game %q (have %v)", name, MinAtarGames())
 	}
-	m := &MinAtar{name: "MinAtar/" + name + "-v1", game: g, opts: opts}
+	m := &MinAtar{name: minatarID(name, opts.MinimalActions), game: g, opts: opts}
 	m.actions = []int{maNoop, maLeft, maUp, maRight, maDown, maFire}
 	if opts.MinimalActions {
 		m.actions = g.minimalActions()
@@ -144,12 +156,23 @@ func NewMinAtar(name string, opts MinAtarOptions) (*MinAtar, error) {
 	return m, nil
 }
 
-// newMinAtarFromOptions builds a game from config options.
-func newMinAtarFromOptions(name string, o Options) (Env, error) {
+// minatarID returns the id of game name with the minimal or the full
+// action set.
+func minatarID(name string, minimal bool) string {
+	if minimal {
+		return "MinAtar/" + name + "-v1"
+	}
+	return "MinAtar/" + name + "-v0"
+}
+
+// newMinAtarFromOptions builds a game from config options; minimal is the
+// default of minimal_actions, which the id sets.
+func newMinAtarFromOptions(name string, minimal bool, o Options) (Env, error) {
 	if err := o.Only("sticky_action_prob", "difficulty_ramping", "minimal_actions"); err != nil {
 		return nil, err
 	}
 	opts := DefaultMinAtarOptions()
+	opts.MinimalActions = minimal
 	var err error
 	if opts.StickyActionProb, err = o.Float("sticky_action_prob", opts.StickyActionProb); err != nil {
 		return nil, err
@@ -163,12 +186,43 @@ func newMinAtarFromOptions(name string, o Options) (Env, error) {
 	return NewMinAtar(name, opts)
 }
 
-// registerMinAtar registers game name with its summary. No time limit is
-// registered: Breakout, Asterix, Space Invaders and Seaquest always end
-// (a perfect Breakout player aside), and Freeway ends itself.
+// registerMinAtar registers game name with its summary, as -v0 (the full
+// action set) and -v1 (the minimal set). No time limit is registered:
+// Breakout, Asterix, Space Invaders and Seaquest always end (a perfect
+// Breakout player aside), and Freeway ends itself.
 func registerMinAtar(name, summary string) {
-	mustRegister(Spec{ID: "MinAtar/" + name + "-v1", Summary: summary,
-		New: func(o Options) (Env, error) { return newMinAtarFromOptions(name, o) }})
+	for _, minimal := range []bool{false, true} {
+		set := "full action set"
+		if minimal {
+			set = "minimal action set"
+		}
+		mustRegister(Spec{ID: minatarID(name, minimal), Summary: summary + ", " + set,
+			New: func(o Options) (Env, error) { return newMinAtarFromOptions(name, minimal, o) }})
+	}
+}
+
+// LegacyMinAtarID returns the id under which an agent whose action space is
+// actions plays the env that a config or command names id with options
+// opts. Before MinAtar's two ids were registered here, "MinAtar/<Game>-v1"
+// named the full action set (which MinAtar calls -v0); so an agent of
+// Discrete(6) under such an id, without the option minimal_actions, was
+// trained on the full set, and plays "MinAtar/<Game>-v0". Any other id
+// comes back unchanged, as does Seaquest's, whose minimal set is the full
+// set.
+func LegacyMinAtarID(id string, opts Options, actions Space) string {
+	name, ok := strings.CutPrefix(id, "MinAtar/")
+	if !ok {
+		return id
+	}
+	name, ok = strings.CutSuffix(name, "-v1")
+	if _, set := opts["minimal_actions"]; !ok || set || actions != (Discrete{N: maActions}) {
+		return id
+	}
+	m, err := NewMinAtar(name, MinAtarOptions{MinimalActions: true})
+	if err != nil || len(m.actions) == maActions {
+		return id
+	}
+	return minatarID(name, false)
 }
 
 // ObservationSpace returns Box(0, 1, [C, 10, 10]).

@@ -2,34 +2,37 @@ package envs
 
 import "math/rand/v2"
 
-// Asterix constants. MinAtar documents a spawn interval of 10, a move
-// interval of 5 and ramping every 100 steps; the intervals are read as the
-// steps that pass between two events (a new object every 11th step, moves
-// every 6th), the reading that matches MinAtar's statistics of random play.
+// Asterix constants, MinAtar's: a new object every 10 steps, objects move
+// every 5, and with ramping both intervals shrink (to every step at the
+// least) every 100 steps. An interval k is a timer set to k that counts down
+// by one at the end of every step and fires the event at the start of the
+// step that finds it at 0: the first event comes on step k+1, then one every
+// k steps. The ramp's timer also spends a step at 0 and one below it before
+// it fires, so ramps come on step 102 and every 102 steps after.
 const (
-	asterixSpawnInterval = 11
-	asterixMoveInterval  = 6
-	asterixMinInterval   = 2
+	asterixSpawnInterval = 10
+	asterixMoveInterval  = 5
+	asterixMinInterval   = 1
 	asterixRampInterval  = 100
 )
 
-// asterix is MinAtar/Asterix-v1 (channels player, enemy, trail, gold): the
+// asterix is MinAtar/Asterix-v0 (channels player, enemy, trail, gold): the
 // player moves one cell a step in the four directions, between rows 1 and 8.
 // Enemies and gold appear at the left or right edge of rows 1–8 and cross
 // the grid horizontally. Picking up gold gives +1; touching an enemy
 // terminates the episode. The trail channel marks the cell behind each
-// moving object. With difficulty ramping, every 100 steps the spawn
-// interval shrinks by one step (down to every other step) and, every other
-// time, so does the move interval.
+// moving object. With difficulty ramping, every 102 steps the spawn
+// interval shrinks by one step (down to every step) and, every other time,
+// so does the move interval; ramping stops when both are at one step.
 //
-// Rules the documentation leaves open, as chosen here: the player starts at
-// row 5, column 5. Every spawn interval one object appears in a random empty
-// row among 1–8 (none when all are taken), heading right from column 0 or
-// left from column 9 with even odds, gold with probability 1/3; the first
-// appears on step 11 and objects first move on step 6. Within a
-// step the player moves first and touches what is in its new cell; then,
-// on a move step, every object moves one cell (leaving at the edge) and
-// touches the player if it enters the player's cell.
+// Rules the documentation leaves open, as the original has them: the player
+// starts at row 5, column 5. Every spawn interval one object appears in a
+// random empty row among 1–8 (none when all are taken), heading right from
+// column 0 or left from column 9 with even odds, gold with probability 1/3;
+// the first appears on step 11 and objects first move on step 6. Within a
+// step a due spawn comes first, then the player moves and touches what is in
+// its new cell; then, on a move step, every object moves one cell (leaving
+// at the edge) and touches the player if it enters the player's cell.
 type asterix struct {
 	ramping bool
 	px, py  int
@@ -37,7 +40,7 @@ type asterix struct {
 
 	spawnInterval, spawnTimer int
 	moveInterval, moveTimer   int
-	rampTimer, ramps          int
+	sinceRamp, ramps          int // steps since the last ramp, ramps so far
 }
 
 type asterixObject struct {
@@ -53,7 +56,7 @@ func (g *asterix) reset(*rand.Rand) {
 	g.objects = [8]asterixObject{}
 	g.spawnInterval, g.spawnTimer = asterixSpawnInterval, asterixSpawnInterval
 	g.moveInterval, g.moveTimer = asterixMoveInterval, asterixMoveInterval
-	g.rampTimer, g.ramps = asterixRampInterval, 0
+	g.sinceRamp, g.ramps = 0, 0
 }
 
 func (g *asterix) step(a int, rng *rand.Rand) (float64, bool, bool) {
@@ -85,20 +88,26 @@ func (g *asterix) step(a int, rng *rand.Rand) (float64, bool, bool) {
 	}
 	g.spawnTimer--
 	g.moveTimer--
-	if g.ramping {
-		g.rampTimer--
-		if g.rampTimer == 0 {
-			if g.spawnInterval > asterixMinInterval {
-				g.spawnInterval--
-			}
-			if g.moveInterval > asterixMinInterval && g.ramps%2 == 1 {
-				g.moveInterval--
-			}
-			g.ramps++
-			g.rampTimer = asterixRampInterval
+	if g.ramping && (g.spawnInterval > asterixMinInterval || g.moveInterval > asterixMinInterval) {
+		g.sinceRamp++
+		if g.sinceRamp > asterixRampInterval+1 {
+			g.ramp()
 		}
 	}
 	return reward, terminated, false
+}
+
+// ramp shortens the spawn interval and, every other ramp, the move
+// interval, each down to asterixMinInterval.
+func (g *asterix) ramp() {
+	if g.spawnInterval > asterixMinInterval {
+		g.spawnInterval--
+	}
+	if g.moveInterval > asterixMinInterval && g.ramps%2 == 1 {
+		g.moveInterval--
+	}
+	g.ramps++
+	g.sinceRamp = 0
 }
 
 // spawn puts a new object in a random empty row.

@@ -9,17 +9,16 @@ const (
 	freewayTimeLimit    = 2500
 )
 
-// freeway is MinAtar/Freeway-v1 (channels chicken, car, speed1 … speed5):
+// freeway is MinAtar/Freeway-v0 (channels chicken, car, speed1 … speed5):
 // the chicken starts on the bottom row in column 4 and moves only up or
 // down, at most once every 3 steps. Each of rows 1–8 holds one car of
-// speed k in 1–5 that moves one cell sideways after every k steps of waiting
-// (on every (k+1)-th step: the reading of MinAtar's "once every k frames"
-// that matches its statistics) and wraps around at the edges; the trail
+// speed k in 1–5 that moves one cell sideways after every k steps of
+// waiting (on every (k+1)-th step, as the original's per-car timer counts
+// MinAtar's "once every k frames") and wraps around at the edges; the trail
 // behind a car is drawn in the channel speedk, so the trail's side gives
-// the direction. A
-// car that hits the chicken sends it back to the bottom row. Reaching the
-// top row gives +1, puts the chicken back at the bottom and draws new car
-// speeds and directions. There is no difficulty ramping.
+// the direction. A car that hits the chicken sends it back to the bottom
+// row. Reaching the top row gives +1, puts the chicken back at the bottom
+// and draws new car speeds and directions. There is no difficulty ramping.
 //
 // The game ends after 2,500 time steps: the step after the 2,500th (the
 // 2,501st, as MinAtar counts) reports truncated, not terminated. The end
@@ -30,12 +29,12 @@ const (
 // — the case Pardo et al. (2018, "Time limits in reinforcement learning")
 // make for time limits the state does not include.
 //
-// Rules the documentation leaves open, as chosen here: cars start in
-// column 0, each with a speed uniform in 1–5 and a direction with even
+// Rules the documentation leaves open, as the original has them: cars start
+// in column 0, each with a speed uniform in 1–5 and a direction with even
 // odds; a new draw after a crossing changes speeds and directions, not
-// positions. Within a step the chicken moves first (reaching row 0 scores
-// at once), then each car, on its move steps, moves; the chicken is hit
-// when it shares a cell with a car before or after the car's move.
+// positions. Within a step the chicken moves first (reaching row 0 scores at
+// once), then each car, on its move steps, moves; the chicken is hit when it
+// shares a cell with a car before or after the car's move.
 type freeway struct {
 	y, moveTimer, timeLeft int
 	cars                   [8]freewayCar // car of row i+1

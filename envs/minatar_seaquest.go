@@ -2,10 +2,15 @@ package envs
 
 import "math/rand/v2"
 
-// Seaquest constants, from MinAtar's documentation: 200 steps of oxygen, at
-// most 6 divers aboard, a new enemy every 20 steps and a new diver every 30,
-// enemies and divers move every 5 steps, enemy subs shoot every 10 and the
-// player's sub every 5 at most.
+// Seaquest constants, MinAtar's: 200 steps of oxygen, at most 6 divers
+// aboard, a new enemy every 20 steps and a new diver every 30, enemies and
+// divers move every 5 steps, enemy subs shoot every 10 and the player's sub
+// every 5 at most. The spawn intervals and the player's cool-down are timers
+// of the whole game, set to k and counting down at the end of every step
+// (the first spawn on step k+1, then one every k steps). The move and shot
+// intervals are timers of each object, set to k when it appears and counted
+// down in its own update, which does the move (or shot) instead of counting
+// when it finds the timer at 0: such an object acts once every k+1 steps.
 const (
 	sqMaxOxygen     = 200
 	sqMaxDivers     = 6
@@ -18,7 +23,7 @@ const (
 	sqMaxObjects    = 32 // of each kind at once; more are not spawned
 )
 
-// seaquest is MinAtar/Seaquest-v1 (channels sub_front, sub_back,
+// seaquest is MinAtar/Seaquest-v0 (channels sub_front, sub_back,
 // friendly_bullet, trail, enemy_bullet, enemy_fish, enemy_sub,
 // oxygen_guage, diver_guage, diver): the player's two-cell submarine moves
 // one cell a step anywhere in rows 0–8 (row 0 is the surface), faces the
@@ -26,33 +31,43 @@ const (
 // one cell a step. Enemy fish and subs cross rows 1–8 from either edge;
 // enemy subs shoot bullets ahead of them. Each enemy shot gives +1. Divers
 // cross the same way; touching one takes it aboard (at most 6, shown as a
-// bar along row 8 of diver_guage). Oxygen (a bar along row 9 of
+// bar along row 9 of diver_guage ending in column 8). Oxygen (a bar along row 9 of
 // oxygen_guage, one cell per 20 units) falls by one each step below the
 // surface. Surfacing with a diver aboard refills the oxygen and lets one
 // diver off — or all six when the sub is full, for a bonus of +1 per
 // oxygen cell left — and, with difficulty ramping, makes enemies spawn one
 // step sooner (down to every step) and, every other time, move one step
-// sooner (down to every 2 steps). The episode terminates when the sub is
+// sooner (down to every 3rd step). The episode terminates when the sub is
 // hit by a fish, a sub or a bullet, runs out of oxygen, or surfaces with
 // no diver aboard. The trail channel marks the cell behind each moving
 // enemy and diver.
 //
-// Rules the documentation leaves open, as chosen here: the sub starts on
-// the surface in column 5 facing right, with full oxygen; being there at
-// the start does not count as surfacing. New enemies appear in a random row
+// The rules' order and timing follow the original (MinAtar's source, read
+// for them): the sub starts on the surface in column 5 facing left, with
+// full oxygen; being there at the start does not count as surfacing. New enemies appear in a random row
 // among 1–8 — none when that row holds an enemy heading the other way — at
 // column 0 heading right or column 9 heading left (even odds), a sub with
-// probability 1/3; divers likewise, in any row. A step moves the sub (or
-// fires), then bullets (hitting enemies they enter), divers, enemy subs
-// (which shoot on their shooting steps), enemy bullets and fish; every
-// mover checks the sub's cell after moving. Oxygen runs out when it would
-// drop below zero.
+// probability 1/3; divers likewise, in any row. A step spawns what is due,
+// moves the sub (or fires), then moves bullets (hitting enemies they
+// enter), divers, enemy subs, enemy bullets and fish; every enemy and enemy
+// bullet checks the sub's cell before and after it moves. An enemy sub
+// shoots from its own cell after its update (so its bullet, moving in the
+// same step, first shows one cell ahead), even on the step it leaves the
+// grid or is shot. Then the oxygen: the episode terminates when a step
+// begins with none left; below the surface it falls by one, and reaching
+// the surface from below with a diver aboard surfaces.
+//
+// Two quirks of the original are kept on purpose, so that scores compare
+// with MinAtar's: surfacing with six divers lets all six off and then one
+// more, leaving the count at -1 (shown as an empty gauge) and every later
+// surfacing safe until the count is back at 0; and a sub that is shot or
+// leaves the grid can still fire on that step.
 type seaquest struct {
 	ramping bool
 	x, y    int
 	facing  int // ±1
 	oxygen  int
-	divers  int
+	divers  int // can drop below 0 (see surfaceWithDivers)
 	surface bool
 
 	bullets, enemyBullets, fish, subs, diversIn sqList
@@ -124,7 +139,7 @@ func (g *seaquest) minimalActions() []int {
 
 func (g *seaquest) reset(*rand.Rand) {
 	*g = seaquest{ramping: g.ramping}
-	g.x, g.y, g.facing = 5, 0, 1
+	g.x, g.y, g.facing = 5, 0, -1
 	g.oxygen, g.surface = sqMaxOxygen, true
 	g.spawnInterval, g.moveInterval = sqSpawnInterval, sqMoveInterval
 	g.spawnTimer, g.diverTimer = sqSpawnInterval, sqDiverInterval
@@ -171,25 +186,27 @@ func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 		if g.pickUp(d) {
 			return false
 		}
-		if d.moveTimer--; d.moveTimer <= 0 {
-			d.moveTimer = sqDiverMove
-			d.x += d.dx
-			if d.x < 0 || d.x >= minatarSize {
-				return false
-			}
+		if d.moveTimer > 0 {
+			d.moveTimer--
+			return true
+		}
+		d.moveTimer = sqDiverMove
+		d.x += d.dx
+		if d.x < 0 || d.x >= minatarSize {
+			return false
 		}
 		return !g.pickUp(d)
 	})
 	// Enemy subs, which shoot.
 	g.subs.filter(func(s *sqObject) bool {
-		if !g.advanceEnemy(s, &reward, &dead) {
-			return false
-		}
-		if s.shotIn--; s.shotIn <= 0 {
+		stays := g.advanceEnemy(s, &reward, &dead)
+		if s.shotIn > 0 {
+			s.shotIn--
+		} else {
 			s.shotIn = sqShotInterval
-			g.enemyBullets.add(sqObject{x: s.x + s.dx, y: s.y, dx: s.dx})
+			g.enemyBullets.add(sqObject{x: s.x, y: s.y, dx: s.dx})
 		}
-		return true
+		return stays
 	})
 	// Enemy bullets.
 	g.enemyBullets.filter(func(b *sqObject) bool {
@@ -209,12 +226,12 @@ func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 	g.fish.filter(func(f *sqObject) bool { return g.advanceEnemy(f, &reward, &dead) })
 
 	// Oxygen and surfacing.
+	if g.oxygen <= 0 {
+		dead = true
+	}
 	if g.y > 0 {
 		g.surface = false
 		g.oxygen--
-		if g.oxygen < 0 {
-			dead = true
-		}
 	} else if !g.surface {
 		g.surface = true
 		if g.divers == 0 {
@@ -238,7 +255,8 @@ func (g *seaquest) advanceEnemy(e *sqObject, reward *float64, dead *bool) bool {
 	if e.x == g.x && e.y == g.y {
 		*dead = true
 	}
-	if e.moveTimer--; e.moveTimer > 0 {
+	if e.moveTimer > 0 {
+		e.moveTimer--
 		return true
 	}
 	e.moveTimer = g.moveInterval
@@ -266,15 +284,15 @@ func (g *seaquest) pickUp(d *sqObject) bool {
 }
 
 // surfaceWithDivers refills the oxygen, lets divers off, ramps the
-// difficulty and returns the bonus.
+// difficulty and returns the bonus. Six divers aboard earn the bonus and
+// all leave, and then, as in the original, one more: the count drops to -1.
 func (g *seaquest) surfaceWithDivers() float64 {
 	bonus := 0.0
 	if g.divers == sqMaxDivers {
 		bonus = float64(g.oxygen * minatarSize / sqMaxOxygen)
 		g.divers = 0
-	} else {
-		g.divers--
 	}
+	g.divers--
 	g.oxygen = sqMaxOxygen
 	if g.ramping {
 		if g.moveInterval > 2 && g.ramps%2 == 1 {
@@ -341,8 +359,8 @@ func (g *seaquest) observe(obs []float32) {
 	for x := range g.oxygen * minatarSize / sqMaxOxygen {
 		minatarSet(obs, 7, minatarSize-1, x)
 	}
-	for x := range g.divers {
-		minatarSet(obs, 8, minatarSize-2, x)
+	for x := minatarSize - 1 - g.divers; x < minatarSize-1; x++ {
+		minatarSet(obs, 8, minatarSize-1, x)
 	}
 	for _, d := range g.diversIn.objs[:g.diversIn.n] {
 		minatarSet(obs, 9, d.y, d.x)

@@ -5,18 +5,19 @@ import (
 	"math/rand/v2"
 )
 
-// Space Invaders constants, from MinAtar's documentation: the cannon fires
-// at most every 5 steps, the aliens move every 12 steps (fewer when few are
-// left), and 10 steps pass between two alien shots (a shot every 11th step:
-// the reading that matches MinAtar's statistics of random play).
+// Space Invaders constants, MinAtar's: the cannon fires at most every 5
+// steps, the aliens move every 12 steps (fewer when few are left) and shoot
+// every 10. An interval k is a timer set to k that counts down by one at the
+// end of every step and fires the event at the start of the step that finds
+// it at 0: so the first event comes on step k+1 and then one every k steps.
 const (
 	siShotCooldown    = 5
 	siMoveInterval    = 12
-	siShotInterval    = 11
+	siShotInterval    = 10
 	siMinMoveInterval = 6
 )
 
-// spaceInvaders is MinAtar/SpaceInvaders-v1 (channels cannon, alien,
+// spaceInvaders is MinAtar/SpaceInvaders-v0 (channels cannon, alien,
 // alien_left, alien_right, friendly_bullet, enemy_bullet): the cannon on the
 // bottom row moves left or right and fires bullets that travel up one row a
 // step. A block of 4×6 aliens marches sideways; when one reaches the edge
@@ -28,16 +29,18 @@ const (
 // block appears; with difficulty ramping each new block moves one step
 // faster (the interval between moves shrinks from 12 to at least 6).
 //
-// Rules the documentation leaves open, as chosen here: the cannon starts in
-// column 5, the aliens in rows 0–3, columns 2–7, heading left. The aliens
-// move every min(interval, aliens left) steps, so the last few speed up as
-// in the arcade game. Every 10 steps the alien nearest the cannon (lowest
-// in the column nearest the cannon's) fires from its own cell every 11th
-// step; a new block keeps the old block's direction and move timer. A step
-// moves
-// the cannon (or fires: the bullet starts on the bottom row), then moves
-// every bullet, then the aliens, then removes each alien that shares a
-// cell with a friendly bullet, with that bullet.
+// Rules the documentation leaves open, as the original has them: the cannon
+// starts in column 5, the aliens in rows 0–3, columns 2–7, heading left. The
+// aliens move every min(interval, aliens left) steps, so the last few speed
+// up as in the arcade game. On step 11 and then every 10 steps the alien
+// nearest the cannon (lowest in the column nearest the cannon's) fires from
+// its own cell; a new block keeps the old block's direction and move timer.
+// A step moves the cannon (or fires: the bullet starts on the bottom row),
+// then moves every bullet, then the aliens, then lets the alien nearest the
+// cannon shoot, then removes each alien that shares a cell with a friendly
+// bullet, with that bullet. So with no shot fired the first alien bullet,
+// from straight above a cannon that has not moved, hits it on step 17; a
+// cannon that always fires shoots three aliens and is hit on step 18.
 type spaceInvaders struct {
 	ramping bool
 	cannon  int

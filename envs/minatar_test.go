@@ -216,6 +216,29 @@ func TestMinAtarBreakoutBallBouncesOffBricksWallsAndPaddle(t *testing.T) {
 	}
 }
 
+// After breaking a brick the ball passes into the next brick it enters on
+// the following step, leaving it whole (MinAtar's strike rule; the same
+// three steps played by the original give rewards 1, 0, 0 and the ball at
+// (2, 5), (3, 6), (4, 7)).
+func TestMinAtarBreakoutStrikesOnlyEveryOtherStep(t *testing.T) {
+	m, b := newMinAtarGame[*breakout](t, "Breakout", true)
+	b.bricks = [minatarSize]uint16{1: breakoutRows, 3: breakoutRows}
+	b.ballX, b.ballY, b.dx, b.dy, b.paddle = 4, 2, 1, -1, 0
+	for i, want := range []struct {
+		r    float64
+		y, x int
+	}{{1, 2, 5}, {0, 3, 6}, {0, 4, 7}} {
+		r, term, _ := minatarStep(m, maNoop)
+		if r != want.r || term || b.ballY != want.y || b.ballX != want.x {
+			t.Errorf("step %d: reward %v, terminated %v, ball (%d, %d); want %v, false, (%d, %d)",
+				i+1, r, term, b.ballY, b.ballX, want.r, want.y, want.x)
+		}
+	}
+	if b.bricks[3] != breakoutRows {
+		t.Errorf("row 3 after the ball passed into it: %010b, want whole", b.bricks[3])
+	}
+}
+
 func TestMinAtarBreakoutRebuildsClearedBricks(t *testing.T) {
 	m, b := newMinAtarGame[*breakout](t, "Breakout", true)
 	b.bricks = [minatarSize]uint16{}
@@ -245,26 +268,31 @@ func TestMinAtarAsterixGoldEnemiesAndRamping(t *testing.T) {
 		t.Error("an enemy moved onto the player and the episode went on")
 	}
 
-	// Ramping: spawns and moves come sooner as time passes.
+	// Ramping: spawns and moves come sooner as time passes, the first time
+	// on step 102 (spawns only), the second on step 204.
 	m, g = newMinAtarGame[*asterix](t, "Asterix", true)
 	g.py = 1
-	for i := range 200 {
+	for i := range 204 {
+		if i == 203 && (g.spawnInterval != asterixSpawnInterval-1 || g.moveInterval != asterixMoveInterval) {
+			t.Errorf("after 203 steps: spawn interval %d, move interval %d; want %d, %d",
+				g.spawnInterval, g.moveInterval, asterixSpawnInterval-1, asterixMoveInterval)
+		}
 		g.objects = [8]asterixObject{} // nothing to collide with
 		if _, term, _ := minatarStep(m, maNoop); term {
 			t.Fatalf("terminated at step %d with no objects", i+1)
 		}
 	}
 	if g.spawnInterval != asterixSpawnInterval-2 || g.moveInterval != asterixMoveInterval-1 {
-		t.Errorf("after 200 steps: spawn interval %d, move interval %d; want %d, %d",
+		t.Errorf("after 204 steps: spawn interval %d, move interval %d; want %d, %d",
 			g.spawnInterval, g.moveInterval, asterixSpawnInterval-2, asterixMoveInterval-1)
 	}
 	m, g = newMinAtarGame[*asterix](t, "Asterix", false)
-	for range 200 {
+	for range 204 {
 		g.objects = [8]asterixObject{}
 		minatarStep(m, maNoop)
 	}
 	if g.spawnInterval != asterixSpawnInterval || g.moveInterval != asterixMoveInterval {
-		t.Errorf("without ramping, after 200 steps: spawn interval %d, move interval %d", g.spawnInterval, g.moveInterval)
+		t.Errorf("without ramping, after 204 steps: spawn interval %d, move interval %d", g.spawnInterval, g.moveInterval)
 	}
 }
 
@@ -381,49 +409,94 @@ func TestMinAtarSeaquestOxygenDiversAndShots(t *testing.T) {
 			r, term, g.divers, g.oxygen, g.spawnInterval)
 	}
 
-	// Six divers aboard: all leave, +1 per oxygen cell left.
+	// Six divers aboard: all leave, +1 per oxygen cell left, and the count
+	// drops to -1, as in the original.
 	minatarStep(m, maDown)
 	for range 49 {
 		minatarStep(m, maNoop)
 	}
 	g.divers = sqMaxDivers
-	if r, _, _ := minatarStep(m, maUp); r != float64((sqMaxOxygen-50)*minatarSize/sqMaxOxygen) || g.divers != 0 {
-		t.Errorf("surfacing full after 50 steps: reward %v, %d divers left; want %d, 0", r, g.divers, (sqMaxOxygen-50)*minatarSize/sqMaxOxygen)
+	if r, _, _ := minatarStep(m, maUp); r != float64((sqMaxOxygen-50)*minatarSize/sqMaxOxygen) || g.divers != -1 {
+		t.Errorf("surfacing full after 50 steps: reward %v, %d divers left; want %d, -1", r, g.divers, (sqMaxOxygen-50)*minatarSize/sqMaxOxygen)
+	}
+	// With -1 aboard, surfacing again is safe.
+	minatarStep(m, maDown)
+	if _, term, _ := minatarStep(m, maUp); term || g.divers != -2 {
+		t.Errorf("surfacing with -1 divers: terminated %v, %d divers left; want false, -2", term, g.divers)
 	}
 
-	// A bullet hitting a fish gives +1; a fish reaching the sub ends it.
+	// A bullet hitting a fish gives +1 (the sub starts facing left); a
+	// fish reaching the sub ends it.
 	m, g = newMinAtarGame[*seaquest](t, "Seaquest", true)
 	g.spawnTimer, g.diverTimer = 1<<30, 1<<30
 	minatarStep(m, maDown)
-	g.fish.add(sqObject{x: g.x + 3, y: g.y, dx: 1, moveTimer: 100})
+	g.fish.add(sqObject{x: g.x - 3, y: g.y, dx: 1, moveTimer: 100})
 	total, _ := minatarFireAndWait(m, 3)
 	if total != 1 || g.fish.n != 0 {
 		t.Errorf("shooting a fish: reward %v, %d fish left; want 1, 0", total, g.fish.n)
 	}
-	g.fish.add(sqObject{x: g.x - 1, y: g.y, dx: 1, moveTimer: 1})
+	g.fish.add(sqObject{x: g.x - 1, y: g.y, dx: 1, moveTimer: 0})
 	if _, term, _ := minatarStep(m, maNoop); !term {
 		t.Error("a fish swam into the sub and the episode went on")
 	}
 }
 
-func TestMinAtarOptions(t *testing.T) {
-	for _, id := range []string{"MinAtar/Breakout-v1", "MinAtar/Asterix-v1", "MinAtar/Freeway-v1", "MinAtar/SpaceInvaders-v1", "MinAtar/Seaquest-v1"} {
-		full, err := Make(id, nil)
+// MinAtar's ids: -v0 has the full action set, -v1 the minimal one, and
+// the option minimal_actions chooses either under either id.
+func TestMinAtarIDsAndActionSets(t *testing.T) {
+	for _, name := range MinAtarGames() {
+		m, err := NewMinAtar(name, MinAtarOptions{MinimalActions: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := full.ActionSpace().(Discrete).N; n != maActions {
-			t.Errorf("%s: %d actions, want 6", id, n)
-		}
-		min, err := Make(id, Options{"minimal_actions": true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := Unwrapped(min).(*MinAtar).game.minimalActions()
-		if n := min.ActionSpace().(Discrete).N; n != len(want) {
-			t.Errorf("%s minimal: %d actions, want %d", id, n, len(want))
+		minimal := len(m.game.minimalActions())
+		for _, tt := range []struct {
+			id   string
+			opts Options
+			want int
+		}{
+			{"MinAtar/" + name + "-v0", nil, maActions},
+			{"MinAtar/" + name + "-v1", nil, minimal},
+			{"MinAtar/" + name + "-v0", Options{"minimal_actions": true}, minimal},
+			{"MinAtar/" + name + "-v1", Options{"minimal_actions": false}, maActions},
+		} {
+			env, err := Make(tt.id, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := env.ActionSpace().(Discrete).N; n != tt.want {
+				t.Errorf("%s %v: %d actions, want %d", tt.id, tt.opts, n, tt.want)
+			}
 		}
 	}
+}
+
+// An agent of 6 actions under a -v1 id without minimal_actions was trained
+// when -v1 named the full set: it plays -v0.
+func TestLegacyMinAtarID(t *testing.T) {
+	six, three := Discrete{N: 6}, Discrete{N: 3}
+	for _, tt := range []struct {
+		id      string
+		opts    Options
+		actions Space
+		want    string
+	}{
+		{"MinAtar/Breakout-v1", nil, six, "MinAtar/Breakout-v0"},
+		{"MinAtar/SpaceInvaders-v1", Options{"sticky_action_prob": 0.0}, six, "MinAtar/SpaceInvaders-v0"},
+		{"MinAtar/Breakout-v1", nil, three, "MinAtar/Breakout-v1"},
+		{"MinAtar/Breakout-v1", Options{"minimal_actions": false}, six, "MinAtar/Breakout-v1"},
+		{"MinAtar/Breakout-v0", nil, six, "MinAtar/Breakout-v0"},
+		{"MinAtar/Seaquest-v1", nil, six, "MinAtar/Seaquest-v1"},
+		{"MinAtar/Pong-v1", nil, six, "MinAtar/Pong-v1"},
+		{"CartPole-v1", nil, Discrete{N: 2}, "CartPole-v1"},
+	} {
+		if got := LegacyMinAtarID(tt.id, tt.opts, tt.actions); got != tt.want {
+			t.Errorf("LegacyMinAtarID(%s, %v, %v) = %s, want %s", tt.id, tt.opts, tt.actions, got, tt.want)
+		}
+	}
+}
+
+func TestMinAtarOptions(t *testing.T) {
 	for _, tt := range []struct {
 		opts Options
 		want string
@@ -443,7 +516,7 @@ func TestMinAtarOptions(t *testing.T) {
 // With sticky_action_prob 1 the first action (the no-op) repeats forever:
 // Breakout's paddle never leaves column 4.
 func TestMinAtarStickyActionsRepeatThePreviousAction(t *testing.T) {
-	env, err := Make("MinAtar/Breakout-v1", Options{"sticky_action_prob": 1.0})
+	env, err := Make("MinAtar/Breakout-v0", Options{"sticky_action_prob": 1.0})
 	if err != nil {
 		t.Fatal(err)
 	}

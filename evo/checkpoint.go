@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/atomicfile"
 	"github.com/evolverl/evolve/internal/jsonfloat"
 )
@@ -428,6 +429,8 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 		}
 		if !a.Env.Known() { // written before agent files recorded their env
 			a.Env = cfg.envRef()
+			// (and perhaps before MinAtar's "-v1" ids named the minimal set)
+			a.Env.ID = envs.LegacyMinAtarID(a.Env.ID, a.Env.Options, a.ActionSpace())
 		}
 		fit := make([]float64, len(mj.Fitness))
 		for i, f := range mj.Fitness {
@@ -435,6 +438,14 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 		}
 		t.members = append(t.members, &Member{Index: mj.Index, Parent: mj.Parent, Mutation: mj.Mutation, Fitness: fit,
 			Returns: mj.Returns, Agent: a})
+	}
+	if len(t.members) > 0 {
+		// A run begun when MinAtar's "-v1" ids named the full action set:
+		// the trainer gives its agents the "-v0" env (envs.LegacyMinAtarID).
+		if id := envs.LegacyMinAtarID(cfg.Env.ID, cfg.Env.Options, t.members[0].Agent.ActionSpace()); id != cfg.Env.ID {
+			t.log.Warn("the agents have MinAtar's full action set, which "+cfg.Env.ID+" named when the run began: they train and play on "+id,
+				"env", cfg.Env.ID)
+		}
 	}
 	t.gen, t.totalSteps, t.nextIndex = pop.Generation, pop.TotalSteps, pop.NextIndex
 	t.measureSteps = pop.MeasureSteps

@@ -539,9 +539,10 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 		return math.Inf(-1), nil
 	}
 	if t.confirmEnv == nil {
-		env, err := envs.Make(t.cfg.Env.ID, t.cfg.Env.Options)
+		id := envs.LegacyMinAtarID(t.cfg.Env.ID, t.cfg.Env.Options, a.ActionSpace())
+		env, err := envs.Make(id, t.cfg.Env.Options)
 		if err != nil {
-			return 0, fmt.Errorf("confirm the elite: env %s: %w", t.cfg.Env.ID, err)
+			return 0, fmt.Errorf("confirm the elite: env %s: %w", id, err)
 		}
 		t.confirmEnv = env
 	}
@@ -643,9 +644,11 @@ type taskRunner struct {
 // env and evaluates it (episodes cut at eval_max_steps). A loss or weights
 // that are not finite make its fitness −Inf (r.Divergence says why); bad
 // env output, in training or in evaluation, and a panic (an env's, most
-// likely) become an error naming the agent and the env.
+// likely) become an error naming the agent and the env. An agent trained
+// on MinAtar's full action set under a "-v1" id (a run begun when -v1
+// named that set) trains on the "-v0" id (envs.LegacyMinAtarID).
 func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err error) {
-	id := t.cfg.Env.ID
+	id := envs.LegacyMinAtarID(t.cfg.Env.ID, t.cfg.Env.Options, m.Agent.ActionSpace())
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("agent %d on env %s: panic: %v", m.Index, id, p)

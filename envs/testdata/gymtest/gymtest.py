@@ -151,3 +151,71 @@ class Paints(Masked):
         if self.render_mode != "rgb_array":
             return None
         return [[[self.t, 10 * r + c, 255] for c in range(3)] for r in range(2)]
+
+
+class SeedEcho(Masked):
+    """Observes the seed its last reset got, as two 16-bit halves (exact in
+    float32), and refuses seeds outside [0, 2**32) as NumPy's legacy
+    RandomState does."""
+
+    observation_space = {"type": "Box", "shape": [2], "low": 0, "high": 65535, "dtype": "float32"}
+
+    def reset(self, seed=None):
+        if seed is not None and not 0 <= seed < 2**32:
+            raise ValueError("Seed must be between 0 and 2**32 - 1")
+        self.seed = seed if seed is not None else -1
+        return [float(self.seed >> 16), float(self.seed & 0xFFFF)], {}
+
+
+class LegacyRandom(Masked):
+    """Draws its observations from NumPy's legacy RandomState, seeded by
+    reset as MinAtar seeds it (so it needs NumPy)."""
+
+    observation_space = {"type": "Box", "shape": [2], "low": 0, "high": 1000, "dtype": "float32"}
+
+    def reset(self, seed=None):
+        import numpy as np
+        if seed is not None:
+            self.random = np.random.RandomState(seed)
+        return self.random.randint(0, 1000, size=2), {}
+
+
+class BoolObs(Masked):
+    """Observes bools (NumPy's when it is there, Python's otherwise) in a
+    uint8 Box, as MinAtar's Gymnasium class does: the last action's bits."""
+
+    observation_space = {"type": "Box", "shape": [2, 2], "low": 0, "high": 1, "dtype": "uint8"}
+
+    def _obs(self, a):
+        bits = [[bool(a & 1), bool(a & 2)], [False, True]]
+        try:
+            import numpy as np
+        except ImportError:
+            return bits
+        return np.array(bits, dtype=bool)
+
+    def reset(self, seed=None):
+        self.t = 0
+        return self._obs(0), {}
+
+    def step(self, a):
+        self.t += 1
+        return self._obs(a), 0.0, self.t >= 5, False, {}
+
+
+REGISTERED = []
+
+
+def register(name="NeedsRegister"):
+    """Registers NeedsRegister, as packages such as MinAtar register their
+    envs in a function (the option import's "gymtest:register")."""
+    REGISTERED.append(name)
+
+
+class NeedsRegister(Masked):
+    """Builds only after register() has run."""
+
+    def __init__(self):
+        if not REGISTERED:
+            raise RuntimeError("NeedsRegister: call gymtest.register() first")
+        super().__init__()
