@@ -2,18 +2,19 @@
 // with the products and tanh in the AVX2/FMA kernels of internal/simd.
 //
 // Layers come in pairs of Forward and Backward over caller-owned buffers, shapes in their
-// doc comments, no allocation per call once sized: Linear with LayerNorm and the seven
-// activations (mlp.go), Conv2d (conv.go: NCHW, square kernels, stride, no padding, by
+// doc comments, no allocation per call once sized: Linear (mlp.go) with LayerNorm
+// (layernorm.go) and the seven activations (activation.go), Conv2d (conv.go: NCHW, square kernels, stride, no padding, by
 // im2col), and one layer of a stacked LSTM (lstm.go: PyTorch's equations and gate order,
 // state zeroed at episode starts, backpropagation through time over padded sequences from
 // stored initial states). Each is checked by finite differences and against the PyTorch
 // references in shared/testdata/nets.
 //
-// Net (net.go) assembles the network of a netconf.Spec: encoder — an MLP, a CNN, an LSTM,
-// or for Dict observations one MLP or CNN per key with its own latent layer, concatenated —
-// → latent → head → output layer, reading the weights from netconf.Params in place and
+// Net (net.go) assembles the network of a netconf.Spec: encoder (encoder.go) — an MLP, a
+// CNN, an LSTM, or for Dict observations one MLP or CNN per key with its own latent layer,
+// concatenated — → latent → head → output layer, reading the weights from netconf.Params in place and
 // adding gradients into a Params laid out alike. It splits at the latent so that a critic
-// head can share the actor's encoder.
+// head can share the actor's encoder. binding.go maps a part's tensor names to the
+// Params it reads, once per Params.
 //
 // Model and Backend (backend.go) are the seam between the PPO loss in package agent and
 // whatever computes the networks: a Model maps observations (or time-major sequences with
