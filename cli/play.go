@@ -230,8 +230,8 @@ func (s *playSession) open(id string) (int, error) {
 	p := s.p
 	if p.gif != "" {
 		s.env.Reset(p.seed)
-		if _, ok := envs.Render(s.env); !ok {
-			return exitBadInput, fmt.Errorf("-gif %s: env %s cannot render itself", p.gif, id)
+		if _, err := envs.RenderErr(s.env); err != nil {
+			return exitBadInput, fmt.Errorf("-gif %s: %w", p.gif, err)
 		}
 		f, err := os.Create(p.gif)
 		if err != nil {

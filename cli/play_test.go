@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image/gif"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/pytest"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/record"
 )
@@ -304,5 +306,32 @@ func TestPlayAndResumeARunFromBeforeMinAtarV0(t *testing.T) {
 	code, stdout, stderr := evolve(context.Background(), "play", "-agent", files[0], "-episodes", "1")
 	if code != exitOK || strings.Contains(stderr, "note") || !strings.Contains(stdout, "mean return") {
 		t.Errorf("bare agent file: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// TestPlayGIFSaysWhyAGymEnvCannotRender: a Gymnasium env whose render
+// raises (pygame missing) fails -gif with the child's own reason, not only
+// "cannot render itself"; an env without rendering says that.
+func TestPlayGIFSaysWhyAGymEnvCannotRender(t *testing.T) {
+	pytest.StdlibEnvs(t, filepath.Join("..", "envs", "testdata", "gymtest"))
+	dir := t.TempDir()
+	config := "[env]\nid = \"gym:test\"\n[env.options]\nmodule_env = \"gymtest:RenderRaises\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(envs.NewBox(0, 10, 1), envs.Discrete{N: 4}, agent.DefaultConfig(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Save(filepath.Join(dir, "elite.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	gifPath := filepath.Join(t.TempDir(), "a.gif")
+	code, _, stderr := evolve(context.Background(), "play", "-agent", dir, "-gif", gifPath)
+	if code != exitBadInput || !strings.Contains(stderr, "pygame is not installed") || !strings.Contains(stderr, "-gif "+gifPath) {
+		t.Errorf("exit %d, stderr:\n%s\nwant 2 with the child's reason", code, stderr)
+	}
+	if _, err := os.Stat(gifPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed -gif left %s: %v", gifPath, err)
 	}
 }

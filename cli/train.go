@@ -74,6 +74,8 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 		return "-target NaN: want a number"
 	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "":
 		return "-config, -resume and -out need a non-empty value"
+	case set["resume"] && isFile(f.resume):
+		return fmt.Sprintf("-resume %s is a file: -resume takes a run's directory (its -out or out_dir); a config file starts a run with -config %s", f.resume, shellQuote(f.resume))
 	case f.nats.check() != "":
 		return f.nats.check()
 	case f.nats.url != "" && set["workers"]:
@@ -313,4 +315,10 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+// isFile reports whether path names something other than a directory.
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }

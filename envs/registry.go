@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/evolverl/evolve/internal/nearest"
 )
 
 // Options are the keyword arguments of Make, as read from a config file
@@ -78,7 +81,9 @@ func (o Options) Bool(key string, def bool) (bool, error) {
 	return false, fmt.Errorf("option %q = %v (%T): want true or false", key, v, v)
 }
 
-// Only returns an error naming every key of o that is not in known.
+// Only returns an error naming every key of o that is not in known, every
+// option allowed and, for a key a typo away from one, which it may have
+// meant. (Make adds the options it handles itself to the list.)
 func (o Options) Only(known ...string) error {
 	var bad []string
 	for k := range o {
@@ -90,11 +95,26 @@ func (o Options) Only(known ...string) error {
 		return nil
 	}
 	sort.Strings(bad)
+	return &UnknownOptionsError{Unknown: bad, Allowed: slices.Clone(known)}
+}
+
+// UnknownOptionsError is the error of options an env does not take.
+type UnknownOptionsError struct {
+	Unknown, Allowed []string
+}
+
+func (e *UnknownOptionsError) Error() string {
 	allowed := "none"
-	if len(known) > 0 {
-		allowed = strings.Join(known, ", ")
+	if len(e.Allowed) > 0 {
+		allowed = strings.Join(e.Allowed, ", ")
 	}
-	return fmt.Errorf("unknown option(s) %s (allowed: %s)", strings.Join(bad, ", "), allowed)
+	msg := fmt.Sprintf("unknown option(s) %s (allowed: %s)", strings.Join(e.Unknown, ", "), allowed)
+	for _, k := range e.Unknown {
+		if near := nearest.Name(k, e.Allowed, 3); near != "" {
+			msg += fmt.Sprintf("; %s: did you mean %s?", k, near)
+		}
+	}
+	return msg
 }
 
 // Spec describes how to build a registered environment.
@@ -173,7 +193,10 @@ func Make(id string, opts Options) (Env, error) {
 		return env, nil
 	}
 	if !ok {
-		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s)", id, strings.Join(IDs(), ", "))
+		if near := nearest.Name(id, IDs(), 3); near != "" {
+			return nil, fmt.Errorf("envs: unknown env id %q: did you mean %q?", id, near)
+		}
+		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s; or \"gym:<id>\" for a Gymnasium env)", id, strings.Join(IDs(), ", "))
 	}
 	limit := spec.MaxEpisodeSteps
 	rest := Options{}
@@ -193,6 +216,10 @@ func Make(id string, opts Options) (Env, error) {
 	}
 	env, err := spec.New(rest)
 	if err != nil {
+		var unknown *UnknownOptionsError
+		if errors.As(err, &unknown) {
+			unknown.Allowed = append(unknown.Allowed, "max_episode_steps")
+		}
 		return nil, fmt.Errorf("envs: make %s: %w", id, err)
 	}
 	if err := env.ObservationSpace().Validate(); err != nil {

@@ -104,3 +104,27 @@ func TestRegisterUserEnv(t *testing.T) {
 		t.Fatalf("IDs() = %v, missing %s", IDs(), id)
 	}
 }
+
+// TestMakeSaysWhatWasMeant: a mistyped id or option gets a did-you-mean,
+// the case-insensitive match first, and the options allowed include the
+// time limit Make applies itself.
+func TestMakeSaysWhatWasMeant(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		opts Options
+		want []string
+	}{
+		{"Cartpole-v1", nil, []string{`did you mean "CartPole-v1"?`}},
+		{"Acrobat-v1", nil, []string{`did you mean "Acrobot-v1"?`}},
+		{"NoSuchThing-v0", nil, []string{"registered: ", "CartPole-v1", "gym:<id>"}},
+		{"CartPole-v1", Options{"max_episode_step": 10}, []string{"allowed: max_episode_steps", "max_episode_step: did you mean max_episode_steps?"}},
+		{"MinAtar/Breakout-v0", Options{"sticky_actions_prob": 0.1}, []string{"sticky_action_prob", "max_episode_steps", "did you mean sticky_action_prob?"}},
+	} {
+		_, err := Make(c.id, c.opts)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("Make(%q, %v): %v; want it to say %q", c.id, c.opts, err, w)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"math"
@@ -11,6 +12,38 @@ import (
 // they wrap.
 type Renderer interface {
 	Render() image.Image
+}
+
+// RenderErr draws env's current state, or says why it cannot: env (or the
+// env a wrapper wraps) does not draw itself, or drawing failed — then with
+// the env's own reason where it reports one through an Err method (a
+// Gymnasium env's Python exception, e.g. a missing pygame).
+func RenderErr(env Env) (image.Image, error) {
+	if _, ok := env.(Renderer); !ok {
+		return nil, fmt.Errorf("env %s cannot render itself", envName(env))
+	}
+	if img, ok := Render(env); ok {
+		return img, nil
+	}
+	for e := env; ; {
+		if r, ok := e.(interface{ Err() error }); ok && r.Err() != nil {
+			return nil, r.Err()
+		}
+		w, ok := e.(Wrapper)
+		if !ok {
+			break
+		}
+		e = w.Unwrap()
+	}
+	return nil, fmt.Errorf("env %s drew no image", envName(env))
+}
+
+// envName is the env's id where it has one.
+func envName(env Env) string {
+	if n, ok := Unwrapped(env).(interface{ ID() string }); ok {
+		return n.ID()
+	}
+	return fmt.Sprintf("%T", Unwrapped(env))
 }
 
 // Render draws env's current state, or returns false when env (or the env

@@ -201,3 +201,16 @@ func firstAgentFile(t *testing.T, dir string) string {
 	}
 	return m[0]
 }
+
+// TestResumeOfAFileSaysItWantsARunDirectory: evo.Resume of a config file
+// says what it wants instead of "config.toml: not a directory".
+func TestResumeOfAFileSaysItWantsARunDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cartpole.toml")
+	if err := os.WriteFile(file, []byte("seed = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Resume(file, Options{})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "not a run directory") {
+		t.Errorf("Resume of a file: %v", err)
+	}
+}

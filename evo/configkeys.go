@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/evolverl/evolve/internal/nearest"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -35,14 +36,7 @@ func didYouMean(k toml.Key) string {
 	if len(k) == 0 {
 		return ""
 	}
-	last := k[len(k)-1]
-	best, bestD := "", 3
-	for _, name := range tableKeys(reflect.TypeFor[Config](), k[:len(k)-1]) {
-		if d := editDistance(last, name); d < bestD {
-			best, bestD = name, d
-		}
-	}
-	return best
+	return nearest.Name(k[len(k)-1], tableKeys(reflect.TypeFor[Config](), k[:len(k)-1]), 2)
 }
 
 // keyProbe fails to decode whatever it is given, so that the decoder's
@@ -114,25 +108,4 @@ func tableKeys(t reflect.Type, path []string) []string {
 		names = append(names, "backend") // net.backend is read apart from the spec
 	}
 	return names
-}
-
-// editDistance returns the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

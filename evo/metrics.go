@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/evolverl/evolve/internal/atomicfile"
@@ -34,28 +33,32 @@ func (c Config) metricsHPs() []string {
 	return names
 }
 
-// metricsHeader returns the columns of metrics.csv: with measured, those
-// that count the env steps spent on measuring (eval_steps: the agent's
-// evaluation in the generation; global_steps: the run's training,
-// evaluation and confirmation steps so far) and the elite's score after the
-// generation. Runs begun before those columns existed go on without them.
-func (c Config) metricsHeader(measured bool) []string {
+// metricsBase is the number of columns of the earliest metrics.csv a run
+// may have begun with: the columns up to mutation.
+func (c Config) metricsBase() int { return 17 + len(c.metricsHPs()) + 2 }
+
+// metricsHeader returns the columns of metrics.csv. After the columns up to
+// mutation come, in the order they were added, those that count the env
+// steps spent on measuring (eval_steps: the agent's evaluation in the
+// generation; global_steps: the run's training, evaluation and
+// confirmation steps so far), the elite's score after the generation, and
+// update_lr, the learning rate of the agent's last update (lr decayed by
+// anneal_lr; lr without it). A run begun with fewer columns goes on
+// writing the ones it began with (see truncateMetrics).
+func (c Config) metricsHeader() []string {
 	h := []string{"generation", "agent", "parent", "fitness", "diverged", "steps", "total_steps", "wall_s",
 		"train_return", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac",
 		"explained_variance", "grad_norm"}
 	h = append(h, c.metricsHPs()...)
 	h = append(h, "net", "mutation")
-	if measured {
-		h = append(h, "eval_steps", "global_steps", "elite_fitness")
-	}
-	return h
+	return append(h, "eval_steps", "global_steps", "elite_fitness", "update_lr")
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// metricsRows returns one row per member of the generation rep, with
-// the measuring columns when measured.
-func (c Config) metricsRows(rep GenerationReport, wall float64, measured bool) [][]string {
+// metricsRows returns one row per member of the generation rep, of the
+// first width columns of metricsHeader.
+func (c Config) metricsRows(rep GenerationReport, wall float64, width int) [][]string {
 	rows := make([][]string, 0, len(rep.Members))
 	for _, r := range rep.Members {
 		st := r.Stats
@@ -68,10 +71,8 @@ func (c Config) metricsRows(rep GenerationReport, wall float64, measured bool) [
 			row = append(row, fmtFloat(hpValue(r.Config, n)))
 		}
 		row = append(row, r.Config.Net.String(), r.Mutation)
-		if measured {
-			row = append(row, strconv.Itoa(r.EvalSteps), strconv.Itoa(rep.GlobalSteps), fmtFloat(rep.EliteFitness))
-		}
-		rows = append(rows, row)
+		row = append(row, strconv.Itoa(r.EvalSteps), strconv.Itoa(rep.GlobalSteps), fmtFloat(rep.EliteFitness), fmtFloat(st.LR))
+		rows = append(rows, row[:width])
 	}
 	return rows
 }
@@ -85,7 +86,7 @@ func (t *Trainer) appendMetrics(rep GenerationReport, wall float64) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	w := csv.NewWriter(f)
-	w.WriteAll(t.cfg.metricsRows(rep, wall, !t.legacyMetrics))
+	w.WriteAll(t.cfg.metricsRows(rep, wall, t.metricsWidth))
 	return errors.Join(w.Error(), f.Sync(), f.Close())
 }
 
@@ -94,12 +95,16 @@ func (t *Trainer) appendMetrics(rep GenerationReport, wall float64) error {
 // creates it with its header. See metricsUpTo for what it keeps.
 func (t *Trainer) truncateMetrics() error {
 	path := filepath.Join(t.dir, "metrics.csv")
-	header := t.cfg.metricsHeader(true)
+	header := t.cfg.metricsHeader()
 	b, err := os.ReadFile(path)
-	if err == nil && t.gen > 0 && bytes.HasPrefix(b, []byte(strings.Join(t.cfg.metricsHeader(false), ",")+"\n")) {
-		// A run begun before the measuring columns keeps its columns.
-		header, t.legacyMetrics = t.cfg.metricsHeader(false), true
+	if err == nil && t.gen > 0 {
+		// A run begun by an earlier build keeps the columns it began with.
+		if h, herr := csv.NewReader(bytes.NewReader(b)).Read(); herr == nil &&
+			len(h) >= t.cfg.metricsBase() && len(h) < len(header) && slices.Equal(h, header[:len(h)]) {
+			header = h
+		}
 	}
+	t.metricsWidth = len(header)
 	rows := [][]string{header}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -395,11 +396,19 @@ func TestTrainFitnessFallsBackToEvaluation(t *testing.T) {
 // global_steps, elite_fitness) goes on writing its own columns when
 // resumed, and its rows match the new build's but for those columns.
 func TestResumeKeepsTheMetricsColumnsARunBeganWith(t *testing.T) {
+	for _, drop := range []int{1, 4} { // before update_lr; before the measuring columns too
+		t.Run(fmt.Sprintf("without the last %d", drop), func(t *testing.T) { resumeWithFewerColumns(t, drop) })
+	}
+}
+
+// resumeWithFewerColumns makes a stopped run one of an earlier build, whose
+// metrics.csv lacks the last drop columns, resumes it, and holds it to the
+// straight run in the columns it has.
+func resumeWithFewerColumns(t *testing.T, drop int) {
 	want, cfg := straightAndStopped(t, 4*3*256, 2, nil)
-	// Make it a run of the earlier build: drop the last three columns.
 	path := filepath.Join(cfg.OutDir, "metrics.csv")
 	rows, header := runtest.CSV(t, path)
-	old := header[:len(header)-3]
+	old := header[:len(header)-drop]
 	var b strings.Builder
 	w := csv.NewWriter(&b)
 	w.Write(old)

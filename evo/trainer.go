@@ -156,8 +156,9 @@ type Trainer struct {
 	// measureSteps are the env steps spent on evaluation and elite
 	// confirmation so far; with totalSteps, the run's global steps.
 	measureSteps int
-	// legacyMetrics: metrics.csv was begun without the measuring columns.
-	legacyMetrics bool
+	// metricsWidth is the number of metrics.csv's columns: fewer than
+	// metricsHeader's in a run begun by an earlier build.
+	metricsWidth int
 	nextIndex     int
 	best          float64 // best fitness of the run so far
 	// bestFit is the elite's fitness when it was saved, which a

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -333,4 +334,32 @@ func TestResumeAcceptsTheWholeConfigDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtest.SameRun(t, straight.OutDir, old.OutDir)
+}
+
+// TestMetricsUpdateLR: update_lr is the lr of the agent's last update —
+// the lr column itself without anneal_lr, decayed below it with.
+func TestMetricsUpdateLR(t *testing.T) {
+	for _, anneal := range []bool{false, true} {
+		cfg := tiny(t)
+		cfg.PPO.AnnealLR = anneal
+		cfg.Population.Independent = true // the lr stays each agent's own
+		tr, err := New(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := runtest.CSV(t, filepath.Join(cfg.OutDir, "metrics.csv"))
+		for i, r := range rows {
+			lr, err1 := strconv.ParseFloat(r["lr"], 64)
+			ulr, err2 := strconv.ParseFloat(r["update_lr"], 64)
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatalf("row %d: %v", i+1, err)
+			}
+			if !anneal && ulr != lr || anneal && !(ulr >= 0 && ulr < lr) {
+				t.Errorf("anneal_lr %v, row %d: update_lr %g, lr %g", anneal, i+1, ulr, lr)
+			}
+		}
+	}
 }

@@ -219,3 +219,11 @@ class NeedsRegister(Masked):
         if not REGISTERED:
             raise RuntimeError("NeedsRegister: call gymtest.register() first")
         super().__init__()
+
+
+class RenderRaises(Masked):
+    """render() raises as Gymnasium's classic-control envs do without
+    pygame."""
+
+    def render(self):
+        raise RuntimeError("DependencyNotInstalled: pygame is not installed, run `pip install gymnasium[classic-control]`")
