@@ -159,8 +159,8 @@ type Trainer struct {
 	// metricsWidth is the number of metrics.csv's columns: fewer than
 	// metricsHeader's in a run begun by an earlier build.
 	metricsWidth int
-	nextIndex     int
-	best          float64 // best fitness of the run so far
+	nextIndex    int
+	best         float64 // best fitness of the run so far
 	// bestFit is the elite's fitness when it was saved, which a
 	// candidate's fitness is held against when fitness comes from
 	// training episodes (a stochastic policy's returns, on another scale
