@@ -257,9 +257,21 @@ func TestInterruptCheckpointsAndResumeFinishes(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "already finished") {
 		t.Errorf("resuming a finished run: exit %d, stdout:\n%s", code, stdout)
 	}
+	// The same config again: the run goes beside the first, numbered as
+	// the zoo numbers its logs; -out into a run's directory is refused.
+	before := snapshot(t, out)
 	code, _, stderr = evolve(context.Background(), "-config", config)
+	second := out + "_2"
+	if code != 0 || !strings.Contains(stderr, out+" holds a run") || !strings.Contains(stderr, "goes to "+second) {
+		t.Errorf("the config run again: exit %d, stderr:\n%s\nwant 0 and a run in %s", code, stderr, second)
+	}
+	if _, err := os.Stat(filepath.Join(second, "elite.safetensors")); err != nil {
+		t.Errorf("the second run: %v", err)
+	}
+	sameSnapshot(t, "the first run's directory", before, snapshot(t, out))
+	code, _, stderr = evolve(context.Background(), "-config", config, "-out", out)
 	if code != 2 || !strings.Contains(stderr, "already holds a run") {
-		t.Errorf("a new run into a run's directory: exit %d, stderr:\n%s", code, stderr)
+		t.Errorf("a new run with -out into a run's directory: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

@@ -39,6 +39,7 @@ type trainFlags struct {
 	noTarget            bool
 	nats                natsFlags
 	set                 map[string]bool // the flags given
+	stderr              io.Writer       // for notes before training
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
@@ -113,7 +114,7 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if status, ok := c.parse(args); !ok {
 		return status
 	}
-	f.set = c.set()
+	f.set, f.stderr = c.set(), stderr
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "evolve: give exactly one of -config FILE and -resume DIR\n")
 		c.usage()
@@ -159,9 +160,19 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 		return nil, err
 	}
 	where := fmt.Sprintf("config %s: out_dir = %q", f.config, cfg.OutDir)
-	if f.set["out"] {
+	switch {
+	case f.set["out"]: // exactly there: a run there is refused, not renamed
 		cfg.OutDir = f.out
 		where = "-out " + f.out
+	case evo.HoldsRun(cfg.OutDir):
+		// The config's out_dir run again: the next free out_dir_N.
+		free := evo.FreeOutDir(cfg.OutDir)
+		where = fmt.Sprintf("config %s: out_dir = %q, which holds a run, so %s", f.config, cfg.OutDir, free)
+		if !f.quiet {
+			fmt.Fprintf(f.stderr, "evolve: %s holds a run (continue it with -resume %s); this one goes to %s\n",
+				cfg.OutDir, shellQuote(cfg.OutDir), free)
+		}
+		cfg.OutDir = free
 	}
 	if f.set["seed"] {
 		cfg.Seed = f.seed

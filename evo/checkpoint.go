@@ -140,6 +140,27 @@ func (t *Trainer) prepare(wall float64) error {
 	return t.writeCheckpoint(wall)
 }
 
+// HoldsRun reports whether dir holds a run (its checkpoints directory).
+func HoldsRun(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "checkpoints"))
+	return err == nil
+}
+
+// FreeOutDir returns dir if it holds no run, else the first of dir_2,
+// dir_3, … that holds none, as rl-baselines3-zoo numbers its logs: a
+// config's out_dir run twice gives a second run beside the first.
+func FreeOutDir(dir string) string {
+	if !HoldsRun(dir) {
+		return dir
+	}
+	clean := filepath.Clean(dir)
+	for i := 2; ; i++ {
+		if d := fmt.Sprintf("%s_%d", clean, i); !HoldsRun(d) {
+			return d
+		}
+	}
+}
+
 // CheckOutDir reports, without leaving anything behind, whether a run can
 // be written to dir: dir, or else the nearest of its ancestors that exists,
 // must be a directory in which a directory can be created. That is tried

@@ -214,3 +214,19 @@ func TestResumeOfAFileSaysItWantsARunDirectory(t *testing.T) {
 		t.Errorf("Resume of a file: %v", err)
 	}
 }
+
+// TestFreeOutDir: a directory holding a run gives the next free _N.
+func TestFreeOutDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cartpole")
+	if got := FreeOutDir(dir); got != dir {
+		t.Errorf("FreeOutDir of a new directory: %s", got)
+	}
+	for _, d := range []string{dir, dir + "_2", dir + "_4"} {
+		if err := os.MkdirAll(filepath.Join(d, "checkpoints"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := FreeOutDir(dir + "/"); got != dir+"_3" {
+		t.Errorf("FreeOutDir: %s, want %s_3", got, dir)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -189,7 +188,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints")); err == nil {
+	if HoldsRun(cfg.OutDir) {
 		return nil, badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", cfg.OutDir, cfg.OutDir))
 	}
 	t, err := newTrainer(cfg, cfg.OutDir, opts)
