@@ -17,6 +17,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
@@ -203,11 +204,7 @@ func objectFields(obj []byte) ([]kv, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		s := string(v)
-		if u, err := strconv.Unquote(s); err == nil && strings.HasPrefix(s, `"`) {
-			s = u
-		}
-		out = append(out, kv{fmt.Sprint(t), s})
+		out = append(out, kv{fmt.Sprint(t), fieldText(fmt.Sprint(t), v)})
 	}
 	return out, nil
 }
@@ -304,4 +301,26 @@ func envOptionsText(o envs.Options) string {
 		parts = append(parts, fmt.Sprintf("%s = %v", k, o[k]))
 	}
 	return " {" + strings.Join(parts, ", ") + "}"
+}
+
+// fieldText is a summary.json value as text: strings unquoted, the elite's
+// record as one line, other objects as compact JSON.
+func fieldText(key string, v json.RawMessage) string {
+	s := string(v)
+	if u, err := strconv.Unquote(s); err == nil && strings.HasPrefix(s, `"`) {
+		return u
+	}
+	var e evo.EliteRecord
+	if key == "elite" && json.Unmarshal(v, &e) == nil {
+		hp := make([]string, 0, len(e.HP))
+		for _, n := range slices.Sorted(maps.Keys(e.HP)) {
+			hp = append(hp, fmt.Sprintf("%s %g", n, e.HP[n]))
+		}
+		return fmt.Sprintf("agent %d saved after generation %d: %s; %s", e.Index, e.Generation, e.Net, strings.Join(hp, ", "))
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) == nil {
+		return b.String()
+	}
+	return s
 }

@@ -166,6 +166,14 @@ func TestInspectRunDirectory(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", s, out)
 		}
 	}
+	// The elite as it was saved, in one line: the file's own network.
+	a, err := agent.Load(filepath.Join(dir, "elite.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^  elite +agent \d+ saved after generation \d+: ` + regexp.QuoteMeta(a.Config().Net.String()) + `; .*lr `).MatchString(out) {
+		t.Errorf("text lacks the elite's record:\n%s", out)
+	}
 	code, out, errOut = evolve(context.Background(), "inspect", "-json", dir)
 	if code != exitOK {
 		t.Fatalf("-json: exit %d: %s", code, errOut)

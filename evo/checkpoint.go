@@ -76,12 +76,15 @@ type population struct {
 	// EliteFit is the elite's fitness when it was saved (with fitness
 	// from training episodes, what candidates for confirmation must
 	// reach); absent in earlier checkpoints.
-	EliteFit     *jsonfloat.F64 `json:"elite_fit,omitempty"`
-	BestIndex    int            `json:"best_index"`
-	Finished     bool           `json:"finished"`
-	StopReason   string         `json:"stop_reason"`
-	ConfigDigest string         `json:"config_digest"`
-	Members      []memberJSON   `json:"members"`
+	EliteFit *jsonfloat.F64 `json:"elite_fit,omitempty"`
+	// Elite describes the elite when it was saved; absent in earlier
+	// checkpoints.
+	Elite        *EliteRecord `json:"elite,omitempty"`
+	BestIndex    int          `json:"best_index"`
+	Finished     bool         `json:"finished"`
+	StopReason   string       `json:"stop_reason"`
+	ConfigDigest string       `json:"config_digest"`
+	Members      []memberJSON `json:"members"`
 }
 
 type memberJSON struct {
@@ -228,7 +231,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	}
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
 		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
-		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit),
+		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit), Elite: &t.elite,
 		StopReason: t.stopReason, ConfigDigest: t.digest}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
@@ -475,6 +478,10 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	t.measureSteps = pop.MeasureSteps
 	t.best, t.bestIndex = float64(pop.BestFitness), pop.BestIndex
 	t.bestFit = t.best // earlier checkpoints: their elite's fitness was its score
+	t.elite = EliteRecord{Index: pop.BestIndex}
+	if pop.Elite != nil {
+		t.elite = *pop.Elite
+	}
 	if pop.EliteFit != nil {
 		t.bestFit = float64(*pop.EliteFit)
 	}

@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"encoding/json"
 	"math"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,21 @@ func TestEliteIsConfirmed(t *testing.T) {
 	}
 	if a.Env.ID != cfg.Env.ID {
 		t.Fatalf("the elite's file records env %q, want the run's %q", a.Env.ID, cfg.Env.ID)
+	}
+	// summary.json records the elite as it was saved: the file's network
+	// and hyperparameters, its index and the generation.
+	var rec struct {
+		EliteIndex int         `json:"elite_index"`
+		Elite      EliteRecord `json:"elite"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(cfg.OutDir, "summary.json")), &rec); err != nil {
+		t.Fatal(err)
+	}
+	e := rec.Elite
+	if e.Generation < 1 || e.Index != rec.EliteIndex || e.Net != a.Config().Net.String() || e.HP["lr"] != a.Config().LR ||
+		e.HP["batch_size"] != float64(a.Config().BatchSize) {
+		t.Errorf("summary.json elite %+v (elite_index %d); the file: net %s, lr %g, batch %d", e, rec.EliteIndex,
+			a.Config().Net.String(), a.Config().LR, a.Config().BatchSize)
 	}
 	env, err := a.Env.Make()
 	if err != nil {

@@ -181,15 +181,20 @@ func tornRow(rest []byte, gen int) bool {
 }
 
 // summaryFile is summary.json: Summary with the elite's fitness written
-// exactly, infinities as strings.
+// exactly, infinities as strings, and the elite as it was when saved.
 type summaryFile struct {
 	Summary
 	EliteFitness jsonfloat.F64 `json:"elite_fitness"`
+	Elite        *EliteRecord  `json:"elite,omitempty"`
 }
 
 // writeSummary writes summary.json atomically.
 func (t *Trainer) writeSummary(s Summary) error {
-	b, err := json.MarshalIndent(summaryFile{s, jsonfloat.F64(s.EliteFitness)}, "", "  ")
+	f := summaryFile{Summary: s, EliteFitness: jsonfloat.F64(s.EliteFitness)}
+	if t.elite.Index >= 0 {
+		f.Elite = &t.elite
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -132,6 +132,22 @@ type Summary struct {
 	Finished   bool   `json:"finished"`
 }
 
+// Elite describes the run's elite as it was when saved (summary.json's
+// "elite"); Index is −1 before any, and Generation 0 in runs that saved
+// their elite before it was recorded.
+func (t *Trainer) Elite() EliteRecord { return t.elite }
+
+// EliteRecord is the elite when it was saved: the generation it was saved
+// after, its agent index, its network and its mutable hyperparameters (the
+// metrics.csv columns). Indices outlive mutation, so the index alone does
+// not say which network was the elite.
+type EliteRecord struct {
+	Generation int                `json:"generation,omitempty"`
+	Index      int                `json:"index"`
+	Net        string             `json:"net,omitempty"`
+	HP         map[string]float64 `json:"hp,omitempty"`
+}
+
 // Progress is a snapshot of a running run, safe to take from any goroutine.
 type Progress struct {
 	Generation int // the generation being trained (the last one when done)
@@ -164,7 +180,10 @@ type Trainer struct {
 	// candidate's fitness is held against when fitness comes from
 	// training episodes (a stochastic policy's returns, on another scale
 	// than the elite's confirmed score).
-	bestFit    float64
+	bestFit float64
+	// elite describes the elite when it was saved (agent indices outlive
+	// the networks and hyperparameters they had).
+	elite      EliteRecord
 	bestIndex  int
 	finished   bool
 	stopReason string
@@ -231,7 +250,7 @@ func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: digest,
-		best: math.Inf(-1), bestFit: math.Inf(-1), bestIndex: -1}, nil
+		best: math.Inf(-1), bestFit: math.Inf(-1), bestIndex: -1, elite: EliteRecord{Index: -1}}, nil
 }
 
 // Config returns the run's config.
@@ -480,6 +499,11 @@ func (t *Trainer) saveElite(rep *GenerationReport, score float64) error {
 	}
 	t.best, t.bestIndex, rep.NewElite = score, r.Index, true
 	t.bestFit = r.Fitness
+	cfg := t.members[rep.Best].Agent.Config()
+	t.elite = EliteRecord{Generation: rep.Generation, Index: r.Index, Net: cfg.Net.String(), HP: map[string]float64{}}
+	for _, n := range t.cfg.metricsHPs() {
+		t.elite.HP[n] = hpValue(cfg, n)
+	}
 	t.log.Info("new elite", "generation", rep.Generation, "agent", t.bestIndex, "fitness", r.Fitness, "score", score, "file", path)
 	return nil
 }
