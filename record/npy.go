@@ -24,6 +24,7 @@ const (
 	dtypeF32  = "<f4"
 	dtypeF64  = "<f8"
 	dtypeBool = "|b1"
+	dtypeU8   = "|u1"
 )
 
 // maxHeader bounds an .npy header; numpy's own are a few hundred bytes.
@@ -104,7 +105,7 @@ func readNPY(r io.Reader, size uint64) (npyHeader, []byte, error) {
 	if err != nil {
 		return npyHeader{}, nil, fmt.Errorf(".npy header %q: %w", strings.TrimSpace(string(raw)), err)
 	}
-	item := map[string]uint64{dtypeF32: 4, dtypeF64: 8, dtypeBool: 1}[h.descr]
+	item := map[string]uint64{dtypeF32: 4, dtypeF64: 8, dtypeBool: 1, dtypeU8: 1}[h.descr]
 	if item == 0 {
 		return h, nil, nil // the caller names the dtype it wants
 	}

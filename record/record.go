@@ -15,8 +15,11 @@
 //	log_probs       [N]       float32, log π(action | observation)
 //
 // obs and act are the flat sizes of the spaces; a Discrete action is one
-// column. The entry spaces.json holds {"observation": …, "action": …}, both
-// spaces in envs.MarshalSpace's JSON form. Read checks all of it.
+// column. The entry spaces.npy, a uint8 ('|u1') array, holds the UTF-8 JSON
+// {"observation": …, "action": …}, both spaces in envs.MarshalSpace's form,
+// so that every entry of the file loads as an array in NumPy
+// (json.loads(d["spaces"].tobytes())). Read checks all of it, and also
+// reads files of earlier builds, whose spaces were a raw spaces.json entry.
 package record
 
 import (
@@ -45,7 +48,7 @@ type Step struct {
 type Writer struct {
 	path     string
 	obs, act envs.Space
-	spaces   []byte // spaces.json
+	spaces   []byte // the JSON of spaces.npy
 	t        Trajectory
 	closed   bool
 }
@@ -161,12 +164,12 @@ func (w *Writer) writeNPZ(out io.Writer) error {
 			return fmt.Errorf("%s.npy: %w", e.name, err)
 		}
 	}
-	f, err := z.CreateHeader(&zip.FileHeader{Name: "spaces.json", Method: zip.Deflate})
+	f, err := z.CreateHeader(&zip.FileHeader{Name: "spaces.npy", Method: zip.Deflate})
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(w.spaces); err != nil {
-		return err
+	if err := writeNPY(f, dtypeU8, []int{len(w.spaces)}, w.spaces); err != nil {
+		return fmt.Errorf("spaces.npy: %w", err)
 	}
 	return z.Close()
 }
@@ -234,7 +237,7 @@ func read(path string) (*Trajectory, error) {
 		}
 		return b, nil
 	}
-	raw, err := open("spaces.json")
+	raw, err := spacesEntry(files, open)
 	if err != nil {
 		return nil, err
 	}
@@ -242,17 +245,17 @@ func read(path string) (*Trajectory, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sj); err != nil {
-		return nil, fmt.Errorf("spaces.json: %w", err)
+		return nil, fmt.Errorf("spaces: %w", err)
 	}
 	if sj.Observation == nil || sj.Action == nil {
-		return nil, errors.New(`spaces.json: want both "observation" and "action"`)
+		return nil, errors.New(`spaces: want both "observation" and "action"`)
 	}
 	t := &Trajectory{}
 	if t.ObservationSpace, err = envs.UnmarshalSpace(sj.Observation); err != nil {
-		return nil, fmt.Errorf("spaces.json: observation %w", err)
+		return nil, fmt.Errorf("spaces: observation %w", err)
 	}
 	if t.ActionSpace, err = envs.UnmarshalSpace(sj.Action); err != nil {
-		return nil, fmt.Errorf("spaces.json: action %w", err)
+		return nil, fmt.Errorf("spaces: action %w", err)
 	}
 
 	// array reads one entry, checks its dtype and shape (-1: the number of
@@ -340,4 +343,29 @@ func read(path string) (*Trajectory, error) {
 	}
 	t.LogProbs = decodeF32(b)
 	return t, nil
+}
+
+// spacesEntry returns the spaces' JSON: spaces.npy's bytes (a 1-D uint8
+// array), or the raw spaces.json entry of files written before.
+func spacesEntry(files map[string]*zip.File, open func(string) ([]byte, error)) ([]byte, error) {
+	f := files["spaces.npy"]
+	if f == nil {
+		if files["spaces.json"] != nil {
+			return open("spaces.json")
+		}
+		return nil, errors.New("no entry spaces.npy")
+	}
+	r, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("spaces.npy: %w", err)
+	}
+	defer r.Close()
+	h, data, err := readNPY(r, min(f.UncompressedSize64, 1<<20))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("spaces.npy: %w", err)
+	case h.descr != dtypeU8 || len(h.shape) != 1:
+		return nil, fmt.Errorf("spaces.npy: dtype %q shape %v, want a 1-D %q array of JSON", h.descr, h.shape, dtypeU8)
+	}
+	return data, nil
 }

@@ -128,7 +128,9 @@ func goodEntries() []entry {
 	}
 }
 
-func writeNPZ(t *testing.T, entries []entry, spaces string) string {
+// writeNPZ writes entries and the spaces' JSON as spaces.npy (none when
+// spaces is ""), or with legacy as a raw spaces.json entry.
+func writeNPZ(t *testing.T, entries []entry, spaces string, legacy ...bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "bad.npz")
 	f, err := os.Create(path)
@@ -142,9 +144,15 @@ func writeNPZ(t *testing.T, entries []entry, spaces string) string {
 			t.Fatal(err)
 		}
 	}
-	if spaces != "" {
+	switch {
+	case spaces != "" && len(legacy) > 0 && legacy[0]:
 		w, _ := z.Create("spaces.json")
 		w.Write([]byte(spaces))
+	case spaces != "":
+		w, _ := z.Create("spaces.npy")
+		if err := writeNPY(w, dtypeU8, []int{len(spaces)}, []byte(spaces)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := z.Close(); err != nil {
 		t.Fatal(err)
@@ -168,6 +176,9 @@ func TestReadRejectsBadFiles(t *testing.T) {
 	}
 	if _, err := Read(writeNPZ(t, goodEntries(), string(spaces))); err != nil {
 		t.Fatalf("the valid file: %v", err)
+	}
+	if _, err := Read(writeNPZ(t, goodEntries(), string(spaces), true)); err != nil {
+		t.Fatalf("a file of an earlier build (raw spaces.json): %v", err)
 	}
 	good, _ := writeTrajectory(t, 4)
 	data, err := os.ReadFile(good)
@@ -200,9 +211,13 @@ func TestReadRejectsBadFiles(t *testing.T) {
 		{"bool byte", writeNPZ(t, with(4, entry{"truncated", dtypeBool, []int{2}, []byte{0, 2}}), string(spaces)),
 			"truncated.npy: value 1 is byte 2"},
 		{"missing entry", writeNPZ(t, with(5, entry{}), string(spaces)), "no entry episode_starts.npy"},
-		{"no spaces", writeNPZ(t, goodEntries(), ""), "no entry spaces.json"},
+		{"no spaces", writeNPZ(t, goodEntries(), ""), "no entry spaces.npy"},
 		{"bad spaces", writeNPZ(t, goodEntries(), `{"observation": {"type": "box"}, "action": {"type": "discrete", "n": 2}}`),
-			"spaces.json: observation space"},
+			"spaces: observation space"},
+		{"bad legacy spaces", writeNPZ(t, goodEntries(), `{"observation": {"type": "box"}, "action": {"type": "discrete", "n": 2}}`, true),
+			"spaces: observation space"},
+		{"spaces not bytes", writeNPZ(t, append(goodEntries(), entry{"spaces", dtypeF32, []int{1}, make([]byte, 4)}), ""),
+			`spaces.npy: dtype "<f4" shape [1], want a 1-D "|u1" array`},
 		{"half spaces", writeNPZ(t, goodEntries(), `{"observation": {"type": "discrete", "n": 2}}`), `want both "observation" and "action"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,7 +302,9 @@ assert z["rewards"][3] == 2.0 and z["rewards"][1] == 1 + 1/3, z["rewards"]
 assert z["terminated"].tolist() == [False, False, False, False, True]
 assert z["episode_starts"].tolist() == [True, False, True, False, False]
 assert z["values"][0] == 0 and z["values"][2] == np.float32(2/7)
-spaces = json.loads(z.zip.read("spaces.json"))
+spaces = json.loads(z["spaces"].tobytes())
+shapes = {k: z[k].shape for k in z}  # every entry loads as an array
+assert shapes["spaces"] == (len(z["spaces"]),), shapes
 assert spaces["action"] == {"type": "discrete", "n": 2}, spaces
 assert spaces["observation"]["shape"] == [3], spaces
 print("ok")
