@@ -11,7 +11,9 @@
 // and its configs can then say [env] id = "MyTask-v0". The program takes
 // the command's arguments:
 //
-//	mytask -config FILE [-out DIR] [-seed N] [STOP] [-workers N] [-quiet]
+//	mytask -config FILE|NAME [-set KEY=VALUE ...] [-out DIR] [-seed N] [STOP] [-workers N] [-quiet]
+//	mytask -env ID [-set KEY=VALUE ...] [-out DIR] [STOP] [-quiet]
+//	mytask configs [NAME]
 //	mytask -resume DIR [STOP] [-workers N] [-quiet]
 //	(STOP: -max-steps N, -target X or -no-target, replacing the run's stopping rules)
 //	mytask inspect [-json] FILE|DIR
@@ -60,6 +62,7 @@ var subcommands = map[string]func(ctx context.Context, args []string, stdout, st
 	"play":    playCmd,
 	"worker":  workerCmd,
 	"bench":   benchCmd,
+	"configs": configsCmd,
 }
 
 // Run is the whole command without its process-wide setup (signals, GOGC;

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/evolverl/evolve/evo"
 )
@@ -169,9 +170,11 @@ func (d *display) generation(r evo.GenerationReport) {
 	}
 }
 
+// clip cuts s to n characters, marking the cut with an ellipsis.
 func clip(s string, n int) string {
-	if len(s) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

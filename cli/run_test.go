@@ -116,7 +116,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"both", []string{"-config", "a.toml", "-resume", "b"}, []string{"exactly one of -config"}},
 		{"unknown flag", []string{"-confg", "a.toml"}, []string{"-confg"}},
 		{"stray argument", []string{"-config", "a.toml", "extra"}, []string{`unexpected argument "extra"`}},
-		{"seed on resume", []string{"-resume", dir, "-seed", "3"}, []string{"-seed and -out do not apply"}},
+		{"seed on resume", []string{"-resume", dir, "-seed", "3"}, []string{"-seed, -out and -set do not apply"}},
 		{"negative workers", []string{"-config", "a.toml", "-workers", "-2"}, []string{"-workers -2"}},
 		{"resume of no run", []string{"-resume", filepath.Join(dir, "nothing")}, []string{"nothing", "config.toml"}},
 		{"nats unreachable", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1"}, []string{"cannot connect to the NATS server at nats://127.0.0.1:1"}},

@@ -19,9 +19,11 @@ import (
 
 // trainSynopsis is the usage of evolve itself, every subcommand's first
 // line included.
-const trainSynopsis = "usage: evolve -config FILE [-out DIR] [-seed N] [STOP] [-workers N | -nats URL] [-quiet]\n" +
+const trainSynopsis = "usage: evolve -config FILE|NAME [-set KEY=VALUE ...] [-out DIR] [-seed N] [STOP] [-workers N | -nats URL] [-quiet]\n" +
+	"       evolve -env ID [-set KEY=VALUE ...] [-out DIR] [-seed N] [STOP] [-workers N | -nats URL] [-quiet]\n" +
 	"       evolve -resume DIR [STOP] [-workers N | -nats URL] [-quiet]\n" +
 	"       (STOP: -max-steps N, -target X or -no-target, replacing the run's stopping rules)\n" +
+	"       evolve configs [NAME]\n" +
 	"       evolve worker -nats URL [-workers N] [-quiet]\n" +
 	"       evolve inspect [-json] FILE|DIR\n" +
 	"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n" +
@@ -31,6 +33,8 @@ const trainSynopsis = "usage: evolve -config FILE [-out DIR] [-seed N] [STOP] [-
 // trainFlags are the flags of a training run (evolve -config, -resume).
 type trainFlags struct {
 	config, resume, out string
+	env                 string   // -env: train the shipped config of this env
+	sets                setFlags // -set KEY=VALUE overrides
 	seed                int64
 	workers             int
 	quiet               bool
@@ -43,7 +47,9 @@ type trainFlags struct {
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key)")
+	fs.StringVar(&f.config, "config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key), or the shipped config of that name (evolve configs lists them)")
+	fs.StringVar(&f.env, "env", "", "train env `ID` with its shipped config (evolve configs), or evolve's defaults when it has none")
+	fs.Var(&f.sets, "set", "override a config key, `KEY=VALUE` (ppo.lr=1e-3, population.size=8; TOML values, repeatable), checked as in the file")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in the run directory `DIR` from its latest checkpoint")
 	fs.StringVar(&f.out, "out", "", "write the run to `DIR` (overrides out_dir)")
 	fs.Int64Var(&f.seed, "seed", 0, "replace the config's seed with `N`")
@@ -61,10 +67,10 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Sprintf("unexpected argument %q", fs.Arg(0))
-	case set["config"] == set["resume"]:
-		return "give exactly one of -config FILE and -resume DIR"
-	case set["resume"] && (set["seed"] || set["out"]):
-		return "-seed and -out do not apply to -resume: a resumed run keeps its seed and directory"
+	case count(set["config"], set["resume"], set["env"]) != 1:
+		return "give exactly one of -config FILE, -env ID and -resume DIR"
+	case set["resume"] && (set["seed"] || set["out"] || set["set"]):
+		return "-seed, -out and -set do not apply to -resume: a resumed run keeps its config, seed and directory"
 	case f.workers < 0:
 		return fmt.Sprintf("-workers %d: want >= 0", f.workers)
 	case set["target"] && set["no-target"]:
@@ -73,8 +79,8 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 		return fmt.Sprintf("-max-steps %d: want >= 1", f.maxSteps)
 	case set["target"] && math.IsNaN(f.target):
 		return "-target NaN: want a number"
-	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "":
-		return "-config, -resume and -out need a non-empty value"
+	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "" || set["env"] && f.env == "":
+		return "-config, -env, -resume and -out need a non-empty value"
 	case set["resume"] && isFile(f.resume):
 		return fmt.Sprintf("-resume %s is a file: -resume takes a run's directory (its -out or out_dir); a config file starts a run with -config %s", f.resume, shellQuote(f.resume))
 	case f.nats.check() != "":
@@ -155,11 +161,14 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 	if f.set["resume"] {
 		return f.resumed(opts)
 	}
-	cfg, err := evo.LoadConfig(f.config)
+	cfg, src, err := f.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	where := fmt.Sprintf("config %s: out_dir = %q", f.config, cfg.OutDir)
+	if src.note != "" && !f.quiet {
+		fmt.Fprintf(f.stderr, "evolve: %s\n", src.note)
+	}
+	where := fmt.Sprintf("%s: out_dir = %q", src.name, cfg.OutDir)
 	switch {
 	case f.set["out"]: // exactly there: a run there is refused, not renamed
 		cfg.OutDir = f.out
@@ -167,7 +176,7 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 	case evo.HoldsRun(cfg.OutDir):
 		// The config's out_dir run again: the next free out_dir_N.
 		free := evo.FreeOutDir(cfg.OutDir)
-		where = fmt.Sprintf("config %s: out_dir = %q, which holds a run, so %s", f.config, cfg.OutDir, free)
+		where = fmt.Sprintf("%s: out_dir = %q, which holds a run, so %s", src.name, cfg.OutDir, free)
 		if !f.quiet {
 			fmt.Fprintf(f.stderr, "evolve: %s holds a run (continue it with -resume %s); this one goes to %s\n",
 				cfg.OutDir, shellQuote(cfg.OutDir), free)
@@ -332,4 +341,15 @@ func fmtDuration(d time.Duration) string {
 func isFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir()
+}
+
+// count returns how many of bs are true.
+func count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }

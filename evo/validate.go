@@ -9,6 +9,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/nearest"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
@@ -72,7 +73,11 @@ func (c Config) checkEnv(ps *problems) {
 	if _, ok := envs.Lookup(c.Env.ID); !ok && !strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
 		// A "gym:" id is checked when the env is built (tryBuild), which
 		// starts the Python child and asks it for the env.
-		ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
+		if near := nearest.Name(c.Env.ID, envs.IDs(), 3); near != "" {
+			ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), fmt.Sprintf("a registered env: did you mean %q?", near))
+		} else {
+			ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
+		}
 	}
 	if c.Env.NumEnvs < 1 {
 		ps.bad("env.num_envs", c.Env.NumEnvs, ">= 1")

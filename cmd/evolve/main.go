@@ -3,6 +3,8 @@
 // resumes stopped runs.
 //
 //	evolve -config configs/cartpole.toml    # train
+//	evolve -env LunarLander-v3 -set ppo.lr=1e-3   # train an env's shipped config, with overrides
+//	evolve configs [NAME]                   # list the shipped configs, or print one
 //	evolve -resume runs/cartpole            # continue a stopped run from its last checkpoint
 //	evolve inspect [-json] runs/cartpole    # describe an agent file, or a run's elite and summary
 //	evolve plot [-o DIR] runs/cartpole      # chart fitness, hyperparameters and network size as PNGs
@@ -13,7 +15,10 @@
 //
 // Flags:
 //
-//	-config FILE   the run's config (see configs/pop.toml for every key)
+//	-config FILE   the run's config (see configs/pop.toml for every key), or a shipped
+//	               config's name (evolve configs lists them)
+//	-env ID        train env ID with its shipped config, or evolve's defaults on it
+//	-set KEY=VAL   override a config key (repeatable), checked as in the file
 //	-resume DIR    continue the run in DIR from DIR/checkpoints/latest with DIR/config.toml
 //	-out DIR       write the run to DIR instead of the config's out_dir
 //	-seed N        replace the config's seed

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/configs"
+	"github.com/evolverl/evolve/evo"
+)
+
+// TestConfigsListsAndPrintsTheShippedOnes: every .toml under configs/ is
+// embedded, listed with its env, and printed as the file is.
+func TestConfigsListsAndPrintsTheShippedOnes(t *testing.T) {
+	var files []string
+	filepath.WalkDir(filepath.Join("..", "configs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && filepath.Ext(p) == ".toml" {
+			rel, _ := filepath.Rel(filepath.Join("..", "configs"), p)
+			files = append(files, strings.TrimSuffix(filepath.ToSlash(rel), ".toml"))
+		}
+		return err
+	})
+	var names []string
+	for _, c := range configs.List() {
+		names = append(names, c.Name)
+	}
+	slices.Sort(files)
+	slices.Sort(names)
+	if !slices.Equal(files, names) {
+		t.Errorf("embedded configs %v, files %v", names, files)
+	}
+	code, out, stderr := evolve(context.Background(), "configs")
+	if code != exitOK || !strings.Contains(out, "cartpole ") || !strings.Contains(out, "LunarLander-v3") {
+		t.Errorf("evolve configs: exit %d, stdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	code, out, _ = evolve(context.Background(), "configs", "lunarlander")
+	if want := mustRead(t, filepath.Join("..", "configs", "lunarlander.toml")); code != exitOK || out != string(want) {
+		t.Errorf("evolve configs lunarlander: exit %d, not the file", code)
+	}
+	if code, _, stderr := evolve(context.Background(), "configs", "lunarlandr"); code != exitBadInput || !strings.Contains(stderr, "lunarlandr") {
+		t.Errorf("an unknown config: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestTrainByNameWithOverrides: -env ID trains the env's shipped config and
+// -config NAME a shipped config by name, each with -set overrides applied
+// and recorded in the run's config.toml.
+func TestTrainByNameWithOverrides(t *testing.T) {
+	for _, args := range [][]string{
+		{"-env", "CartPole-v1"},
+		{"-config", "cartpole"},
+		{"-env", "Probe1-v0"}, // no shipped config: the defaults
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		full := append(slices.Clone(args), "-set", "population.max_steps=4e3", "-set", "population.size=2",
+			"-set", "env.num_envs=4", "-out", out, "-quiet")
+		code, _, stderr := evolve(context.Background(), full...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr:\n%s", full, code, stderr)
+		}
+		cfg, err := evo.ReadRunConfig(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEnv := map[bool]string{true: "Probe1-v0", false: "CartPole-v1"}[args[1] == "Probe1-v0"]
+		if cfg.Env.ID != wantEnv || cfg.Population.Size != 2 || cfg.Population.MaxSteps != 4000 || cfg.Env.NumEnvs != 4 {
+			t.Errorf("%v: config.toml has env %s, size %d, max_steps %d, num_envs %d", full, cfg.Env.ID,
+				cfg.Population.Size, cfg.Population.MaxSteps, cfg.Env.NumEnvs)
+		}
+	}
+}
+
+// TestSetBadInput: a bad override is one line naming it, exit 2, and
+// nothing is written.
+func TestSetBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-env", "CartPole-v1", "-set", "ppo.lrr=1e-3"}, "-set ppo.lrr=1e-3: unknown keys: ppo.lrr (did you mean lr?)"},
+		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: incompatible types"},
+		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
+		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
+		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?`},
+		{[]string{"-config", "cartpol"}, "evolve configs lists the shipped ones"},
+		{[]string{"-resume", dir, "-set", "ppo.lr=1e-3"}, "do not apply to -resume"},
+		{[]string{"-env", "CartPole-v1", "-config", "cartpole"}, "exactly one of"},
+	} {
+		out := filepath.Join(dir, "run")
+		code, _, stderr := evolve(context.Background(), append(c.args, "-out", out)...)
+		if code != exitBadInput || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant 2 and %q", c.args, code, stderr, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: wrote %s", c.args, out)
+		}
+	}
+}

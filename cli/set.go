@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/evolverl/evolve/evo"
+)
+
+// errBadInput marks a command-line error as bad input (exit 2) without
+// words of its own: wrapped after the message, it adds none.
+var errBadInput = quietErr{evo.ErrBadInput}
+
+type quietErr struct{ error }
+
+func (quietErr) Error() string   { return "" }
+func (e quietErr) Unwrap() error { return e.error }
+
+// setFlags are the -set KEY=VALUE overrides, in order.
+type setFlags []string
+
+func (s *setFlags) String() string { return strings.Join(*s, " ") }
+
+// Set implements flag.Value: KEY=VALUE, KEY a config key with its tables
+// ("ppo.lr", "population.size", "env.options.max_episode_steps").
+func (s *setFlags) Set(v string) error {
+	key, _, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(key) == "" {
+		return errors.New("want KEY=VALUE, e.g. ppo.lr=1e-3")
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// flags returns the overrides as they were given, for messages.
+func (s setFlags) flags() []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = "-set " + v
+	}
+	return out
+}
+
+// applySets returns the config text with every override applied, each
+// checked on its own first (an unknown key gets its did-you-mean, a value
+// of the wrong type names the key). A VALUE is read as a TOML value (1e-3,
+// 8, true, [64, 64], "x", inf); one that is not is taken as a string, so
+// env.id=Acrobot-v1 needs no quotes.
+func applySets(text []byte, sets setFlags) ([]byte, error) {
+	if len(sets) == 0 {
+		return text, nil
+	}
+	var doc map[string]any
+	if _, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&doc); err != nil {
+		return nil, err
+	}
+	for _, s := range sets {
+		key, raw, _ := strings.Cut(s, "=")
+		path := strings.Split(strings.TrimSpace(key), ".")
+		v := tomlValue(strings.TrimSpace(raw))
+		if err := checkSet(path, v); err != nil {
+			return nil, fmt.Errorf("-set %s: %w%w", s, err, errBadInput)
+		}
+		if err := setPath(doc, path, v); err != nil {
+			return nil, fmt.Errorf("-set %s: %w%w", s, err, errBadInput)
+		}
+	}
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
+		return nil, fmt.Errorf("-set: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// tomlValue reads raw as a TOML value, or as a string when it is not one.
+// A whole number written as a float (1e6) becomes an integer, which TOML
+// also lets a float key take, so that -set population.max_steps=1e6 works.
+func tomlValue(raw string) any {
+	var v struct{ V any }
+	if _, err := toml.Decode("V = "+raw, &v); err != nil {
+		return raw
+	}
+	if f, ok := v.V.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return int64(f)
+	}
+	return v.V
+}
+
+// checkSet decodes the one key alone as a config, so that evo says what is
+// wrong with it as it would in a file (and names no line of a file).
+func checkSet(path []string, v any) error {
+	doc := map[string]any{}
+	if err := setPath(doc, path, v); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
+		return err
+	}
+	if _, err := evo.DecodeConfig(b.Bytes()); err != nil {
+		// Line numbers refer to the snippet, not to anything the user wrote.
+		msg := snippetLine.ReplaceAllString(err.Error(), "$1: ")
+		msg = strings.NewReplacer("(line 1, ", "(", "(line 2, ", "(", " (line 1)", "", " (line 2)", "").Replace(msg)
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// setPath sets doc's nested key path to v, making the tables on the way.
+func setPath(doc map[string]any, path []string, v any) error {
+	for i, k := range path[:len(path)-1] {
+		next, ok := doc[k]
+		if !ok {
+			next = map[string]any{}
+			doc[k] = next
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s is a value, not a table", strings.Join(path[:i+1], "."))
+		}
+		doc = m
+	}
+	doc[path[len(path)-1]] = v
+	return nil
+}
+
+// snippetLine matches the TOML decoder's "toml: line N (last key "k"): ".
+var snippetLine = regexp.MustCompile(`toml: line \d+ \(last key "([^"]+)"\): `)

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/evolverl/evolve/configs"
+	"github.com/evolverl/evolve/evo"
+)
+
+// configSource is the text of the config a new run starts from and what
+// to call it in messages.
+type configSource struct {
+	name string // "config configs/cartpole.toml", "shipped config cartpole", …
+	text []byte
+	note string // for the user before training, or ""
+}
+
+// sourceConfig finds the config of -config or -env: a file; else, for
+// -config, the shipped config of that name; for -env, the shipped config
+// that trains that env, else the defaults with that env.
+func (f *trainFlags) sourceConfig() (configSource, error) {
+	if f.set["env"] {
+		return envSource(f.env)
+	}
+	b, err := os.ReadFile(f.config)
+	if err == nil {
+		return configSource{name: "config " + f.config, text: b}, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(f.config, `/\`) {
+		if b, serr := configs.Read(f.config); serr == nil {
+			return configSource{name: "shipped config " + f.config, text: b,
+				note: fmt.Sprintf("%s: no such file; training the shipped config %s (evolve configs %s prints it)", f.config, f.config, f.config)}, nil
+		}
+	}
+	return configSource{}, fmt.Errorf("config: %w (evolve configs lists the shipped ones)%w", err, errBadInput)
+}
+
+// envSource is the shipped config that trains env id, or evolve's
+// defaults on it.
+func envSource(id string) (configSource, error) {
+	if c, ok := configs.ForEnv(id); ok {
+		b, err := configs.Read(c.Name)
+		if err != nil {
+			return configSource{}, err
+		}
+		return configSource{name: "shipped config " + c.Name, text: b,
+			note: fmt.Sprintf("-env %s: training the shipped config %s (evolve configs %s prints it)", id, c.Name, c.Name)}, nil
+	}
+	text := fmt.Sprintf("out_dir = %q\n\n[env]\nid = %q\n", "runs/"+dirName(id), id)
+	return configSource{name: "-env " + id, text: []byte(text),
+		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it (configs/pop.toml lists them)", id)}, nil
+}
+
+// dirName turns an env id into a directory name: "gym:MinAtar/Breakout-v1"
+// gives "gym-minatar-breakout-v1".
+func dirName(id string) string {
+	return strings.Trim(regexp.MustCompile(`[^a-z0-9.-]+`).ReplaceAllString(strings.ToLower(id), "-"), "-")
+}
+
+// loadConfig reads the run's config from its source with the -set
+// overrides, checked as the file is.
+func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
+	src, err := f.sourceConfig()
+	if err != nil {
+		return evo.Config{}, src, err
+	}
+	// The file's own keys first, so that its errors name its lines.
+	if _, err := evo.DecodeConfig(src.text); err != nil {
+		return evo.Config{}, src, fmt.Errorf("%s: %w", src.name, err)
+	}
+	text, err := applySets(src.text, f.sets)
+	if err != nil {
+		return evo.Config{}, src, err
+	}
+	cfg, err := evo.ParseConfig(text)
+	if err != nil {
+		where := src.name
+		if len(f.sets) > 0 {
+			where += " with " + strings.Join(f.sets.flags(), " ")
+		}
+		return evo.Config{}, src, fmt.Errorf("%s: %w", where, err)
+	}
+	return cfg, src, nil
+}
