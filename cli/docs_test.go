@@ -179,3 +179,29 @@ func checkDocArg(c docCommand, flag, value string) []string {
 	}
 	return problems
 }
+
+// TestDocumentLinksResolve: every relative link and image in README.md
+// and docs/*.md names a file of the repository.
+func TestDocumentLinksResolve(t *testing.T) {
+	paths := []string{filepath.Join("..", "README.md")}
+	more, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	paths = append(paths, more...)
+	sub, _ := filepath.Glob(filepath.Join("..", "docs", "bench", "*", "README.md"))
+	paths = append(paths, sub...)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || regexp.MustCompile(`^[a-z]+:`).MatchString(target) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), target)); err != nil {
+				t.Errorf("%s: link %s: %v", p, m[1], err)
+			}
+		}
+	}
+}

@@ -22,7 +22,7 @@ import (
 	"github.com/evolverl/evolve/nn"
 )
 
-// inspection is what `evolve inspect -json` prints; the README documents
+// inspection is what `evolve inspect -json` prints; docs/command.md documents
 // its field names, which scripts rely on: add fields, never rename them.
 type inspection struct {
 	File             string          `json:"file"`

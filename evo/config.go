@@ -21,7 +21,7 @@ import (
 )
 
 // Config is one experiment, as read from a TOML file by LoadConfig. Every
-// section and key is documented in configs/pop.toml and the README.
+// section and key is documented in configs/pop.toml and docs/config.md.
 type Config struct {
 	// Seed determines the whole run: a run is a pure function of its
 	// config, whatever the number of workers.

@@ -61,7 +61,7 @@ type runLock struct {
 }
 
 // claim writes this process's pid into the lock file, for the error a
-// second process gets and for the README's "the last process that trained
+// second process gets and for docs/run-directory.md's "the last process that trained
 // the run". Done once per lock.
 func (l *runLock) claim() {
 	if l.claimed {

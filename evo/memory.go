@@ -67,7 +67,7 @@ type memPart struct {
 }
 
 // memEstimate is what a run of a config needs, from its sizes and the
-// env's spaces (see the README's Config reference, "Memory").
+// env's spaces (see docs/config.md, "Memory").
 type memEstimate struct {
 	agents   int64     // population.size
 	perAgent []memPart // each agent's, held for the whole run

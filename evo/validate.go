@@ -271,7 +271,7 @@ func (c Config) tryBuild(build bool) error {
 }
 
 // Upper bounds of config values, far above any run this program is made
-// for (the README's Config reference lists them). A few extra digits typed
+// for (docs/config.md lists them). A few extra digits typed
 // by mistake are then an error naming the key, and every product of sizes
 // in the memory estimate stays far inside int64.
 const (
