@@ -86,7 +86,9 @@ func TestSetBadInput(t *testing.T) {
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
 		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?`},
-		{[]string{"-config", "cartpol"}, "evolve configs lists the shipped ones"},
+		{[]string{"-config", "cartpol"}, "did you mean the shipped config cartpole?"},
+		{[]string{"-config", "no/such.toml"}, "evolve configs lists the shipped ones"},
+		{[]string{"-config", "../configs/cartpol.toml"}, "did you mean ../configs/cartpole.toml?"},
 		{[]string{"-resume", dir, "-set", "ppo.lr=1e-3"}, "do not apply to -resume"},
 		{[]string{"-env", "CartPole-v1", "-config", "cartpole"}, "exactly one of"},
 	} {

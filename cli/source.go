@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/evolverl/evolve/configs"
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/nearest"
 )
 
 // configSource is the text of the config a new run starts from and what
@@ -35,6 +37,26 @@ func (f *trainFlags) sourceConfig() (configSource, error) {
 		if b, serr := configs.Read(f.config); serr == nil {
 			return configSource{name: "shipped config " + f.config, text: b,
 				note: fmt.Sprintf("%s: no such file; training the shipped config %s (evolve configs %s prints it)", f.config, f.config, f.config)}, nil
+		}
+	}
+	var names []string
+	for _, c := range configs.List() {
+		names = append(names, c.Name)
+	}
+	if near := nearest.Name(strings.TrimSuffix(f.config, ".toml"), names, 2); near != "" && !strings.ContainsAny(f.config, `/\`) {
+		return configSource{}, fmt.Errorf("config: %w; did you mean the shipped config %s?%w", err, near, errBadInput)
+	}
+	// A mistyped file name beside existing configs: the nearest of them.
+	dir, base := filepath.Split(f.config)
+	if entries, derr := os.ReadDir(filepath.Clean(dir + ".")); derr == nil {
+		var files []string
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".toml") {
+				files = append(files, e.Name())
+			}
+		}
+		if near := nearest.Name(base, files, 2); near != "" {
+			return configSource{}, fmt.Errorf("config: %w; did you mean %s?%w", err, filepath.Join(dir, near), errBadInput)
 		}
 	}
 	return configSource{}, fmt.Errorf("config: %w (evolve configs lists the shipped ones)%w", err, errBadInput)
