@@ -8,16 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/evolverl/evolve/internal/atomicfile"
 	"github.com/evolverl/evolve/internal/jsonfloat"
-	"github.com/evolverl/evolve/internal/tbevent"
 )
 
 // metricsHPs returns the hyperparameter columns of metrics.csv: lr,
@@ -215,86 +212,4 @@ func ReadSummary(dir string) (Summary, error) {
 	}
 	f.Summary.EliteFitness = float64(f.EliteFitness)
 	return f.Summary, nil
-}
-
-// tbDir is where the TensorBoard event files go, under the run's directory.
-const tbDir = "tb"
-
-// openEvents starts this session's TensorBoard event file in tb/, after
-// dropping from the earlier sessions' files the events of steps after the
-// current generation's (a resumed run repeats those generations, exactly as
-// metrics.csv's rows are dropped).
-func (t *Trainer) openEvents() error {
-	dir := filepath.Join(t.dir, tbDir)
-	if err := tbevent.Trim(dir, int64(t.totalSteps)); err != nil {
-		return fmt.Errorf("tensorboard: %w", err)
-	}
-	host, _ := os.Hostname()
-	w, err := tbevent.Create(dir, time.Now(), host)
-	if err != nil {
-		return fmt.Errorf("tensorboard: %w", err)
-	}
-	t.events = w
-	return nil
-}
-
-// writeEvents appends generation rep's scalars to the event file, at step
-// rep.TotalSteps (the population's env steps, so that runs of different
-// population sizes or evo_steps compare on the same axis). genTime is the
-// generation's wall time. Values that are not finite (a diverged agent's
-// fitness, the train return of a generation without a finished episode)
-// are left out: TensorBoard cannot plot them.
-func (t *Trainer) writeEvents(rep GenerationReport, genTime time.Duration) error {
-	var sc []tbevent.Scalar
-	add := func(tag string, v float64) {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			sc = append(sc, tbevent.Scalar{Tag: tag, Value: float32(v)})
-		}
-	}
-	sum, finite, diverged, genSteps := 0.0, 0, 0, 0
-	for _, r := range rep.Members {
-		genSteps += r.GenSteps
-		if r.Diverged {
-			diverged++
-		} else if !math.IsInf(r.Fitness, 0) {
-			sum += r.Fitness
-			finite++
-		}
-	}
-	add("generation", float64(rep.Generation))
-	add("fitness/best", rep.Members[rep.Best].Fitness)
-	if finite > 0 {
-		add("fitness/mean", sum/float64(finite))
-	}
-	add("fitness/elite", rep.EliteFitness)
-	if !math.IsNaN(rep.Confirmed) {
-		add("fitness/confirmed", rep.Confirmed)
-	}
-	add("population/diverged", float64(diverged))
-	add("population/global_steps", float64(rep.GlobalSteps))
-	if s := genTime.Seconds(); s > 0 {
-		add("steps_per_s", float64(genSteps)/s)
-	}
-	for _, r := range rep.Members {
-		p := fmt.Sprintf("agent_%d/", r.Index)
-		st := r.Stats
-		add(p+"fitness", r.Fitness)
-		add(p+"train_return", r.TrainReturn)
-		add(p+"steps", float64(r.Steps))
-		add(p+"loss", st.Loss)
-		add(p+"policy_loss", st.PolicyLoss)
-		add(p+"value_loss", st.ValueLoss)
-		add(p+"entropy", st.Entropy)
-		add(p+"approx_kl", st.ApproxKL)
-		add(p+"clip_frac", st.ClipFrac)
-		add(p+"explained_variance", st.ExplainedVariance)
-		add(p+"grad_norm", st.GradNorm)
-		for _, n := range t.cfg.metricsHPs() {
-			add(p+n, hpValue(r.Config, n))
-		}
-	}
-	if err := t.events.WriteScalars(int64(rep.TotalSteps), time.Now(), sc); err != nil {
-		return fmt.Errorf("tensorboard: %w", err)
-	}
-	return nil
 }

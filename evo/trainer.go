@@ -105,8 +105,19 @@ type MemberReport struct {
 	Returns   []float64
 	EvalSteps int
 	Stats     agent.Stats // the last PPO update
-	Config    agent.Config
-	Mutation  string
+	// Updates are the generation's PPO updates in order (the last one's
+	// Stats are Stats), for TensorBoard's per-update series.
+	Updates  []Update
+	Config   agent.Config
+	Mutation string
+}
+
+// An Update is one PPO update of a member's generation: its statistics,
+// and GenSteps, the member's env steps in the generation when it was made
+// (the rollout it learned from included).
+type Update struct {
+	GenSteps int
+	Stats    agent.Stats
 }
 
 // Summary describes a run at its end or stop; summary.json holds it.
@@ -437,7 +448,7 @@ func (t *Trainer) generation(ctx context.Context, g int, wall func() float64) (G
 	if err := t.appendMetrics(rep, wall()); err != nil {
 		return rep, err
 	}
-	if err := t.writeEvents(rep, time.Since(genStart)); err != nil {
+	if err := t.writeEvents(rep, genStart); err != nil {
 		return rep, err
 	}
 	t.applyStopRules(g, reports[best].Fitness)
@@ -688,8 +699,9 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 	retSum, episodes := 0.0, 0
 	var ended []float64 // training episodes' returns, for population.fitness = "train"
 	diverged := ""
-	// One rollout per call, so that progress is visible while it trains;
-	// the agent continues on the same vector, exactly as one long call.
+	// One rollout per call, so that progress is visible while it trains
+	// and each call's ts.Last is one update (r.Updates); the agent
+	// continues on the same vector, exactly as one long call.
 	for r.GenSteps < t.cfg.Population.EvoSteps {
 		ts, err := a.Train(ctx, vec, 1)
 		r.GenSteps += ts.Steps
@@ -716,6 +728,7 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 			return r, fmt.Errorf("agent %d on env %s: train: %w", m.Index, id, err)
 		}
 		r.Stats = ts.Last
+		r.Updates = append(r.Updates, Update{GenSteps: r.GenSteps, Stats: ts.Last})
 	}
 	if episodes > 0 {
 		r.TrainReturn = retSum / float64(episodes)

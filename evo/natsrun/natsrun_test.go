@@ -20,7 +20,8 @@ import (
 
 // TestSameResultsAsLocal trains the tiny run locally and through NATS with
 // one worker and with two workers of two slots each: metrics and elite
-// are the same bytes.
+// are the same bytes, and the TensorBoard scalars the same values (the
+// reports' per-update statistics cross the result messages whole).
 func TestSameResultsAsLocal(t *testing.T) {
 	want := local(t)
 	for _, c := range []struct{ workers, slots int }{{1, 1}, {2, 2}} {
@@ -31,6 +32,7 @@ func TestSameResultsAsLocal(t *testing.T) {
 			t.Fatalf("%d workers: %v", c.workers, err)
 		}
 		sameRun(t, want, cfg.OutDir)
+		runtest.SameEvents(t, want, cfg.OutDir)
 	}
 }
 

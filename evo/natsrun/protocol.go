@@ -29,8 +29,9 @@ const (
 	resultPrefix = "evolve.results."
 )
 
-// protocol numbers the message formats; it is part of Version.
-const protocol = 1
+// protocol numbers the message formats; it is part of Version. 2: a
+// result's report carries every PPO update's statistics (Updates).
+const protocol = 2
 
 // ErrMismatch is what a coordinator's or a worker's error matches when the
 // other side runs another evolve version or another run's config. A worker

@@ -1,6 +1,7 @@
 // Package runtest holds what the tests of several packages need to train
-// and compare small runs: a tiny config and the comparison of two runs'
-// files. Only tests import it.
+// and compare small runs: a tiny config, the comparison of two runs' files
+// and a reader of their TensorBoard event files (events.go). Only tests
+// import it.
 package runtest
 
 import (

@@ -112,19 +112,37 @@ func Create(dir string, now time.Time, host string) (*Writer, error) {
 // Path returns the file's path.
 func (w *Writer) Path() string { return w.path }
 
+// An Event is the scalars of one step, at a wall time.
+type Event struct {
+	Step    int64
+	Wall    time.Time
+	Scalars []Scalar
+}
+
 // WriteScalars appends one event of the given step and wall time holding
 // scalars, and syncs the file so that the event survives a crash.
 func (w *Writer) WriteScalars(step int64, now time.Time, scalars []Scalar) error {
-	var sum []byte
-	for _, s := range scalars {
-		v := appendBytes(nil, 1, []byte(s.Tag))
-		v = appendFixed32(v, 2, math.Float32bits(s.Value))
-		sum = appendBytes(sum, 1, v)
+	return w.WriteEvents([]Event{{Step: step, Wall: now, Scalars: scalars}})
+}
+
+// WriteEvents appends events in the order given in one write, and syncs
+// the file once. A crash mid-write leaves a torn last record, which Trim
+// drops with everything after it.
+func (w *Writer) WriteEvents(events []Event) error {
+	w.buf = w.buf[:0]
+	for _, e := range events {
+		var sum []byte
+		for _, s := range e.Scalars {
+			v := appendBytes(nil, 1, []byte(s.Tag))
+			v = appendFixed32(v, 2, math.Float32bits(s.Value))
+			sum = appendBytes(sum, 1, v)
+		}
+		ev := appendDouble(nil, 1, wallTime(e.Wall))
+		ev = appendVarintField(ev, 2, uint64(e.Step))
+		ev = appendBytes(ev, 5, sum)
+		w.buf = appendRecord(w.buf, ev)
 	}
-	ev := appendDouble(nil, 1, wallTime(now))
-	ev = appendVarintField(ev, 2, uint64(step))
-	ev = appendBytes(ev, 5, sum)
-	if err := w.writeRecord(ev); err != nil {
+	if _, err := w.f.Write(w.buf); err != nil {
 		return err
 	}
 	return w.f.Sync()

@@ -153,3 +153,40 @@ func TestTrimDropsLaterStepsTornTailsAndEmptyFiles(t *testing.T) {
 		t.Errorf("Trim of a missing dir: %v", err)
 	}
 }
+
+// TestWriteEventsSameBytesAsOneByOne: events written together are the
+// records WriteScalars writes one at a time, in the order given.
+func TestWriteEventsSameBytesAsOneByOne(t *testing.T) {
+	now := time.Unix(100, 0)
+	evs := []Event{
+		{Step: 10, Wall: now, Scalars: []Scalar{{"a", 1}, {"b", 2}}},
+		{Step: 20, Wall: now.Add(time.Second), Scalars: []Scalar{{"a", 3}}},
+		{Step: 30, Wall: now.Add(2 * time.Second), Scalars: nil},
+	}
+	together, err := Create(t.TempDir(), now, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := together.WriteEvents(evs); err != nil {
+		t.Fatal(err)
+	}
+	together.Close()
+	single, err := Create(t.TempDir(), now, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if err := single.WriteScalars(e.Step, e.Wall, e.Scalars); err != nil {
+			t.Fatal(err)
+		}
+	}
+	single.Close()
+	a, _ := os.ReadFile(together.Path())
+	b, _ := os.ReadFile(single.Path())
+	if !bytes.Equal(a, b) {
+		t.Fatalf("WriteEvents wrote\n%x\nWriteScalars one by one\n%x", a, b)
+	}
+	if got := steps(t, together.Path()); len(got) != 3 || got[0] != 10 || got[2] != 30 {
+		t.Fatalf("steps %v, want [10 20 30]", got)
+	}
+}
