@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -15,76 +16,159 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// plotCmd is `evolve plot [-o DIR] [-hp NAME] RUN_DIR`: it reads RUN_DIR/metrics.csv
-// and writes fitness.png, hyperparameters.png (when a hyperparameter
-// changed during the run) and network.png (when the net column can be
-// parsed) to DIR, RUN_DIR/plots by default.
+// plotUsage is evolve plot's synopsis, printed by -h before the flags.
+const plotUsage = `usage: evolve plot [-o DIR] [-hp NAME] RUN_DIR
+       evolve plot [-o DIR] RUN_DIR|BENCH_DIR ...
+
+With one run directory, writes to DIR (default RUN_DIR/plots):
+  fitness.png          every agent's fitness, the best and mean of each generation
+                       and the elite, against the population's env steps
+  training.png         loss, entropy, approx KL and explained variance of the last
+                       PPO update of each generation, per population slot
+  hyperparameters.png  each hyperparameter that changed, per slot
+  network.png          hidden units, and each part of the network that changed
+                       (widths, CNN channels and kernels, LSTM size), per slot
+Per-slot charts share fitness.png's x axis; a ring marks a clone (the slot's
+agent replaced by a copy of another). -hp NAME writes only hp-NAME.png.
+
+With several run directories, or directories holding runs below them (a bench's
+-out), writes comparison.png: each run's elite score and best of generation
+against the population's env steps; runs that differ only in their seed (a
+bench's seed-N of one config and variant, or the same config.toml) are drawn as
+their mean with a min–max band. DIR defaults to ARG/plots when one directory
+is given, else to the current directory.
+
+`
+
+// plotCmd is `evolve plot`: see plotUsage.
 func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newCommand("evolve plot", "usage: evolve plot [-o DIR] [-hp NAME] RUN_DIR\n\n", stderr)
-	outDir := c.fs.String("o", "", "write the PNGs to `DIR` (default RUN_DIR/plots)")
-	hp := c.fs.String("hp", "", "write only hp-`NAME`.png: hyperparameter NAME (a metrics.csv column: lr, batch_size, ...) of every agent per generation")
+	c := newCommand("evolve plot", plotUsage, stderr)
+	outDir := c.fs.String("o", "", "write the PNGs to `DIR` (default: RUN_DIR/plots for one run; for several, ARG/plots with one argument, else the current directory)")
+	hp := c.fs.String("hp", "", "write only hp-`NAME`.png: hyperparameter NAME (a metrics.csv column: lr, batch_size, ...) of every slot, for one run")
 	pos, status, ok := c.parseInterspersed(args)
 	if !ok {
 		return status
 	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "evolve plot: "+format+"\n", a...)
-		return exitBadInput
+	if len(pos) == 0 {
+		return c.misuse("want a run directory, several, or a directory holding runs (a bench's -out)")
 	}
-	if len(pos) != 1 {
-		return c.misuse("want one run directory, got %d arguments", len(pos))
-	}
-	dir := pos[0]
-	if fi, err := os.Stat(dir); err != nil {
-		return bad("%v", err)
-	} else if !fi.IsDir() {
-		return bad("%s: not a run directory", dir)
-	}
-	m, err := evo.ReadMetrics(filepath.Join(dir, "metrics.csv"))
+	w := pngWriter{stdout: stdout, stderr: stderr}
+	dirs, err := findRuns(pos)
 	if err != nil {
-		return bad("%v", err)
+		return w.bad("%v", err)
 	}
-	rc := readRunConfig(dir)
-	if *outDir == "" {
-		*outDir = filepath.Join(dir, "plots")
-	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return bad("%v", err)
-	}
-
-	write := func(name string, w, h vg.Length, plots ...*plot.Plot) bool {
-		path := filepath.Join(*outDir, name)
-		if err := savePNG(path, w, h, plots); err != nil {
-			fmt.Fprintf(stderr, "evolve plot: %v\n", err)
-			return false
-		}
-		fmt.Fprintln(stdout, path)
-		return true
+	if len(dirs) == 1 {
+		w.dir = cmp.Or(*outDir, filepath.Join(dirs[0], "plots"))
+		return plotRunDir(w, dirs[0], *hp)
 	}
 	if *hp != "" {
-		i := slices.Index(m.HPNames, *hp)
-		if i < 0 {
-			return bad("-hp %s: %s has the hyperparameter columns %s", *hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))
+		return w.bad("-hp %s charts one run; %s: %d runs (%s, %s, ...)", *hp, strings.Join(pos, " "), len(dirs), dirs[0], dirs[1])
+	}
+	w.dir = *outDir
+	if w.dir == "" && len(pos) == 1 {
+		w.dir = filepath.Join(pos[0], "plots")
+	} else if w.dir == "" {
+		w.dir = "."
+	}
+	runs, err := readRuns(dirs)
+	if err != nil {
+		return w.bad("%v", err)
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return w.bad("%v", err)
+	}
+	return w.write("comparison.png", comparisonFigure(runs))
+}
+
+// pngWriter writes a command's charts to dir and lists them on stdout.
+type pngWriter struct {
+	dir            string
+	stdout, stderr io.Writer
+}
+
+// bad reports bad input on stderr and returns 2.
+func (w pngWriter) bad(format string, a ...any) int {
+	fmt.Fprintf(w.stderr, "evolve plot: "+format+"\n", a...)
+	return exitBadInput
+}
+
+// write saves f as dir/name and prints its path; it returns the exit
+// status.
+func (w pngWriter) write(name string, f figure) int {
+	path := filepath.Join(w.dir, name)
+	if err := f.save(path); err != nil {
+		fmt.Fprintf(w.stderr, "evolve plot: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintln(w.stdout, path)
+	return exitOK
+}
+
+// plotRunDir writes the charts of the run in dir (plotUsage), or with hp
+// only that hyperparameter's.
+func plotRunDir(w pngWriter, dir, hp string) int {
+	m, err := evo.ReadMetrics(filepath.Join(dir, "metrics.csv"))
+	if err != nil {
+		return w.bad("%v", err)
+	}
+	rc := readRunConfig(dir)
+	t := newSlotTable(m)
+	if hp != "" && !slices.Contains(m.HPNames, hp) {
+		return w.bad("-hp %s: %s has the hyperparameter columns %s", hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return w.bad("%v", err)
+	}
+	if hp != "" {
+		p := hpPlot(m, t, slices.Index(m.HPNames, hp))
+		return w.write("hp-"+hp+".png", figure{w: 8 * vg.Inch, h: 4 * vg.Inch, cols: 1, panels: []*plot.Plot{p}, legend: t.legend(rc)})
+	}
+	fp := fitnessPlot(m, rc)
+	if st := w.write("fitness.png", figure{w: 8 * vg.Inch, h: 4.5 * vg.Inch, cols: 1, panels: []*plot.Plot{fp}, legend: fp.Legend}); st != exitOK {
+		return st
+	}
+	charts := []struct {
+		name, missing string
+		panels        []*plot.Plot
+		note          []string
+	}{
+		{name: "training.png", missing: "no PPO statistics (loss, entropy, ...) in metrics.csv",
+			note: []string{"each point: the last PPO", "update of the generation"}},
+		{name: "hyperparameters.png", missing: "no hyperparameter changed during the run"},
+		{name: "network.png", missing: "no layer widths in the net column"},
+	}
+	charts[0].panels = trainingPlots(m, t)
+	for _, i := range changedHPs(m) {
+		charts[1].panels = append(charts[1].panels, hpPlot(m, t, i))
+	}
+	charts[2].panels, charts[2].note = networkPlots(m, t)
+	for _, ch := range charts {
+		if len(ch.panels) == 0 {
+			fmt.Fprintf(w.stderr, "evolve plot: %s: no %s\n", ch.missing, ch.name)
+			continue
 		}
-		if !write("hp-"+*hp+".png", 8*vg.Inch, 4*vg.Inch, hpPlot(m, newLineages(m), i)) {
-			return exitFailure
+		if st := w.write(ch.name, panelFigure(ch.panels, t.legend(rc), ch.note)); st != exitOK {
+			return st
 		}
-		return exitOK
-	}
-	if !write("fitness.png", 8*vg.Inch, 4.5*vg.Inch, fitnessPlot(m, rc)) {
-		return exitFailure
-	}
-	if hps := hyperparameterPlots(m); len(hps) == 0 {
-		fmt.Fprintf(stderr, "evolve plot: no hyperparameter changed during the run: no hyperparameters.png\n")
-	} else if !write("hyperparameters.png", 8*vg.Inch, vg.Length(len(hps))*2.6*vg.Inch, hps...) {
-		return exitFailure
-	}
-	if p := networkPlot(m); p == nil {
-		fmt.Fprintf(stderr, "evolve plot: no layer widths in the net column: no network.png\n")
-	} else if !write("network.png", 8*vg.Inch, 4*vg.Inch, p) {
-		return exitFailure
 	}
 	return exitOK
+}
+
+// panelFigure lays out a run's per-slot panels: in one column up to three,
+// else in two, with the slots' legend and, below it, the lines of note.
+func panelFigure(panels []*plot.Plot, legend plot.Legend, note []string) figure {
+	cols, w, h := 1, 8*vg.Inch, 2.6*vg.Inch
+	if len(panels) > 3 {
+		cols, w, h = 2, 11*vg.Inch, 2.4*vg.Inch
+	}
+	rows := (len(panels) + cols - 1) / cols
+	if len(note) > 0 {
+		legend.Add("")
+		for _, n := range note {
+			legend.Add(n)
+		}
+	}
+	return figure{w: w, h: vg.Length(rows)*h + 0.2*vg.Inch, cols: cols, panels: panels, legend: legend}
 }
 
 // runConfig is what the plots read of a run's config.toml: the env id,
@@ -94,6 +178,9 @@ type runConfig struct {
 	env                     string
 	target                  float64
 	confirmed, trainFitness bool
+	// eliteSlot is set when slot 0 always holds the last generation's
+	// best agent (tournament selection with elitism).
+	eliteSlot bool
 }
 
 // readRunConfig reads the config.toml of the run directory dir; what it
@@ -110,5 +197,6 @@ func readRunConfig(dir string) runConfig {
 		rc.target = p.Target
 	}
 	rc.env, rc.confirmed, rc.trainFitness = cfg.Env.ID, p.EliteEpisodes > 0, p.Fitness == evo.FitnessTrain
+	rc.eliteSlot = p.Selection != evo.SelectPBT && !p.Independent && cfg.Tournament.Elitism
 	return rc
 }

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"math"
 	"os"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -94,6 +93,79 @@ func savePNG(path string, w, h vg.Length, plots []*plot.Plot) error {
 		legends[i].XOffs, legends[i].YOffs = 0, 0
 		legends[i].Draw(lc)
 	}
+	return writePNG(path, img)
+}
+
+// stepsAxis makes p's x axis the population's env steps from 0, the x
+// axis of every chart of a run (as fitness.png's), so that they line up.
+func stepsAxis(p *plot.Plot) {
+	p.X.Label.Text = "env steps (whole population)"
+	p.X.Tick.Marker = siTicks{}
+	p.X.Min = 0
+}
+
+// logY puts p's y axis on a log scale, padded by 8 % of the range (in
+// decades) as padY pads a linear one; a constant or nearly constant value
+// is shown with its neighbourhood, ×/÷ 1.5.
+func logY(p *plot.Plot) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	if p.Y.Max/p.Y.Min < 1.5 {
+		p.Y.Min, p.Y.Max = p.Y.Min/1.5, p.Y.Max*1.5
+		return
+	}
+	f := math.Pow(p.Y.Max/p.Y.Min, 0.08)
+	p.Y.Min, p.Y.Max = p.Y.Min/f, p.Y.Max*f
+}
+
+// padX leaves 3 % of the x range right of the last point, room for the
+// comparison's last steps.
+func padX(p *plot.Plot) {
+	p.X.Max += 0.03 * (p.X.Max - p.X.Min)
+}
+
+// figure is one PNG: panels in a grid of cols columns, filled row by row,
+// and one legend, for all of them, right of the grid.
+type figure struct {
+	w, h   vg.Length
+	cols   int
+	panels []*plot.Plot
+	legend plot.Legend
+}
+
+// save draws the figure at 120 dpi and writes it to path. The legend's
+// column is as wide as its longest entry, so that it never hides data,
+// and the figure at least as tall as the legend.
+func (f figure) save(path string) error {
+	f.legend.Top, f.legend.Left = true, true
+	f.legend.XOffs, f.legend.YOffs = 0, 0
+	lr := f.legend.Rectangle(draw.Canvas{})
+	lw := lr.Max.X - lr.Min.X + vg.Points(18)
+	img := vgimg.NewWith(vgimg.UseWH(f.w, max(f.h, lr.Max.Y-lr.Min.Y+vg.Points(40))), vgimg.UseDPI(120))
+	dc := draw.New(img)
+	cols := max(1, f.cols)
+	rows := make([][]*plot.Plot, (len(f.panels)+cols-1)/cols)
+	for i := range rows {
+		rows[i] = make([]*plot.Plot, cols)
+	}
+	for i, p := range f.panels {
+		p.Legend = plot.NewLegend()
+		rows[i/cols][i%cols] = p
+	}
+	tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Points(18), PadY: vg.Points(14),
+		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	cs := plot.Align(rows, tiles, draw.Crop(dc, 0, -lw, 0, 0))
+	for i, p := range f.panels {
+		p.Draw(cs[i/cols][i%cols])
+	}
+	top := cs[0][0].Max.Y - vg.Points(22)
+	f.legend.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: dc.Max.X - lw + vg.Points(10), Y: dc.Min.Y}, Max: vg.Point{X: dc.Max.X, Y: top}}})
+	return writePNG(path, img)
+}
+
+// writePNG writes img to path as a PNG.
+func writePNG(path string, img *vgimg.Canvas) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -106,95 +178,4 @@ func savePNG(path string, w, h vg.Length, plots []*plot.Plot) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// plainTicks labels the default ticks with as few digits as they need.
-type plainTicks struct{}
-
-func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i, t := range ts {
-		if t.Label != "" {
-			ts[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
-		}
-	}
-	return ts
-}
-
-// siTicks labels the default ticks with k, M and G suffixes (400k, 1.2M)
-// instead of exponents, and labels the minor ticks too when fewer than
-// three major ones fall in the range.
-type siTicks struct{}
-
-func (siTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	labelled := 0
-	for _, t := range ts {
-		if t.Label != "" {
-			labelled++
-		}
-	}
-	for i, t := range ts {
-		if t.Label != "" || labelled < 3 {
-			ts[i].Label = siFormat(t.Value)
-		}
-	}
-	return ts
-}
-
-func siFormat(v float64) string {
-	for _, u := range []struct {
-		div    float64
-		suffix string
-	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if math.Abs(v) >= u.div {
-			return strconv.FormatFloat(v/u.div, 'f', -1, 64) + u.suffix
-		}
-	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// integerTicks keeps only the default ticks at whole numbers (generations).
-type integerTicks struct{}
-
-func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
-		if t.Label != "" && t.Value == math.Trunc(t.Value) {
-			ts = append(ts, plot.Tick{Value: t.Value, Label: strconv.FormatFloat(t.Value, 'f', 0, 64)})
-		}
-	}
-	if len(ts) == 0 { // a range inside one generation
-		for g := math.Ceil(lo); g <= hi; g++ {
-			ts = append(ts, plot.Tick{Value: g, Label: strconv.FormatFloat(g, 'f', 0, 64)})
-		}
-	}
-	return ts
-}
-
-// logTicks uses powers of ten when the range spans a decade and the
-// default (linear) ticks, placed on the log scale, when it does not,
-// since plot.LogTicks would then label nothing.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	if hi/lo >= 10 {
-		ts := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
-		for i, t := range ts {
-			if t.Label != "" { // powers of ten computed by repeated products: 9.999999e-05
-				ts[i].Label = strconv.FormatFloat(t.Value, 'g', 3, 64)
-			}
-		}
-		return ts
-	}
-	var ts []plot.Tick
-	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
-		if t.Value > 0 {
-			if t.Label != "" {
-				t.Label = strconv.FormatFloat(t.Value, 'g', 3, 64)
-			}
-			ts = append(ts, t)
-		}
-	}
-	return ts
 }
