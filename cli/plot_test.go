@@ -2,17 +2,23 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"image/png"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/evolverl/evolve/evo"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
-// checkPNG decodes path and checks that it is a chart-sized image.
+// checkPNG decodes path and checks that it is a chart-sized image with
+// something drawn on it.
 func checkPNG(t *testing.T, path string) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -24,8 +30,20 @@ func checkPNG(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 300 || b.Dx() > 2000 || b.Dy() > 4000 {
+	b := img.Bounds()
+	if b.Dx() < 600 || b.Dy() < 300 || b.Dx() > 2000 || b.Dy() > 4000 {
 		t.Errorf("%s: %v, want a chart of about 960×540", path, b)
+	}
+	inked := 0
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				inked++
+			}
+		}
+	}
+	if share := float64(inked) / float64(b.Dx()*b.Dy()/4); share < 0.01 {
+		t.Errorf("%s: %.2g %% of the pixels drawn, want a chart", path, 100*share)
 	}
 }
 
@@ -35,7 +53,7 @@ func TestPlotTinyRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"fitness.png", "network.png"} {
+	for _, name := range []string{"fitness.png", "training.png", "network.png"} {
 		p := filepath.Join(dir, "plots", name)
 		checkPNG(t, p)
 		if !strings.Contains(out, p) {
@@ -67,7 +85,7 @@ func TestPlotEvolvingHyperparametersAndOutDir(t *testing.T) {
 	if code, _, errOut := evolve(context.Background(), "plot", dir, "-o", out); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"fitness.png", "hyperparameters.png", "network.png"} {
+	for _, name := range []string{"fitness.png", "training.png", "hyperparameters.png", "network.png"} {
 		checkPNG(t, filepath.Join(out, name))
 	}
 }
@@ -134,9 +152,9 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no argument", nil, "want one run directory"},
+		{"no argument", nil, "want a run directory"},
 		{"missing directory", []string{filepath.Join(dir, "nope")}, "nope"},
-		{"no metrics.csv", []string{runDir("empty", "")}, "metrics.csv"},
+		{"no metrics.csv", []string{runDir("empty", "")}, "empty: no metrics.csv in it or below"},
 		{"empty metrics.csv", []string{runDir("zero", "\n")}, "metrics.csv: empty file"},
 		{"header only", []string{runDir("header", header)}, "metrics.csv: no rows"},
 		{"foreign CSV", []string{runDir("foreign", "a,b\n1,2\n")}, `no column "generation"`},
@@ -173,16 +191,312 @@ func TestPaddedRange(t *testing.T) {
 	}
 }
 
-// TestLineageShift: founders' lines are shifted apart on the page, centred
+// TestSlotShift: slots' lines are shifted apart on the page, centred
 // on the data, never by more than 9 points in all.
-func TestLineageShift(t *testing.T) {
-	if d := lineageShift(0, 1); d != 0 {
-		t.Errorf("one founder shifted by %v", d)
+func TestSlotShift(t *testing.T) {
+	if d := slotShift(0, 1); d != 0 {
+		t.Errorf("one slot shifted by %v", d)
 	}
 	for _, n := range []int{2, 3, 16} {
-		first, last := lineageShift(0, n), lineageShift(n-1, n)
+		first, last := slotShift(0, n), slotShift(n-1, n)
 		if first >= last || math.Abs(float64(first+last)) > 1e-9 || last-first > vg.Points(9)+1e-9 {
-			t.Errorf("%d founders: shifts %v … %v; want distinct, centred on 0, at most 9 points apart", n, first, last)
+			t.Errorf("%d slots: shifts %v … %v; want distinct, centred on 0, at most 9 points apart", n, first, last)
 		}
+	}
+}
+
+// runMetrics is a metrics.csv of gens generations of size agents that
+// keep their index, stepsPerGen env steps each generation and fitness
+// base + 10·generation + slot.
+func runMetrics(gens, size, stepsPerGen int, base float64) string {
+	var b strings.Builder
+	b.WriteString(strings.SplitN(syntheticMetrics, "\n", 2)[0] + "\n")
+	for g := 1; g <= gens; g++ {
+		for s := range size {
+			fmt.Fprintf(&b, "%d,%d,-1,%g,false,%d,%d,0.1,20,1.5,-0.1,3,0.6,0.002,0.1,%g,1,0.001,64,128,mlp[16] ReLU latent 8 head[16] ReLU,none\n",
+				g, s, base+10*float64(g)+float64(s), stepsPerGen/size*g, stepsPerGen*g, 0.1*float64(g))
+		}
+	}
+	return b.String()
+}
+
+// writeRun writes metrics (and, unless empty, config) as a run directory
+// at dir.
+func writeRun(t *testing.T, dir, metrics, config string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(metrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if config != "" {
+		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestPlotSeveralRunsWritesComparison: several run directories make one
+// comparison.png, in -o or else the current directory, and no per-run
+// charts.
+func TestPlotSeveralRunsWritesComparison(t *testing.T) {
+	dir := t.TempDir()
+	a := writeRun(t, filepath.Join(dir, "a"), runMetrics(4, 2, 1000, 0), "")
+	b := writeRun(t, filepath.Join(dir, "b"), runMetrics(3, 2, 1500, 5), "")
+	out := filepath.Join(dir, "charts")
+	code, stdout, errOut := evolve(context.Background(), "plot", "-o", out, a, b)
+	if want := filepath.Join(out, "comparison.png"); code != exitOK || strings.TrimSpace(stdout) != want {
+		t.Fatalf("exit %d, stdout %q (want only %s): %s", code, stdout, want, errOut)
+	}
+	checkPNG(t, filepath.Join(out, "comparison.png"))
+	for _, d := range []string{a, b} {
+		if _, err := os.Stat(filepath.Join(d, "plots")); err == nil {
+			t.Errorf("%s/plots written in comparison mode", d)
+		}
+	}
+	work := t.TempDir()
+	t.Chdir(work)
+	if code, stdout, errOut := evolve(context.Background(), "plot", a, b); code != exitOK || strings.TrimSpace(stdout) != "comparison.png" {
+		t.Fatalf("without -o: exit %d, stdout %q (want comparison.png in the current directory): %s", code, stdout, errOut)
+	}
+	checkPNG(t, filepath.Join(work, "comparison.png"))
+}
+
+// TestPlotBenchDirWritesComparison: a bench's -out is walked for its runs
+// (not its report files), and the comparison goes to its plots directory.
+// A bench directory holding a single run plots that run's charts.
+func TestPlotBenchDirWritesComparison(t *testing.T) {
+	bench := t.TempDir()
+	for _, r := range []struct {
+		variant string
+		seed    int
+	}{{"evo", 1}, {"evo", 2}, {"fixed", 1}, {"fixed", 2}} {
+		writeRun(t, filepath.Join(bench, "runs", "tiny", r.variant, fmt.Sprintf("seed-%d", r.seed)),
+			runMetrics(3+r.seed, 2, 1000*r.seed, float64(r.seed)), "")
+	}
+	if err := os.WriteFile(filepath.Join(bench, "BENCHMARKS.md"), []byte("# report\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := evolve(context.Background(), "plot", bench)
+	if want := filepath.Join(bench, "plots", "comparison.png"); code != exitOK || strings.TrimSpace(stdout) != want {
+		t.Fatalf("exit %d, stdout %q (want only %s): %s", code, stdout, want, errOut)
+	}
+	checkPNG(t, filepath.Join(bench, "plots", "comparison.png"))
+
+	one := filepath.Join(t.TempDir(), "bench")
+	run := writeRun(t, filepath.Join(one, "runs", "tiny", "evo", "seed-1"), syntheticMetrics, "")
+	if code, stdout, errOut := evolve(context.Background(), "plot", one); code != exitOK || !strings.Contains(stdout, filepath.Join(run, "plots", "fitness.png")) {
+		t.Errorf("a bench of one run: exit %d, stdout %q: want that run's charts: %s", code, stdout, errOut)
+	}
+}
+
+// TestPlotSeveralBadInputExitsTwo: among several arguments, one that holds
+// no run, or a run whose metrics.csv is malformed, exits 2 naming it; so
+// does -hp, which charts one run.
+func TestPlotSeveralBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	a := writeRun(t, filepath.Join(dir, "a"), runMetrics(2, 2, 1000, 0), "")
+	b := writeRun(t, filepath.Join(dir, "b"), runMetrics(2, 2, 1000, 0), "")
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(filepath.Join(empty, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	broken := writeRun(t, filepath.Join(dir, "broken"), strings.Replace(syntheticMetrics, "0.0003,64", "fast,64", 1), "")
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"directory without runs", []string{a, empty, b}, []string{empty + ": no metrics.csv in it or below"}},
+		{"missing directory", []string{a, filepath.Join(dir, "nope")}, []string{"nope"}},
+		{"malformed metrics.csv", []string{a, broken}, []string{filepath.Join(broken, "metrics.csv"), "line 2", "column lr"}},
+		{"-hp with several runs", []string{"-hp", "lr", a, b}, []string{"-hp lr charts one run", "2 runs"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := evolve(context.Background(), append([]string{"plot", "-o", filepath.Join(dir, "out")}, c.args...)...)
+			if code != exitBadInput {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, errOut)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q does not name %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+// TestGroupSeeds: a bench's runs group by config and variant; other runs
+// by their config.toml apart from seed and out_dir; a run without one
+// stays alone. Seeds are listed in numeric order.
+func TestGroupSeeds(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(seed int, out, extra string) string {
+		return fmt.Sprintf("seed = %d\nout_dir = %q\n%s", seed, out, extra)
+	}
+	dirs := []string{
+		writeRun(t, filepath.Join(dir, "b", "runs", "cartpole", "evo", "seed-10"), "", ""),
+		writeRun(t, filepath.Join(dir, "b", "runs", "cartpole", "evo", "seed-2"), "", ""),
+		writeRun(t, filepath.Join(dir, "b", "runs", "cartpole", "fixed", "seed-1"), "", ""),
+		writeRun(t, filepath.Join(dir, "r1"), "", cfg(1, "r1", "")),
+		writeRun(t, filepath.Join(dir, "r2"), "", cfg(2, "elsewhere", "")),
+		writeRun(t, filepath.Join(dir, "big"), "", cfg(3, "big", "[population]\nsize = 8\n")),
+		writeRun(t, filepath.Join(dir, "bare"), "", ""),
+	}
+	labels := runLabels(dirs)
+	var runs []*plotRun
+	for i, d := range dirs {
+		r := &plotRun{dir: d, label: labels[i]}
+		r.group, r.groupName, r.seed = seedGroup(d, labels[i])
+		runs = append(runs, r)
+	}
+	var got []string
+	for _, g := range groupSeeds(runs) {
+		var members []string
+		for _, r := range g.runs {
+			members = append(members, r.label)
+		}
+		got = append(got, g.name+" = "+strings.Join(members, " "))
+	}
+	want := []string{
+		"cartpole/evo: seeds 2, 10 = b/runs/cartpole/evo/seed-2 b/runs/cartpole/evo/seed-10",
+		"cartpole/fixed = b/runs/cartpole/fixed/seed-1",
+		"r1 +1: seeds 1, 2 = r1 r2",
+		"big = big",
+		"bare = bare",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("groups:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSlotTableCloneEvents: rows take their slot from their position in
+// the generation; a clone event is a slot whose agent was replaced by a
+// copy of another: the elite moved from its slot, a tournament's clone of
+// another slot's agent, PBT's exploit. A clone of the slot's own agent,
+// or the same agent going on, is none.
+func TestSlotTableCloneEvents(t *testing.T) {
+	rows := []struct{ gen, agent, parent int }{
+		{1, 0, -1}, {1, 1, -1}, {1, 2, -1}, {1, 3, -1},
+		// Tournament with elitism: agent 2, the best, moves to slot 0;
+		// slot 1 gets a clone of its own agent, slot 2 one of agent 0,
+		// slot 3 keeps agent 3.
+		{2, 2, -1}, {2, 4, 1}, {2, 5, 0}, {2, 3, -1},
+		// PBT: slot 1 exploits agent 9, in no slot of generation 2; slot 3
+		// exploits slot 1's agent 4.
+		{3, 2, -1}, {3, 6, 9}, {3, 5, 0}, {3, 7, 4},
+	}
+	m := &evo.Metrics{}
+	for _, r := range rows {
+		m.Rows = append(m.Rows, evo.MetricsRow{Generation: r.gen, Agent: r.agent, Parent: r.parent, TotalSteps: float64(100 * r.gen)})
+	}
+	tb := newSlotTable(m)
+	if tb.slots != 4 || len(tb.rows) != 3 || !slices.Equal(tb.steps, []float64{100, 200, 300}) {
+		t.Fatalf("%d slots, %d generations, steps %v; want 4, 3, [100 200 300]", tb.slots, len(tb.rows), tb.steps)
+	}
+	if a := tb.rows[1][2].Agent; a != 5 {
+		t.Errorf("generation 2, slot 2: agent %d, want 5", a)
+	}
+	want := map[[2]int]cloneEvent{
+		{1, 0}: {g: 1, slot: 0, from: 2, agent: 2},
+		{1, 2}: {g: 1, slot: 2, from: 0, agent: 0},
+		{2, 1}: {g: 2, slot: 1, from: -1, agent: 9},
+		{2, 3}: {g: 2, slot: 3, from: 1, agent: 4},
+	}
+	if !maps.Equal(tb.clones, want) {
+		t.Errorf("clone events %v,\nwant %v", tb.clones, want)
+	}
+}
+
+// TestNetParts: the parts of a network's description that mutations
+// change, for every encoder netconf.Spec.String writes.
+func TestNetParts(t *testing.T) {
+	for _, c := range []struct {
+		net  string
+		want string
+	}{
+		{"mlp[64 64] ReLU ln latent 32 head[64] ReLU",
+			"mlp widths=[64 64]; mlp activation=ReLU ln; latent size=32; head widths=[64]; head activation=ReLU"},
+		{"cnn[32 32] k[3 3] s[2 1] ReLU latent 32 head[] ReLU",
+			"cnn channels=[32 32]; cnn kernels=[3 3]; cnn strides=[2 1]; cnn activation=ReLU; latent size=32; head widths=[]; head activation=ReLU"},
+		{"lstm 2x64 latent 32 head[64] Tanh",
+			"lstm layers×hidden=2×64; latent size=32; head widths=[64]; head activation=Tanh"},
+		{"dict{pos: mlp[64] ReLU, img: cnn[16] k[3] s[1] ReLU} latent 32 head[64] ReLU",
+			"pos: mlp widths=[64]; pos: mlp activation=ReLU; img: cnn channels=[16]; img: cnn kernels=[3]; img: cnn strides=[1]; img: cnn activation=ReLU; latent size=32; head widths=[64]; head activation=ReLU"},
+	} {
+		parts, ok := netParts(c.net)
+		var got []string
+		for _, p := range parts {
+			got = append(got, p.name+"="+p.value)
+		}
+		if !ok || strings.Join(got, "; ") != c.want {
+			t.Errorf("netParts(%q) = %q, %v;\nwant %q", c.net, strings.Join(got, "; "), ok, c.want)
+		}
+	}
+	if _, ok := netParts("something else"); ok {
+		t.Errorf("netParts read parts from a description without any")
+	}
+	values := []string{"[64 64]", "[128]", "[64]", "[32 32 32]"}
+	slices.SortFunc(values, partOrder)
+	if want := []string{"[64]", "[32 32 32]", "[128]", "[64 64]"}; !slices.Equal(values, want) {
+		t.Errorf("partOrder sorts %v, want %v (by units, then layers)", values, want)
+	}
+}
+
+// TestNetworkPlotsChangedParts: network.png has the hidden units, then a
+// panel per part that changed (here the CNN's kernels); the parts that
+// did not are listed for the legend.
+func TestNetworkPlotsChangedParts(t *testing.T) {
+	m := &evo.Metrics{}
+	for g, net := range []string{"cnn[8 8] k[3 3] s[1 1] ReLU latent 32 head[32] ReLU", "cnn[8 8] k[3 2] s[1 1] ReLU latent 32 head[32] ReLU"} {
+		m.Rows = append(m.Rows, evo.MetricsRow{Generation: g + 1, Agent: 0, Parent: -1, TotalSteps: float64(g + 1), Net: net})
+	}
+	plots, unchanged := networkPlots(m, newSlotTable(m))
+	if len(plots) != 2 || plots[1].Title.Text != "cnn kernels" {
+		t.Errorf("%d panels, want hidden units and cnn kernels", len(plots))
+	}
+	want := []string{"unchanged:", "cnn channels [8 8]", "cnn strides [1 1]", "cnn activation ReLU", "latent size 32", "head widths [32]", "head activation ReLU"}
+	if !slices.Equal(unchanged, want) {
+		t.Errorf("unchanged %q, want %q", unchanged, want)
+	}
+}
+
+// TestBandOf: seeds are compared where all have a value, at every x one
+// of them has a point; the elite holds its value until the next
+// generation (stepAt), the best of generation is interpolated (linearAt).
+func TestBandOf(t *testing.T) {
+	a := plotter.XYs{{X: 1, Y: 1}, {X: 3, Y: 3}, {X: 5, Y: 5}}
+	b := plotter.XYs{{X: 2, Y: 10}, {X: 4, Y: 20}, {X: 6, Y: 30}}
+	s := bandOf([]plotter.XYs{a, b}, stepAt)
+	want := seedBand{x: []float64{2, 3, 4, 5}, mean: []float64{5.5, 6.5, 11.5, 12.5}, lo: []float64{1, 3, 3, 5}, hi: []float64{10, 10, 20, 20}}
+	if !slices.Equal(s.x, want.x) || !slices.Equal(s.mean, want.mean) || !slices.Equal(s.lo, want.lo) || !slices.Equal(s.hi, want.hi) {
+		t.Errorf("stepAt band %+v,\nwant %+v", s, want)
+	}
+	l := bandOf([]plotter.XYs{a, b}, linearAt)
+	if want := []float64{6, 9, 12, 15}; !slices.Equal(l.mean, want) {
+		t.Errorf("linearAt means %v, want %v", l.mean, want)
+	}
+	if e := bandOf([]plotter.XYs{{{X: 1, Y: 1}}, {{X: 2, Y: 2}}}, stepAt); len(e.x) != 0 {
+		t.Errorf("seeds without a common stretch: band at %v, want none", e.x)
+	}
+}
+
+// TestPlotWithoutStatsColumns: a metrics.csv without the PPO statistics'
+// columns still gets its other charts, and a note instead of
+// training.png.
+func TestPlotWithoutStatsColumns(t *testing.T) {
+	dir := writeRun(t, t.TempDir(), "generation,agent,parent,fitness,total_steps,grad_norm,lr,net\n"+
+		"1,0,-1,10,512,1,0.001,mlp[16] ReLU latent 8 head[16] ReLU\n2,1,0,20,1024,1,0.002,mlp[16] ReLU latent 8 head[16] ReLU\n", "")
+	code, _, errOut := evolve(context.Background(), "plot", dir)
+	if code != exitOK || !strings.Contains(errOut, "no PPO statistics") {
+		t.Fatalf("exit %d, stderr %q: want 0 and a note on training.png", code, errOut)
+	}
+	for _, name := range []string{"fitness.png", "hyperparameters.png", "network.png"} {
+		checkPNG(t, filepath.Join(dir, "plots", name))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plots", "training.png")); err == nil {
+		t.Errorf("training.png written without statistics")
 	}
 }

@@ -27,6 +27,7 @@ const trainSynopsis = "usage: evolve -config FILE|NAME [-set KEY=VALUE ...] [-ou
 	"       evolve worker -nats URL [-workers N] [-quiet]\n" +
 	"       evolve inspect [-json] FILE|DIR\n" +
 	"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n" +
+	"       evolve plot [-o DIR] RUN_DIR|BENCH_DIR ...   (compare runs)\n" +
 	"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n" +
 	"       evolve bench [-seeds N] [-out DIR] [-long] [-no-target] [-variants LIST] [CONFIG ...]\n\n"
 

@@ -26,6 +26,11 @@ type MetricsRow struct {
 	// one with elite_episodes); NaN in runs begun before metrics.csv had the
 	// column.
 	EliteFitness float64
+	// TrainReturn is the mean return of the agent's training episodes in
+	// the generation; the others are the statistics of its last PPO update
+	// (agent.Stats). Each is NaN where the file has no such column, and
+	// Loss and the others may be NaN in a diverged agent's row.
+	TrainReturn, Loss, PolicyLoss, ValueLoss, Entropy, ApproxKL, ClipFrac, ExplainedVariance, GradNorm float64
 }
 
 // Metrics is a run's metrics.csv as ReadMetrics reads it.
@@ -119,11 +124,21 @@ func parseMetricsRow(rec []string, col map[string]int, hpNames []string) (Metric
 		row.HP = append(row.HP, v)
 	}
 	row.Net = rec[col["net"]]
-	row.EliteFitness = math.NaN()
-	if _, ok := col["elite_fitness"]; ok {
-		var err error
-		if row.EliteFitness, err = num("elite_fitness"); err != nil {
-			return row, err
+	for _, c := range []struct {
+		name string
+		v    *float64
+	}{
+		{"elite_fitness", &row.EliteFitness}, {"train_return", &row.TrainReturn}, {"loss", &row.Loss},
+		{"policy_loss", &row.PolicyLoss}, {"value_loss", &row.ValueLoss}, {"entropy", &row.Entropy},
+		{"approx_kl", &row.ApproxKL}, {"clip_frac", &row.ClipFrac},
+		{"explained_variance", &row.ExplainedVariance}, {"grad_norm", &row.GradNorm},
+	} {
+		*c.v = math.NaN()
+		if _, ok := col[c.name]; ok {
+			var err error
+			if *c.v, err = num(c.name); err != nil {
+				return row, err
+			}
 		}
 	}
 	return row, nil

@@ -7,7 +7,8 @@
 //	evolve configs [NAME]                   # list the shipped configs, or print one
 //	evolve -resume runs/cartpole            # continue a stopped run from its last checkpoint
 //	evolve inspect [-json] runs/cartpole    # describe an agent file, or a run's elite and summary
-//	evolve plot [-o DIR] runs/cartpole      # chart fitness, hyperparameters and network size as PNGs
+//	evolve plot [-o DIR] runs/cartpole      # chart fitness, training, hyperparameters and network as PNGs
+//	evolve plot bench/ runs/cartpole_2      # compare runs, or a bench's (seeds as mean and band): comparison.png
 //	evolve play -agent runs/cartpole        # watch the elite play (-gif OUT.gif, -record OUT.npz)
 //	evolve -config pop.toml -nats nats://server:4222   # train on workers of other machines
 //	evolve worker -nats nats://server:4222 [-workers N] # a worker: trains tasks of any run there

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"image/color"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// seedBand is a group's curve over its seeds on a common x grid: at each
+// x, the mean, min and max of the seeds' values.
+type seedBand struct {
+	x, mean, lo, hi []float64
+}
+
+// bandOf evaluates curves (each sorted by x) with at on a common grid:
+// every x where one of them has a point, from the last curve's start to
+// the first curve's end, where every seed has a value.
+func bandOf(curves []plotter.XYs, at func(plotter.XYs, float64) float64) seedBand {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	var xs []float64
+	for _, c := range curves {
+		if len(c) == 0 {
+			return seedBand{}
+		}
+		lo, hi = max(lo, c[0].X), min(hi, c[len(c)-1].X)
+		for _, p := range c {
+			xs = append(xs, p.X)
+		}
+	}
+	slices.Sort(xs)
+	var b seedBand
+	for _, x := range slices.Compact(xs) {
+		if x < lo || x > hi {
+			continue
+		}
+		sum, mn, mx := 0.0, math.Inf(1), math.Inf(-1)
+		for _, c := range curves {
+			v := at(c, x)
+			sum, mn, mx = sum+v, min(mn, v), max(mx, v)
+		}
+		b.x, b.mean = append(b.x, x), append(b.mean, sum/float64(len(curves)))
+		b.lo, b.hi = append(b.lo, mn), append(b.hi, mx)
+	}
+	return b
+}
+
+// stepAt is a step function's value at x: that of the last point at or
+// before x (the elite is the best so far until a better one replaces it).
+func stepAt(c plotter.XYs, x float64) float64 {
+	i := sort.Search(len(c), func(i int) bool { return c[i].X > x })
+	return c[max(i-1, 0)].Y
+}
+
+// linearAt interpolates c linearly at x, inside its range.
+func linearAt(c plotter.XYs, x float64) float64 {
+	i := sort.Search(len(c), func(i int) bool { return c[i].X >= x })
+	if i == 0 || c[i].X == x {
+		return c[i].Y
+	}
+	a, b := c[i-1], c[i]
+	return a.Y + (b.Y-a.Y)*(x-a.X)/(b.X-a.X)
+}
+
+// stairs returns the points of a step line through xy: each value holds
+// until the next x.
+func stairs(xy plotter.XYs) plotter.XYs {
+	var st plotter.XYs
+	for i, p := range xy {
+		st = append(st, p)
+		if i+1 < len(xy) {
+			st = append(st, plotter.XY{X: xy[i+1].X, Y: p.Y})
+		}
+	}
+	return st
+}
+
+// xyOf pairs xs and ys.
+func xyOf(xs, ys []float64) plotter.XYs {
+	xy := make(plotter.XYs, len(xs))
+	for i := range xs {
+		xy[i] = plotter.XY{X: xs[i], Y: ys[i]}
+	}
+	return xy
+}
+
+// comparisonFigure charts the runs' elite score (solid steps) and best of
+// generation (dashed) against the population's env steps: a run alone as
+// it is, a group of seeds as the mean over its seeds with a band from the
+// min to the max, each seed's elite drawn thin beside it. Groups are
+// shifted apart by a few points on the page (slotShift), so that equal
+// curves (two groups at a solved task's maximum) stay visible.
+func comparisonFigure(runs []*plotRun) figure {
+	p := newPlot()
+	stepsAxis(p)
+	comparisonLabels(p, runs)
+	groups := groupSeeds(runs)
+	banded := false
+	for k, g := range groups {
+		st := curveStyle{c: slotPalette[k%len(slotPalette)], shift: slotShift(k, len(groups))}
+		if len(g.runs) == 1 {
+			f := fitnessSeriesOf(g.runs[0].m)
+			p.Legend.Add(g.name, st.add(p, f.elite, f.best, nil)...)
+			continue
+		}
+		var elites, bests []plotter.XYs
+		for _, r := range g.runs {
+			f := fitnessSeriesOf(r.m)
+			elites, bests = append(elites, f.elite), append(bests, f.best)
+		}
+		e, b := bandOf(elites, stepAt), bandOf(bests, linearAt)
+		if len(e.x) == 0 { // seeds without a common stretch: each on its own
+			for i, r := range g.runs {
+				p.Legend.Add(g.name+" ("+r.label+")", st.add(p, elites[i], bests[i], nil)...)
+			}
+			continue
+		}
+		banded = true
+		p.Legend.Add(g.name, st.add(p, xyOf(e.x, e.mean), xyOf(b.x, b.mean), &e, elites...)...)
+	}
+	addStyleKey(&p.Legend, banded)
+	target := runs[0].rc.target
+	for _, r := range runs {
+		if r.rc.target != target {
+			target = math.NaN()
+		}
+	}
+	addTarget(p, target)
+	padY(p)
+	padX(p)
+	return figure{w: 9 * vg.Inch, h: 5 * vg.Inch, cols: 1, panels: []*plot.Plot{p}, legend: p.Legend}
+}
+
+// comparisonLabels titles the comparison with the runs' env, when they
+// share one, and labels its y axis with their fitness measure.
+func comparisonLabels(p *plot.Plot, runs []*plotRun) {
+	env, train, eval := runs[0].rc.env, 0, 0
+	for _, r := range runs {
+		if r.rc.env != env {
+			env = ""
+		}
+		if r.rc.trainFitness {
+			train++
+		} else {
+			eval++
+		}
+	}
+	p.Title.Text = "Elite score against env steps"
+	if env != "" {
+		p.Title.Text = env + ": elite score against env steps"
+	}
+	switch {
+	case train == 0:
+		p.Y.Label.Text = "fitness (mean evaluation return)"
+	case eval == 0:
+		p.Y.Label.Text = "fitness (mean return of training episodes)"
+	default:
+		p.Y.Label.Text = "fitness (evaluation or training return, as each run's config)"
+	}
+	p.Y.Tick.Marker = plainTicks{}
+}
+
+// curveStyle is a run's or a group's colour and shift on the page.
+type curveStyle struct {
+	c     color.RGBA
+	shift vg.Length
+}
+
+// add draws a run's or a group's curves: the elite as steps, the best of
+// generation dashed, and for a group the band (min to max over seeds) and
+// each seed's elite, thin. It returns the legend's thumbnails.
+func (st curveStyle) add(p *plot.Plot, elite, best plotter.XYs, band *seedBand, seeds ...plotter.XYs) []plot.Thumbnailer {
+	var thumbs []plot.Thumbnailer
+	if band != nil {
+		poly, err := plotter.NewPolygon(append(stairs(xyOf(band.x, band.hi)), reversed(stairs(xyOf(band.x, band.lo)))...))
+		if err == nil {
+			poly.Color, poly.LineStyle.Width = fade(st.c, 0.2), 0
+			p.Add(shifted{poly, st.shift})
+			thumbs = append(thumbs, poly)
+		}
+		for _, s := range seeds {
+			line, _ := plotter.NewLine(stairs(s))
+			line.Color, line.Width = fade(st.c, 0.45), vg.Points(0.7)
+			p.Add(shifted{line, st.shift})
+		}
+	}
+	if len(best) > 0 {
+		line, _ := plotter.NewLine(best)
+		line.Color, line.Width, line.Dashes = st.c, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(shifted{line, st.shift})
+	}
+	if len(elite) > 0 {
+		line, _ := plotter.NewLine(stairs(elite))
+		line.Color, line.Width = st.c, vg.Points(2.5)
+		p.Add(shifted{line, st.shift})
+		thumbs = append(thumbs, line)
+	}
+	return thumbs
+}
+
+// addStyleKey adds the legend's key to the line styles, in black.
+func addStyleKey(l *plot.Legend, banded bool) {
+	solid, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+	solid.Width = vg.Points(2.5)
+	dashed, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+	dashed.Width, dashed.Dashes = vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
+	l.Add("")
+	l.Add("elite (best so far)", solid)
+	l.Add("best of generation", dashed)
+	if banded {
+		band, _ := plotter.NewPolygon(plotter.XYs{{}, {X: 1}, {X: 1, Y: 1}})
+		band.Color, band.LineStyle.Width = color.Gray{Y: 200}, 0
+		thin, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+		thin.Color, thin.Width = color.Gray{Y: 120}, vg.Points(0.8)
+		l.Add("seeds: mean, band min–max", band, solid)
+		l.Add("each seed's elite", thin)
+	}
+}
+
+// fade returns c with opacity a, premultiplied as image/color wants.
+func fade(c color.RGBA, a float64) color.RGBA {
+	f := func(v uint8) uint8 { return uint8(float64(v)*a + 0.5) }
+	return color.RGBA{f(c.R), f(c.G), f(c.B), f(255)}
+}
+
+// reversed returns xy in reverse order.
+func reversed(xy plotter.XYs) plotter.XYs {
+	r := slices.Clone(xy)
+	slices.Reverse(r)
+	return r
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"math"
+	"strings"
+
+	"github.com/evolverl/evolve/evo"
+	"gonum.org/v1/plot"
+)
+
+// hpLabels gives the hyperparameters' axis labels with their units, for
+// charts where the axis names the hyperparameter.
+var hpLabels = map[string]string{
+	"lr":         "lr (Adam step size, log scale)",
+	"batch_size": "batch_size (transitions)",
+	"learn_step": "learn_step (transitions per update)",
+}
+
+// hpUnits gives the units of the hyperparameters that have one, for the
+// title of their panel.
+var hpUnits = map[string]string{
+	"lr":            "Adam step size",
+	"batch_size":    "transitions",
+	"learn_step":    "transitions per update",
+	"update_epochs": "passes over the rollout",
+}
+
+// changedHPs returns the indices of the hyperparameter columns whose value
+// changed during the run.
+func changedHPs(m *evo.Metrics) []int {
+	var changed []int
+	for i := range m.HPNames {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range m.Rows {
+			lo, hi = min(lo, r.HP[i]), max(hi, r.HP[i])
+		}
+		if lo < hi {
+			changed = append(changed, i)
+		}
+	}
+	return changed
+}
+
+// hpPlot charts hyperparameter m.HPNames[i] of every slot against the
+// population's env steps, the x axis of fitness.png: each point is the
+// value the slot's agent trained with in the generation that ended there.
+// lr, ent_coef, batch_size and learn_step are on a log scale, gamma and
+// gae_lambda as 1 − value on one.
+func hpPlot(m *evo.Metrics, t *slotTable, i int) *plot.Plot {
+	name := m.HPNames[i]
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range m.Rows {
+		lo, hi = min(lo, r.HP[i]), max(hi, r.HP[i])
+	}
+	p := newPlot()
+	p.Title.Text = name
+	stepsAxis(p)
+	value := func(r evo.MetricsRow) float64 { return r.HP[i] }
+	logScale := lo > 0 && (name == "lr" || name == "ent_coef" || name == "batch_size" || name == "learn_step")
+	if (name == "gamma" || name == "gae_lambda") && hi < 1 {
+		// What matters is the horizon 1/(1 − gamma): plot 1 − value on a
+		// log scale, as PBT and the zoo step it.
+		value = func(r evo.MetricsRow) float64 { return 1 - r.HP[i] }
+		p.Title.Text = "1 − " + name
+		logScale = true
+	}
+	t.plot(p, value)
+	var notes []string
+	if u, ok := hpUnits[name]; ok {
+		notes = append(notes, u)
+	}
+	if logScale {
+		notes = append(notes, "log scale")
+		logY(p)
+	} else {
+		p.Y.Tick.Marker = plainTicks{}
+		padY(p)
+	}
+	if len(notes) > 0 {
+		p.Title.Text += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return p
+}

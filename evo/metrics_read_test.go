@@ -1,0 +1,49 @@
+package evo
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReadMetricsStatsByName: the PPO statistics are read by column name,
+// and are NaN in a file without those columns (another tool's, or one cut
+// down by hand), which still reads.
+func TestReadMetricsStatsByName(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := write("full.csv", "generation,agent,parent,fitness,diverged,steps,total_steps,wall_s,train_return,loss,policy_loss,value_loss,entropy,approx_kl,clip_frac,explained_variance,grad_norm,lr,net,mutation,eval_steps,global_steps,elite_fitness,update_lr\n"+
+		"1,0,-1,10,false,256,512,0.1,20,1.5,-0.1,3.2,0.6,0.002,0.1,0.4,0.9,0.001,mlp[16] ReLU latent 8 head[16] ReLU,initial,100,612,10,0.001\n")
+	m, err := ReadMetrics(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Rows[0]
+	got := []float64{r.TrainReturn, r.Loss, r.PolicyLoss, r.ValueLoss, r.Entropy, r.ApproxKL, r.ClipFrac, r.ExplainedVariance, r.GradNorm, r.EliteFitness}
+	want := []float64{20, 1.5, -0.1, 3.2, 0.6, 0.002, 0.1, 0.4, 0.9, 10}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("column %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+	few := write("few.csv", "generation,agent,parent,fitness,total_steps,grad_norm,lr,net\n1,0,-1,10,512,0.9,0.001,mlp[16] ReLU latent 8 head[16] ReLU\n")
+	m, err = ReadMetrics(few)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Rows[0]; r.GradNorm != 0.9 || !math.IsNaN(r.Loss) || !math.IsNaN(r.ExplainedVariance) || !math.IsNaN(r.EliteFitness) {
+		t.Errorf("file without the columns: grad_norm %v, loss %v, explained_variance %v, elite_fitness %v; want 0.9 and NaNs",
+			r.GradNorm, r.Loss, r.ExplainedVariance, r.EliteFitness)
+	}
+	bad := write("bad.csv", "generation,agent,parent,fitness,total_steps,grad_norm,entropy,net\n1,0,-1,10,512,0.9,high,mlp[16]\n")
+	if _, err := ReadMetrics(bad); err == nil || err.Error() != bad+`: line 2: column entropy: "high" is not a number` {
+		t.Errorf("bad entropy: %v", err)
+	}
+}
