@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/color/palette"
-	"image/gif"
 	"io"
 	"math"
 	"os"
@@ -20,13 +16,14 @@ import (
 	"github.com/evolverl/evolve/record"
 )
 
-// GIF settings of `evolve play -gif`: frames are shown for gifDelay
-// hundredths of a second (25 frames per second), and at most gifMaxFrames
-// frames are written, counted over all episodes.
-const (
-	gifDelay     = 4
-	gifMaxFrames = 1000
-)
+// gifMaxFrames is the default of `evolve play -max-frames`, the most
+// frames -gif writes over all episodes: 5,005 frames hold play's default 5
+// episodes at LunarLander's time limit of 1,000 steps (a frame after each
+// reset and each step), 3 min 20 s at 25 frames per second and a few
+// megabytes. There is a default limit because an agent that does not fail
+// an env without a time limit plays -max-steps (100,000) steps an episode;
+// -max-frames 0 lifts it.
+const gifMaxFrames = 5005
 
 // playFlags are the options of `evolve play`.
 type playFlags struct {
@@ -36,6 +33,7 @@ type playFlags struct {
 	stochastic  bool
 	gif, record string
 	maxSteps    int
+	maxFrames   int
 	envSet      bool
 }
 
@@ -44,7 +42,7 @@ type playFlags struct {
 // std, and optionally writes an animated GIF and a trajectory file.
 func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCommand("evolve play", "usage: evolve play -agent FILE|DIR [-env ID] [-episodes N] [-seed S] [-stochastic]\n"+
-		"                   [-gif OUT.gif] [-record OUT.npz] [-max-steps N]\n\n"+
+		"                   [-gif OUT.gif [-max-frames N]] [-record OUT.npz] [-max-steps N]\n\n"+
 		"Plays episodes with a saved agent (a run directory means its elite.safetensors and the\n"+
 		"env of its config.toml; an agent file, the env it records) and prints each episode's\n"+
 		"return and length.\n\n", stderr)
@@ -55,7 +53,8 @@ func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&p.episodes, "episodes", 5, "play `N` episodes")
 	fs.Int64Var(&p.seed, "seed", 0, "seed the first reset with `S` (later resets continue unseeded)")
 	fs.BoolVar(&p.stochastic, "stochastic", false, "sample actions instead of taking the most likely one")
-	fs.StringVar(&p.gif, "gif", "", fmt.Sprintf("write an animated GIF of the episodes to `OUT.gif` (at most %d frames)", gifMaxFrames))
+	fs.StringVar(&p.gif, "gif", "", "write an animated GIF of the episodes to `OUT.gif`, each frame with its episode and the return so far")
+	fs.IntVar(&p.maxFrames, "max-frames", gifMaxFrames, "end the GIF after `N` frames over all episodes (0: no limit)")
 	fs.StringVar(&p.record, "record", "", "write the trajectories to `OUT.npz` (NumPy arrays in a zip)")
 	fs.IntVar(&p.maxSteps, "max-steps", 100000, "cut episodes at `N` steps")
 	if status, ok := c.parse(args); !ok {
@@ -75,6 +74,10 @@ func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-seed %d: want >= 0", p.seed)
 	case p.maxSteps < 1:
 		return usage("-max-steps %d: want >= 1", p.maxSteps)
+	case p.maxFrames < 0:
+		return usage("-max-frames %d: want >= 1, or 0 for no limit", p.maxFrames)
+	case set["max-frames"] && !set["gif"]:
+		return usage("-max-frames applies to -gif only")
 	case set["env"] && p.env == "" || set["gif"] && p.gif == "" || set["record"] && p.record == "":
 		return usage("-env, -gif and -record need a non-empty value")
 	}
@@ -217,10 +220,9 @@ type playSession struct {
 	p       playFlags
 	a       *agent.PPO
 	env     envs.Env
-	anim    *gif.GIF // nil without -gif
+	gif     *gifWriter // nil without -gif
 	gifFile *os.File
-	capped  bool // the GIF reached gifMaxFrames
-	nearest map[color.RGBA]uint8
+	capped  bool           // the GIF reached -max-frames
 	rec     *record.Writer // nil without -record
 }
 
@@ -237,7 +239,7 @@ func (s *playSession) open(id string) (int, error) {
 		if err != nil {
 			return exitBadInput, fmt.Errorf("-gif: %w", err)
 		}
-		s.gifFile, s.anim, s.nearest = f, &gif.GIF{}, map[color.RGBA]uint8{}
+		s.gifFile, s.gif = f, &gifWriter{}
 	}
 	if p.record != "" {
 		rec, err := record.Create(p.record, s.a.ObservationSpace(), s.a.ActionSpace())
@@ -259,18 +261,20 @@ func (s *playSession) discard() {
 	}
 }
 
-// frame adds the env's picture to the GIF, up to gifMaxFrames.
-func (s *playSession) frame() {
-	if s.anim == nil || s.capped {
+// frame adds the env's picture to the GIF, with the number of episode ep
+// (from 0) and its return so far drawn in the corner, up to -max-frames.
+func (s *playSession) frame(ep int, total float64) {
+	if s.gif == nil || s.capped {
 		return
 	}
-	if len(s.anim.Image) >= gifMaxFrames {
+	if s.p.maxFrames > 0 && s.gif.frames >= s.p.maxFrames {
 		s.capped = true
 		return
 	}
 	if img, ok := envs.Render(s.env); ok {
-		s.anim.Image = append(s.anim.Image, toPlan9(img, s.nearest))
-		s.anim.Delay = append(s.anim.Delay, gifDelay)
+		pic := s.gif.screen(img)
+		drawOverlay(pic, ep+1, total)
+		s.gif.add(pic)
 	}
 }
 
@@ -284,7 +288,7 @@ func (s *playSession) episode(ep int) (total float64, steps int, err error) {
 	}
 	obs, info := s.env.Reset(seed)
 	s.a.ResetState(-1)
-	s.frame()
+	s.frame(ep, 0)
 	for start := true; steps < s.p.maxSteps; start = false {
 		act, logp, value, err := s.a.ActInfo(obs, [][]bool{info.ActionMask}, !s.p.stochastic)
 		if err != nil {
@@ -307,7 +311,7 @@ func (s *playSession) episode(ep int) (total float64, steps int, err error) {
 				return total, steps, fmt.Errorf("-record: %w", err)
 			}
 		}
-		s.frame()
+		s.frame(ep, total)
 		if term || trunc {
 			break
 		}
@@ -325,10 +329,10 @@ func (s *playSession) close(stderr io.Writer, steps int) error {
 		}
 		fmt.Fprintf(stderr, "wrote %s (%d steps)\n", s.p.record, steps)
 	}
-	if s.anim == nil {
+	if s.gif == nil {
 		return nil
 	}
-	err := gif.EncodeAll(s.gifFile, s.anim)
+	err := s.gif.encode(s.gifFile)
 	if err == nil {
 		err = s.gifFile.Close()
 	}
@@ -338,46 +342,10 @@ func (s *playSession) close(stderr io.Writer, steps int) error {
 	}
 	note := ""
 	if s.capped {
-		note = fmt.Sprintf(", capped at %d", gifMaxFrames)
+		note = fmt.Sprintf(", cut at -max-frames %d", s.p.maxFrames)
 	}
-	fmt.Fprintf(stderr, "wrote %s (%d frames%s)\n", s.p.gif, len(s.anim.Image), note)
+	fmt.Fprintf(stderr, "wrote %s (%d frames%s)\n", s.p.gif, s.gif.frames, note)
 	return nil
-}
-
-// toPlan9 converts img to the Plan 9 palette, each pixel to the nearest
-// colour. nearest caches the palette index of every colour seen: frames
-// hold few colours, and color.Palette.Index is a search of all 256.
-func toPlan9(img image.Image, nearest map[color.RGBA]uint8) *image.Paletted {
-	b := img.Bounds()
-	pi := image.NewPaletted(image.Rect(0, 0, b.Dx(), b.Dy()), palette.Plan9)
-	rgba, _ := img.(*image.RGBA)
-	// Runs of one colour are the rule: last skips the map for them.
-	var last color.RGBA
-	k, ok := nearest[last]
-	if !ok {
-		k = uint8(pi.Palette.Index(last))
-		nearest[last] = k
-	}
-	for y := range b.Dy() {
-		for x := range b.Dx() {
-			var c color.RGBA
-			if rgba != nil {
-				i := rgba.PixOffset(b.Min.X+x, b.Min.Y+y)
-				c = color.RGBA{rgba.Pix[i], rgba.Pix[i+1], rgba.Pix[i+2], rgba.Pix[i+3]}
-			} else {
-				c = color.RGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.RGBA)
-			}
-			if c != last {
-				if k, ok = nearest[c]; !ok {
-					k = uint8(pi.Palette.Index(c))
-					nearest[c] = k
-				}
-				last = c
-			}
-			pi.Pix[y*pi.Stride+x] = k
-		}
-	}
-	return pi
 }
 
 // meanStd returns the mean and the population standard deviation of xs.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
 	"image/gif"
 	"math"
 	"os"
@@ -189,6 +192,9 @@ func TestPlayBadInput(t *testing.T) {
 		{"zero episodes", []string{"-agent", dir, "-episodes", "0"}, []string{"-episodes 0"}},
 		{"negative seed", []string{"-agent", dir, "-seed", "-1"}, []string{"-seed -1"}},
 		{"zero max steps", []string{"-agent", dir, "-max-steps", "0"}, []string{"-max-steps 0"}},
+		{"negative max frames", []string{"-agent", dir, "-gif", filepath.Join(tmp, "a.gif"), "-max-frames", "-1"}, []string{"-max-frames -1: want >= 1, or 0"}},
+		{"max frames not a number", []string{"-agent", dir, "-gif", filepath.Join(tmp, "a.gif"), "-max-frames", "all"}, []string{"-max-frames"}},
+		{"max frames without gif", []string{"-agent", dir, "-max-frames", "100"}, []string{"-max-frames applies to -gif only"}},
 		{"stray argument", []string{"-agent", dir, "extra"}, []string{`unexpected argument "extra"`}},
 		{"unknown flag", []string{"-agent", dir, "-gfi", "a.gif"}, []string{"-gfi"}},
 		{"gif in missing dir", []string{"-agent", dir, "-gif", filepath.Join(tmp, "no", "a.gif")}, []string{"-gif", "a.gif"}},
@@ -212,6 +218,28 @@ func TestPlayBadInput(t *testing.T) {
 	}
 }
 
+// untrainedAgent saves a new agent of network spec for env id and returns
+// its file.
+func untrainedAgent(t *testing.T, id string, spec netconf.Spec) string {
+	t.Helper()
+	env, err := envs.Make(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer envs.Close(env)
+	cfg := agent.DefaultConfig()
+	cfg.Net = spec
+	a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "agent.safetensors")
+	if err := a.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // TestPlayMasksAndRecurrent plays untrained agents: sampled moves on
 // Connect Four, where a move into a full column is illegal and only the
 // masks keep the agent from it, and an LSTM agent on CartPole.
@@ -225,23 +253,11 @@ func TestPlayMasksAndRecurrent(t *testing.T) {
 		{"CartPole-v1", netconf.EncoderLSTM, []string{"-episodes", "2"}},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
-			env, err := envs.Make(tc.env, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := agent.DefaultConfig()
-			cfg.Net = netconf.DefaultSpec(tc.encoder)
+			spec := netconf.DefaultSpec(tc.encoder)
 			if tc.encoder == netconf.EncoderCNN {
-				cfg.Net.CNN.Strides = []int{1, 1} // 6×7 boards
+				spec.CNN.Strides = []int{1, 1} // 6×7 boards
 			}
-			a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(t.TempDir(), "agent.safetensors")
-			if err := a.Save(file); err != nil {
-				t.Fatal(err)
-			}
+			file := untrainedAgent(t, tc.env, spec)
 			gifPath, npzPath := filepath.Join(t.TempDir(), "a.gif"), filepath.Join(t.TempDir(), "a.npz")
 			args := append([]string{"play", "-agent", file, "-env", tc.env, "-gif", gifPath, "-record", npzPath}, tc.extra...)
 			code, stdout, stderr := evolve(context.Background(), args...)
@@ -333,5 +349,242 @@ func TestPlayGIFSaysWhyAGymEnvCannotRender(t *testing.T) {
 	}
 	if _, err := os.Stat(gifPath); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed -gif left %s: %v", gifPath, err)
+	}
+}
+
+// decodeGIF reads the GIF at path.
+func decodeGIF(t *testing.T, path string) *gif.GIF {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := gif.DecodeAll(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return g
+}
+
+// composeGIF returns the pictures a viewer shows for g, frame by frame:
+// each frame drawn over what the frame before left on the canvas, as that
+// frame's disposal method says.
+func composeGIF(g *gif.GIF) []*image.RGBA {
+	canvas := image.NewRGBA(image.Rect(0, 0, g.Config.Width, g.Config.Height))
+	var shown []*image.RGBA
+	for i, m := range g.Image {
+		before := clone(canvas)
+		draw.Draw(canvas, m.Bounds(), m, m.Bounds().Min, draw.Over)
+		shown = append(shown, clone(canvas))
+		switch g.Disposal[i] {
+		case gif.DisposalBackground:
+			draw.Draw(canvas, m.Bounds(), image.Transparent, image.Point{}, draw.Src)
+		case gif.DisposalPrevious:
+			canvas = before
+		}
+	}
+	return shown
+}
+
+func clone(img *image.RGBA) *image.RGBA {
+	c := image.NewRGBA(img.Rect)
+	copy(c.Pix, img.Pix)
+	return c
+}
+
+// rendered is a picture of an env with the episode (from 1) and the
+// return so far that play's overlay writes on it.
+type rendered struct {
+	img     *image.RGBA
+	episode int
+	ret     float64
+}
+
+// replay plays the actions of trajectory tr again on a new env id,
+// resetting as play does (the first episode from seed, the others
+// continuing the env's stream), and returns the env's picture after each
+// reset and each step.
+func replay(t *testing.T, id string, seed int64, tr *record.Trajectory) []rendered {
+	t.Helper()
+	env, err := envs.Make(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer envs.Close(env)
+	var out []rendered
+	shot := func(ep int, ret float64) {
+		img, err := envs.RenderErr(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rendered{img.(*image.RGBA), ep, ret})
+	}
+	ep, ret := 0, 0.0
+	for i := range tr.Len() {
+		if tr.EpisodeStarts[i] {
+			if ep++; ep == 1 {
+				env.Reset(seed)
+			} else {
+				env.Reset(envs.NoSeed)
+			}
+			ret = 0
+			shot(ep, ret)
+		}
+		_, r, _, _, _ := env.Step(tr.Actions[i])
+		if r != tr.Rewards[i] {
+			t.Fatalf("replay of %s: step %d pays %v, play recorded %v", id, i, r, tr.Rewards[i])
+		}
+		ret += r
+		shot(ep, ret)
+	}
+	return out
+}
+
+// TestPlayGIFShowsTheRenderedFramesWithTheOverlay plays short episodes on
+// envs of light and dark backgrounds, replays them, and checks that every
+// frame of the GIF, composed by the disposal rules, is the env's own
+// picture with the episode and the return so far drawn in its corner,
+// pixel for pixel; that the overlay changes nothing else; and that frames
+// after the first store less than the whole picture.
+func TestPlayGIFShowsTheRenderedFramesWithTheOverlay(t *testing.T) {
+	minatar := netconf.DefaultSpec(netconf.EncoderCNN)
+	minatar.CNN.Strides = []int{1, 1} // a 10×10 grid
+	for _, tc := range []struct {
+		env  string
+		spec netconf.Spec
+	}{
+		{"CartPole-v1", netconf.DefaultSpec(netconf.EncoderMLP)},
+		{"LunarLander-v3", netconf.DefaultSpec(netconf.EncoderMLP)},
+		{"MinAtar/Breakout-v0", minatar},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			file := untrainedAgent(t, tc.env, tc.spec)
+			gifPath, npzPath := filepath.Join(t.TempDir(), "a.gif"), filepath.Join(t.TempDir(), "a.npz")
+			code, _, stderr := evolve(context.Background(), "play", "-agent", file, "-env", tc.env, "-episodes", "2",
+				"-seed", "3", "-max-steps", "25", "-gif", gifPath, "-record", npzPath)
+			if code != exitOK {
+				t.Fatalf("play exits %d; stderr:\n%s", code, stderr)
+			}
+			tr, err := record.Read(npzPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := replay(t, tc.env, 3, tr)
+			g := decodeGIF(t, gifPath)
+			shown := composeGIF(g)
+			if len(shown) != len(want) || len(want) != tr.Len()+2 {
+				t.Fatalf("GIF has %d frames, the replay %d, want %d (a frame after each reset and each step)", len(shown), len(want), tr.Len()+2)
+			}
+			smaller := 0
+			for i, w := range want {
+				plain := clone(w.img)
+				box := drawOverlay(w.img, w.episode, w.ret)
+				checkOverlay(t, i, plain, w.img, box)
+				if at, ok := firstDiff(shown[i], w.img); ok {
+					t.Fatalf("frame %d (episode %d, return %.2f): pixel %v is %v in the GIF, want %v",
+						i, w.episode, w.ret, at, shown[i].At(at.X, at.Y), w.img.At(at.X, at.Y))
+				}
+				if g.Delay[i] != gifDelay || g.Disposal[i] != gif.DisposalNone {
+					t.Errorf("frame %d: delay %d, disposal %d; want %d and %d", i, g.Delay[i], g.Disposal[i], gifDelay, gif.DisposalNone)
+				}
+				if b := g.Image[i].Bounds(); i > 0 && b.Dx()*b.Dy() < w.img.Rect.Dx()*w.img.Rect.Dy() {
+					smaller++
+				}
+			}
+			if smaller < len(want)/2 {
+				t.Errorf("%d of %d frames store less than the whole picture, want most", smaller, len(want))
+			}
+		})
+	}
+}
+
+// checkOverlay checks that img is plain with the overlay in box: the same
+// outside the box, darker inside it but for white text in it, in the
+// top-left corner.
+func checkOverlay(t *testing.T, frame int, plain, img *image.RGBA, box image.Rectangle) {
+	t.Helper()
+	if box.Min != (image.Point{}) || box.Dx() < 40 || box.Dy() != 19 {
+		t.Fatalf("frame %d: overlay box %v, want a line of text in the top-left corner", frame, box)
+	}
+	text := 0
+	for y := range img.Rect.Dy() {
+		for x := range img.Rect.Dx() {
+			p, q := img.RGBAAt(x, y), plain.RGBAAt(x, y)
+			in := image.Pt(x, y).In(box)
+			switch {
+			case !in && p != q:
+				t.Fatalf("frame %d: the overlay changed pixel (%d, %d) outside its box %v", frame, x, y, box)
+			case in && p == (color.RGBA{255, 255, 255, 255}):
+				text++
+			case in && (p.R > q.R/2+1 || p.G > q.G/2+1 || p.B > q.B/2+1):
+				t.Fatalf("frame %d: pixel (%d, %d) in the overlay box is %v over %v, want it shaded", frame, x, y, p, q)
+			}
+		}
+	}
+	if text < 30 {
+		t.Errorf("frame %d: %d white pixels in the overlay box, want its text", frame, text)
+	}
+}
+
+// firstDiff returns the first pixel where a and b differ.
+func firstDiff(a, b *image.RGBA) (image.Point, bool) {
+	if a.Rect != b.Rect {
+		return a.Rect.Min, true
+	}
+	for y := a.Rect.Min.Y; y < a.Rect.Max.Y; y++ {
+		for x := a.Rect.Min.X; x < a.Rect.Max.X; x++ {
+			if a.RGBAAt(x, y) != b.RGBAAt(x, y) {
+				return image.Pt(x, y), true
+			}
+		}
+	}
+	return image.Point{}, false
+}
+
+// TestPlayMaxFrames: -max-frames N ends the GIF after N frames over all
+// episodes and says so; 0 and the default (far above these episodes) keep
+// every frame.
+func TestPlayMaxFrames(t *testing.T) {
+	file := untrainedAgent(t, "CartPole-v1", netconf.DefaultSpec(netconf.EncoderMLP))
+	play := func(t *testing.T, extra ...string) (frames int, lengths []int, stderr, gifPath string) {
+		gifPath = filepath.Join(t.TempDir(), "a.gif")
+		args := append([]string{"play", "-agent", file, "-env", "CartPole-v1", "-episodes", "2", "-max-steps", "10", "-gif", gifPath}, extra...)
+		code, stdout, stderr := evolve(context.Background(), args...)
+		if code != exitOK {
+			t.Fatalf("play exits %d; stderr:\n%s", code, stderr)
+		}
+		return len(decodeGIF(t, gifPath).Image), episodes(t, stdout, 2), stderr, gifPath
+	}
+	frames, lengths, _, _ := play(t)
+	// A frame after each reset and each step.
+	all := lengths[0] + lengths[1] + 2
+	if frames != all || lengths[0] < 5 {
+		t.Fatalf("GIF has %d frames for episodes of %v steps, want %d", frames, lengths, all)
+	}
+	for _, tc := range []struct {
+		name        string
+		limit, want int
+		cut         bool
+	}{
+		{"no limit", 0, all, false},
+		{"within the first episode", 4, 4, true},
+		{"into the second episode", lengths[0] + 3, lengths[0] + 3, true},
+		{"exactly all", all, all, false},
+		{"above all", all + 1, all, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			frames, _, stderr, gifPath := play(t, "-max-frames", strconv.Itoa(tc.limit))
+			if frames != tc.want {
+				t.Errorf("GIF has %d frames, want %d", frames, tc.want)
+			}
+			wrote := fmt.Sprintf("wrote %s (%d frames)", gifPath, tc.want)
+			if tc.cut {
+				wrote = fmt.Sprintf("wrote %s (%d frames, cut at -max-frames %d)", gifPath, tc.want, tc.limit)
+			}
+			if !strings.Contains(stderr, wrote) {
+				t.Errorf("stderr:\n%s\nwant %q", stderr, wrote)
+			}
+		})
 	}
 }
