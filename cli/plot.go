@@ -23,8 +23,9 @@ const plotUsage = `usage: evolve plot [-o DIR] [-hp NAME] RUN_DIR
 With one run directory, writes to DIR (default RUN_DIR/plots):
   fitness.png          every agent's fitness, the best and mean of each generation
                        and the elite, against the population's env steps
-  training.png         loss, entropy, approx KL and explained variance of the last
-                       PPO update of each generation, per population slot
+  training.png         loss, entropy, approx KL and explained variance of every
+                       PPO update (the run's TensorBoard scalars; without them, the
+                       last update of each generation), per population slot
   hyperparameters.png  each hyperparameter that changed, per slot
   network.png          hidden units, and each part of the network that changed
                        (widths, CNN channels and kernels, LSTM size), per slot
@@ -131,13 +132,20 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		name, missing string
 		panels        []*plot.Plot
 		note          []string
+		noClones      bool // lines without the clone events' marks
 	}{
 		{name: "training.png", missing: "no PPO statistics (loss, entropy, ...) in metrics.csv",
 			note: []string{"each point: the last PPO", "update of the generation"}},
 		{name: "hyperparameters.png", missing: "no hyperparameter changed during the run"},
 		{name: "network.png", missing: "no layer widths in the net column"},
 	}
-	charts[0].panels = trainingPlots(m, t)
+	updates, err := evo.ReadScalars(dir)
+	if err != nil {
+		fmt.Fprintf(w.stderr, "evolve plot: %v: training.png from metrics.csv\n", err)
+	}
+	if charts[0].panels = trainingPlots(m, t, updates); slotSeries(updates, "loss", t.slots) != nil {
+		charts[0].note, charts[0].noClones = []string{"each line: every PPO update", "(TensorBoard scalars)"}, true
+	}
 	for _, i := range changedHPs(m) {
 		charts[1].panels = append(charts[1].panels, hpPlot(m, t, i))
 	}
@@ -147,7 +155,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 			fmt.Fprintf(w.stderr, "evolve plot: %s: no %s\n", ch.missing, ch.name)
 			continue
 		}
-		if st := w.write(ch.name, panelFigure(ch.panels, t.legend(rc), ch.note)); st != exitOK {
+		if st := w.write(ch.name, panelFigure(ch.panels, t.legendOf(rc, !ch.noClones), ch.note)); st != exitOK {
 			return st
 		}
 	}

@@ -181,7 +181,11 @@ func (t *slotTable) plot(p *plot.Plot, value func(evo.MetricsRow) float64) {
 
 // legend returns the slots' legend: one entry per slot and one for the
 // clone marker.
-func (t *slotTable) legend(rc runConfig) plot.Legend {
+func (t *slotTable) legend(rc runConfig) plot.Legend { return t.legendOf(rc, true) }
+
+// legendOf is the slots' legend, with the clone events' entries when
+// clones is set and the run has any.
+func (t *slotTable) legendOf(rc runConfig, clones bool) plot.Legend {
 	l := plot.NewLegend()
 	for s := range t.slots {
 		c, dashes, shape := slotStyle(s)
@@ -189,7 +193,7 @@ func (t *slotTable) legend(rc runConfig) plot.Legend {
 		dots.GlyphStyle.Shape, dots.GlyphStyle.Radius = shape, vg.Points(2.5)
 		l.Add(slotName(s, rc), line, dots)
 	}
-	if len(t.clones) > 0 {
+	if clones && len(t.clones) > 0 {
 		ring, _ := plotter.NewScatter(plotter.XYs{{}})
 		ring.GlyphStyle = cloneGlyph
 		dash, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})

@@ -500,3 +500,23 @@ func TestPlotWithoutStatsColumns(t *testing.T) {
 		t.Errorf("training.png written without statistics")
 	}
 }
+
+// TestTrainingFromEveryUpdate: training.png's panels draw every PPO update
+// of each slot where the run wrote TensorBoard scalars, one line per slot.
+func TestTrainingFromEveryUpdate(t *testing.T) {
+	updates := map[string][]evo.Point{
+		"slot_0/loss": {{Step: 10, Value: 3}, {Step: 20, Value: 2}, {Step: 30, Value: 1}},
+		"slot_1/loss": {{Step: 10, Value: 4}, {Step: 20, Value: math.NaN()}},
+	}
+	if s := slotSeries(updates, "loss", 3); len(s) != 3 || len(s[0]) != 3 || len(s[1]) != 2 || s[2] != nil {
+		t.Errorf("slotSeries: %v", s)
+	}
+	if s := slotSeries(updates, "entropy", 3); s != nil {
+		t.Errorf("slotSeries of a stat without series: %v", s)
+	}
+	p := newPlot()
+	plotUpdates(p, slotSeries(updates, "loss", 2), math.Inf(-1))
+	if p.X.Min != 10 || p.X.Max != 30 || p.Y.Min != 1 || p.Y.Max != 4 {
+		t.Errorf("per-update lines span x [%g, %g], y [%g, %g]; want [10, 30], [1, 4]", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+}

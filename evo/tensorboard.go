@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -165,4 +166,33 @@ func (sc *scalars) addUpdate(p string, st agent.Stats) {
 	sc.add(p+"explained_variance", st.ExplainedVariance)
 	sc.add(p+"grad_norm", st.GradNorm)
 	sc.add(p+"update_lr", st.LR)
+}
+
+// Point is one value of a scalar series at a step (the population's env
+// steps).
+type Point struct {
+	Step  int64
+	Value float64
+}
+
+// ReadScalars reads the TensorBoard scalars the run in dir wrote (its tb/
+// directory, every session), by tag, each series in step order: for tools
+// that chart what metrics.csv holds only per generation, such as each
+// slot's statistics of every PPO update ("slot_<i>/loss", …). A run
+// without events has none.
+func ReadScalars(dir string) (map[string][]Point, error) {
+	events, err := tbevent.Read(filepath.Join(dir, tbDir))
+	if err != nil {
+		return nil, fmt.Errorf("tensorboard: %w", err)
+	}
+	series := map[string][]Point{}
+	for _, ev := range events {
+		for _, sc := range ev.Scalars {
+			series[sc.Tag] = append(series[sc.Tag], Point{ev.Step, float64(sc.Value)})
+		}
+	}
+	for _, s := range series {
+		slices.SortStableFunc(s, func(a, b Point) int { return cmp.Compare(a.Step, b.Step) })
+	}
+	return series, nil
 }

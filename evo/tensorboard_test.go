@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -240,5 +241,35 @@ func TestTensorBoardEventsAfterResume(t *testing.T) {
 	}
 	if v, ok := wantV[tbPoint{Tag: "slot_2/update_lr", Step: 2*3*256 + 3*128}]; !ok || math.IsNaN(float64(v)) {
 		t.Errorf("no update_lr of slot 2 at the first update of generation 3")
+	}
+}
+
+// TestReadScalarsOfARun: the scalars a run wrote read back by tag, each
+// slot's loss once per update, in step order, the last at the run's end.
+func TestReadScalarsOfARun(t *testing.T) {
+	cfg := tiny(t)
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	series, err := ReadScalars(cfg.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := series["slot_0/loss"]
+	if len(loss) <= sum.Generations || loss[len(loss)-1].Step != int64(sum.TotalSteps) {
+		t.Fatalf("slot_0/loss: %d points, last %v; want more than %d generations, the last at %d", len(loss), loss[len(loss)-1:], sum.Generations, sum.TotalSteps)
+	}
+	for i := 1; i < len(loss); i++ {
+		if loss[i].Step <= loss[i-1].Step {
+			t.Fatalf("slot_0/loss steps not increasing at %d: %v", i, loss[i-1:i+1])
+		}
+	}
+	if fit := series["fitness/best"]; len(fit) != sum.Generations {
+		t.Errorf("fitness/best: %d points, want one per generation (%d)", len(fit), sum.Generations)
 	}
 }

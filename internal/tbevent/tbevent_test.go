@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,49 @@ func TestWriteEventsSameBytesAsOneByOne(t *testing.T) {
 	}
 	if got := steps(t, together.Path()); len(got) != 3 || got[0] != 10 || got[2] != 30 {
 		t.Fatalf("steps %v, want [10 20 30]", got)
+	}
+}
+
+// TestReadIsWhatWasWritten: Read gives back every scalar event of every
+// file in order, and stops a file at a torn record as Trim does.
+func TestReadIsWhatWasWritten(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Unix(1_700_000_000, 250_000_000)
+	var want []Event
+	for f := range 2 {
+		w, err := Create(dir, t0.Add(time.Duration(f)*time.Second), "host")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			ev := Event{Step: int64(10*f + i), Wall: t0.Add(time.Duration(i) * time.Millisecond),
+				Scalars: []Scalar{{"a/x", float32(i) + 0.5}, {"b", float32(-f)}}}
+			if err := w.WriteEvents([]Event{ev}); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, ev)
+		}
+		path := w.Path()
+		w.Close()
+		if f == 1 { // a torn tail: half of one more record
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, append(b, 1, 2, 3, 4, 5, 6, 7), 0o644)
+		}
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Step != w.Step || !slices.Equal(g.Scalars, w.Scalars) || g.Wall.Sub(w.Wall).Abs() > time.Microsecond {
+			t.Errorf("event %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if evs, err := Read(filepath.Join(dir, "none")); err != nil || evs != nil {
+		t.Errorf("Read of a missing dir: %v, %v", evs, err)
 	}
 }
