@@ -185,7 +185,7 @@ func (o benchOptions) trainer(cfg evo.Config) (*evo.Trainer, error) {
 		return nil, err
 	}
 	if want != got {
-		return nil, fmt.Errorf("%s holds a run of another config: remove it or choose another -out: %w", cfg.OutDir, evo.ErrBadInput)
+		return nil, fmt.Errorf("%s holds a run of another config: remove it or choose another -out%w", cfg.OutDir, errBadInput)
 	}
 	return evo.Resume(cfg.OutDir, opts)
 }

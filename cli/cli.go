@@ -42,6 +42,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	// The gorgonia reference backend, selectable with [ppo] backend = "gorgonia".
 	_ "github.com/evolverl/evolve/nn/gorgonia"
@@ -78,6 +79,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cmd, ok := subcommands[args[0]]; ok {
 			return cmd(ctx, args[1:], stdout, stderr)
 		}
+		if args[0] == "help" { // as `go help`: the usage, or a subcommand's
+			return Run(ctx, append(args[1:], "-h"), stdout, stderr)
+		}
 	}
 	return trainCmd(ctx, args, stdout, stderr)
 }
@@ -103,14 +107,26 @@ func Main() int {
 	defer signal.Stop(sigs)
 	go func() {
 		s := <-sigs
+		first := time.Now()
 		cancel(signalError{s})
-		// A second signal stops at once, without a new checkpoint.
-		s = <-sigs
+		// A second signal stops at once, without a new checkpoint — one
+		// typed by a user. The copies a process group gets at once (timeout
+		// -s INT, a terminal's Ctrl-C to a pipeline) arrive within
+		// signalEcho of the first and count as the same stop.
+		for s = range sigs {
+			if time.Since(first) >= signalEcho {
+				break
+			}
+		}
 		fmt.Fprintf(os.Stderr, "\nevolve: second %v: exiting without waiting\n", s)
 		os.Exit(exitCode(s))
 	}()
 	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
+
+// signalEcho is how soon after the first a signal is taken for a copy of it
+// (sent to the process group as well as to the process), not a second stop.
+const signalEcho = 500 * time.Millisecond
 
 // signalError is the cause of the context's cancellation by a signal.
 type signalError struct{ sig os.Signal }

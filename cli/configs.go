@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/evolverl/evolve/configs"
+	"github.com/evolverl/evolve/internal/nearest"
 )
 
 // configsCmd is `evolve configs [NAME]`: it lists the shipped configs, or
@@ -23,6 +25,13 @@ func configsCmd(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	case len(pos) == 1:
 		b, err := configs.Read(pos[0])
 		if err != nil {
+			var names []string
+			for _, c := range configs.List() {
+				names = append(names, c.Name)
+			}
+			if near := nearest.Name(strings.TrimSuffix(pos[0], ".toml"), names, 2); near != "" {
+				err = fmt.Errorf("no shipped config %q: did you mean %s?", pos[0], near)
+			}
 			fmt.Fprintf(stderr, "evolve configs: %v\n", err)
 			return exitBadInput
 		}

@@ -49,11 +49,18 @@ func TestConfigsListsAndPrintsTheShippedOnes(t *testing.T) {
 // -config NAME a shipped config by name, each with -set overrides applied
 // and recorded in the run's config.toml.
 func TestTrainByNameWithOverrides(t *testing.T) {
-	for _, args := range [][]string{
-		{"-env", "CartPole-v1"},
-		{"-config", "cartpole"},
-		{"-env", "Probe1-v0"}, // no shipped config: the defaults
+	for _, c := range []struct {
+		env  string
+		args []string
+	}{
+		{"CartPole-v1", []string{"-env", "CartPole-v1"}},
+		{"CartPole-v1", []string{"-config", "cartpole"}},
+		{"CartPole-v1", []string{"-config", "tune/cartpole", "-set", "pbt.quantile=0.5"}}, // a nested name; a key another rules
+		{"Catch-v0", []string{"-config", "catch-cnn", "-set", "net.cnn.channels=[8, 8]"}},
+		{"Probe1-v0", []string{"-env", "Probe1-v0"}}, // no shipped config: the defaults
+		{"MinAtar/Breakout-v1", []string{"-env", "MinAtar/Breakout-v1"}}, // the defaults, with a CNN for images
 	} {
+		args := c.args
 		out := filepath.Join(t.TempDir(), "run")
 		full := append(slices.Clone(args), "-set", "population.max_steps=4e3", "-set", "population.size=2",
 			"-set", "env.num_envs=4", "-out", out, "-quiet")
@@ -65,8 +72,7 @@ func TestTrainByNameWithOverrides(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantEnv := map[bool]string{true: "Probe1-v0", false: "CartPole-v1"}[args[1] == "Probe1-v0"]
-		if cfg.Env.ID != wantEnv || cfg.Population.Size != 2 || cfg.Population.MaxSteps != 4000 || cfg.Env.NumEnvs != 4 {
+		if cfg.Env.ID != c.env || cfg.Population.Size != 2 || cfg.Population.MaxSteps != 4000 || cfg.Env.NumEnvs != 4 {
 			t.Errorf("%v: config.toml has env %s, size %d, max_steps %d, num_envs %d", full, cfg.Env.ID,
 				cfg.Population.Size, cfg.Population.MaxSteps, cfg.Env.NumEnvs)
 		}
@@ -82,9 +88,10 @@ func TestSetBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lrr=1e-3"}, "-set ppo.lrr=1e-3: unknown keys: ppo.lrr (did you mean lr?)"},
-		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: incompatible types"},
+		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: want integer (got string)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
+		{[]string{"-config", "cartpole", "-set", "pbt.quantile=0.3"}, `[pbt] given, but population.selection = "tournament"`},
 		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?`},
 		{[]string{"-config", "cartpol"}, "did you mean the shipped config cartpole?"},
 		{[]string{"-config", "no/such.toml"}, "evolve configs lists the shipped ones"},

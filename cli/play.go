@@ -233,7 +233,7 @@ func (s *playSession) open(id string) (int, error) {
 	if p.gif != "" {
 		s.env.Reset(p.seed)
 		if _, err := envs.RenderErr(s.env); err != nil {
-			return exitBadInput, fmt.Errorf("-gif %s: %w", p.gif, err)
+			return exitBadInput, fmt.Errorf("-gif %s: env %s: %w", p.gif, id, err)
 		}
 		f, err := os.Create(p.gif)
 		if err != nil {

@@ -350,6 +350,15 @@ func TestPlayGIFSaysWhyAGymEnvCannotRender(t *testing.T) {
 	if _, err := os.Stat(gifPath); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed -gif left %s: %v", gifPath, err)
 	}
+	// An env that does not draw itself (a probe) says so, by its id.
+	probe := filepath.Join(t.TempDir(), "probe")
+	if code, _, stderr := evolve(context.Background(), "-env", "Probe1-v0", "-set", "population.max_steps=1e3", "-out", probe, "-quiet"); code != exitOK {
+		t.Fatalf("probe run: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = evolve(context.Background(), "play", "-agent", probe, "-gif", gifPath)
+	if code != exitBadInput || !strings.Contains(stderr, "env Probe1-v0: cannot render itself (it does not implement envs.Renderer)") {
+		t.Errorf("a probe with -gif: exit %d, stderr:\n%s", code, stderr)
+	}
 }
 
 // decodeGIF reads the GIF at path.

@@ -187,8 +187,9 @@ type runConfig struct {
 	target                  float64
 	confirmed, trainFitness bool
 	// eliteSlot is set when slot 0 always holds the last generation's
-	// best agent (tournament selection with elitism).
-	eliteSlot bool
+	// best agent (tournament selection with elitism); eliteMutated when
+	// that agent is mutated in place (mutate_elite), keeping its index.
+	eliteSlot, eliteMutated bool
 }
 
 // readRunConfig reads the config.toml of the run directory dir; what it
@@ -206,5 +207,6 @@ func readRunConfig(dir string) runConfig {
 	}
 	rc.env, rc.confirmed, rc.trainFitness = cfg.Env.ID, p.EliteEpisodes > 0, p.Fitness == evo.FitnessTrain
 	rc.eliteSlot = p.Selection != evo.SelectPBT && !p.Independent && cfg.Tournament.Elitism
+	rc.eliteMutated = cfg.Mutation.MutateElite
 	return rc
 }

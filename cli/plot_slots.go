@@ -118,7 +118,10 @@ func slotStyle(k int) (color.Color, []vg.Length, draw.GlyphDrawer) {
 // slotName is slot k's legend entry; with tournament selection and
 // elitism slot 0 always holds the last generation's best agent.
 func slotName(k int, rc runConfig) string {
-	if k == 0 && rc.eliteSlot {
+	switch {
+	case k == 0 && rc.eliteSlot && rc.eliteMutated:
+		return "slot 0 (the elite, mutated)"
+	case k == 0 && rc.eliteSlot:
 		return "slot 0 (elite kept)"
 	}
 	return fmt.Sprintf("slot %d", k)

@@ -348,6 +348,16 @@ func TestSIGINT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in a subprocess")
 	}
+	// Once, and twice at once as `timeout -s INT` sends it (to the process
+	// and its group): both are one stop, checkpointed.
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d signals", n), func(t *testing.T) { sigint(t, n) })
+	}
+}
+
+// sigint sends n SIGINTs a millisecond apart to the command training a run
+// in its second generation and checks it stops as after one.
+func sigint(t *testing.T, n int) {
 	config, out := writeTiny(t, 2*1000*256)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "EVOLVE_TEST_MAIN=1", "EVOLVE_TEST_ARGS=-config "+config)
@@ -360,8 +370,13 @@ func TestSIGINT(t *testing.T) {
 	for latestGeneration(out) < 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	for i := range n {
+		if i > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
 	}
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {

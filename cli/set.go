@@ -91,8 +91,9 @@ func tomlValue(raw string) any {
 	return v.V
 }
 
-// checkSet decodes the one key alone as a config, so that evo says what is
-// wrong with it as it would in a file (and names no line of a file).
+// checkSet checks the one key and its value's type alone (evo.CheckKeys),
+// so that evo says what is wrong with it as it would in a file and names no
+// line of a file; the rules between keys are checked on the merged config.
 func checkSet(path []string, v any) error {
 	doc := map[string]any{}
 	if err := setPath(doc, path, v); err != nil {
@@ -102,10 +103,11 @@ func checkSet(path []string, v any) error {
 	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
 		return err
 	}
-	if _, err := evo.DecodeConfig(b.Bytes()); err != nil {
+	if err := evo.CheckKeys(b.Bytes()); err != nil {
 		// Line numbers refer to the snippet, not to anything the user wrote.
 		msg := snippetLine.ReplaceAllString(err.Error(), "$1: ")
 		msg = strings.NewReplacer("(line 1, ", "(", "(line 2, ", "(", " (line 1)", "", " (line 2)", "").Replace(msg)
+		msg = typeMismatch.ReplaceAllString(msg, "want ${2} (got ${1})")
 		return errors.New(msg)
 	}
 	return nil
@@ -128,6 +130,10 @@ func setPath(doc map[string]any, path []string, v any) error {
 	doc[path[len(path)-1]] = v
 	return nil
 }
+
+// typeMismatch matches the TOML decoder's words for a value of the wrong
+// type.
+var typeMismatch = regexp.MustCompile(`incompatible types: TOML value has type (\w+); destination has type (\w+)`)
 
 // snippetLine matches the TOML decoder's "toml: line N (last key "k"): ".
 var snippetLine = regexp.MustCompile(`toml: line \d+ \(last key "([^"]+)"\): `)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/evolverl/evolve/configs"
+	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/internal/nearest"
 )
@@ -33,8 +34,8 @@ func (f *trainFlags) sourceConfig() (configSource, error) {
 	if err == nil {
 		return configSource{name: "config " + f.config, text: b}, nil
 	}
-	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(f.config, `/\`) {
-		if b, serr := configs.Read(f.config); serr == nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		if b, serr := configs.Read(filepath.ToSlash(f.config)); serr == nil {
 			return configSource{name: "shipped config " + f.config, text: b,
 				note: fmt.Sprintf("%s: no such file; training the shipped config %s (evolve configs %s prints it)", f.config, f.config, f.config)}, nil
 		}
@@ -74,8 +75,13 @@ func envSource(id string) (configSource, error) {
 			note: fmt.Sprintf("-env %s: training the shipped config %s (evolve configs %s prints it)", id, c.Name, c.Name)}, nil
 	}
 	text := fmt.Sprintf("out_dir = %q\n\n[env]\nid = %q\n", "runs/"+dirName(id), id)
+	how := ""
+	if imageObservations(id) { // the default MLP cannot read images
+		text += "\n[net]\nencoder = \"cnn\"\n"
+		how = ", with a CNN encoder for its images"
+	}
 	return configSource{name: "-env " + id, text: []byte(text),
-		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it (configs/pop.toml lists them)", id)}, nil
+		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it%s (configs/pop.toml lists them)", id, how)}, nil
 }
 
 // dirName turns an env id into a directory name: "gym:MinAtar/Breakout-v1"
@@ -108,4 +114,19 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 		return evo.Config{}, src, fmt.Errorf("%s: %w", where, err)
 	}
 	return cfg, src, nil
+}
+
+// imageObservations reports whether env id (registered, made with its
+// defaults) observes [C, H, W] images; gym: ids are not made here.
+func imageObservations(id string) bool {
+	if _, ok := envs.Lookup(id); !ok {
+		return false
+	}
+	env, err := envs.Make(id, nil)
+	if err != nil {
+		return false
+	}
+	defer envs.Close(env)
+	box, ok := env.ObservationSpace().(envs.Box)
+	return ok && len(box.Dims) == 3
 }

@@ -62,12 +62,12 @@ func Read(name string) ([]byte, error) {
 	return b, nil
 }
 
-// ForEnv returns the shipped config that trains env id: the top-level one
-// (the tuned config) when there is one, else the first other; ok is false
-// when none does.
+// ForEnv returns the top-level shipped config that trains env id — the
+// tuned config of that env — not those of tune/ (from untuned defaults) or
+// peers/ (twins of other programs' runs); ok is false when none does.
 func ForEnv(id string) (Config, bool) {
 	for _, c := range List() {
-		if c.Env == id {
+		if c.Env == id && !strings.Contains(c.Name, "/") {
 			return c, true
 		}
 	}

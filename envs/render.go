@@ -1,7 +1,7 @@
 package envs
 
 import (
-	"fmt"
+	"errors"
 	"image"
 	"image/color"
 	"math"
@@ -19,8 +19,8 @@ type Renderer interface {
 // the env's own reason where it reports one through an Err method (a
 // Gymnasium env's Python exception, e.g. a missing pygame).
 func RenderErr(env Env) (image.Image, error) {
-	if _, ok := env.(Renderer); !ok {
-		return nil, fmt.Errorf("env %s cannot render itself", envName(env))
+	if _, ok := Unwrapped(env).(Renderer); !ok {
+		return nil, errors.New("cannot render itself (it does not implement envs.Renderer)")
 	}
 	if img, ok := Render(env); ok {
 		return img, nil
@@ -35,15 +35,7 @@ func RenderErr(env Env) (image.Image, error) {
 		}
 		e = w.Unwrap()
 	}
-	return nil, fmt.Errorf("env %s drew no image", envName(env))
-}
-
-// envName is the env's id where it has one.
-func envName(env Env) string {
-	if n, ok := Unwrapped(env).(interface{ ID() string }); ok {
-		return n.ID()
-	}
-	return fmt.Sprintf("%T", Unwrapped(env))
+	return nil, errors.New("drew no image")
 }
 
 // Render draws env's current state, or returns false when env (or the env

@@ -545,7 +545,7 @@ func olderCheckpointHint(root, name string, cfg Config, digest string) string {
 
 // errConfigChanged marks a checkpoint refused because the run's config no
 // longer matches it, which no other checkpoint of the run would either.
-var errConfigChanged = errors.New("the config was changed after the checkpoint (only out_dir and workers may change)")
+var errConfigChanged = errors.New("the config was changed after the checkpoint (only out_dir, workers, target and max_steps may change; max_steps not with anneal_lr)")
 
 // errPredatesChecksums is the error for a checkpoint of population.json
 // version 1, which has no checksums: it cannot be verified, so it is
@@ -731,7 +731,7 @@ func checkPopulation(p population, cfg Config, digest string, gen int) error {
 	}
 	switch {
 	case p.ConfigDigest != digest && p.ConfigDigest != full:
-		return fmt.Errorf("config digest %.70s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)
+		return fmt.Errorf("config digest %.80s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)
 	case len(p.Members) != cfg.Population.Size:
 		return fmt.Errorf("%d members, population.size is %d: %w", len(p.Members), cfg.Population.Size, errConfigChanged)
 	case p.Generation != gen:

@@ -109,3 +109,21 @@ func tableKeys(t reflect.Type, path []string) []string {
 	}
 	return names
 }
+
+// CheckKeys checks the keys of a config fragment and the types of their
+// values, as DecodeConfig would (an unknown key with its did-you-mean, a
+// value of the wrong type naming the key), but none of the rules between
+// keys, which need the whole config: a tool that merges a fragment into a
+// config checks the fragment with it, then the merged config with
+// DecodeConfig or ParseConfig.
+func CheckKeys(fragment []byte) error {
+	cfg := DefaultConfig()
+	md, err := toml.NewDecoder(bytes.NewReader(fragment)).Decode(&cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := checkKeys(md, fragment); err != nil {
+		return badInput(err)
+	}
+	return nil
+}
