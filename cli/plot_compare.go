@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // seedBand is a group's curve over its seeds on a common x grid: at each
@@ -198,6 +199,11 @@ func (st curveStyle) add(p *plot.Plot, elite, best plotter.XYs, band *seedBand, 
 		line.Color, line.Width = st.c, vg.Points(2.5)
 		p.Add(shifted{line, st.shift})
 		thumbs = append(thumbs, line)
+		if len(elite) == 1 { // a run of one generation: a point, not a line
+			dot, _ := plotter.NewScatter(elite)
+			dot.GlyphStyle = draw.GlyphStyle{Color: st.c, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+			p.Add(shifted{dot, st.shift})
+		}
 	}
 	return thumbs
 }

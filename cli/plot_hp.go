@@ -69,10 +69,19 @@ func hpPlot(m *evo.Metrics, t *slotTable, i int) *plot.Plot {
 	if u, ok := hpUnits[name]; ok {
 		notes = append(notes, u)
 	}
-	if logScale {
+	pow2 := (name == "batch_size" || name == "learn_step") && allPowersOfTwo(m, i)
+	switch {
+	case logScale && pow2: // they move by powers of two: label those
 		notes = append(notes, "log scale")
 		logY(p)
-	} else {
+		p.Y.Tick.Marker = pow2Ticks{}
+	case logScale:
+		notes = append(notes, "log scale")
+		logY(p)
+	case name == "update_epochs" || name == "max_seq_len" || name == "batch_size" || name == "learn_step":
+		p.Y.Tick.Marker = integerTicks{}
+		padY(p)
+	default:
 		p.Y.Tick.Marker = plainTicks{}
 		padY(p)
 	}
@@ -80,4 +89,16 @@ func hpPlot(m *evo.Metrics, t *slotTable, i int) *plot.Plot {
 		p.Title.Text += " (" + strings.Join(notes, ", ") + ")"
 	}
 	return p
+}
+
+// allPowersOfTwo reports whether every value of hyperparameter column i
+// is a power of two (a range on the pow2 scale).
+func allPowersOfTwo(m *evo.Metrics, i int) bool {
+	for _, r := range m.Rows {
+		v := r.HP[i]
+		if !(v >= 1) || v != math.Exp2(math.Round(math.Log2(v))) {
+			return false
+		}
+	}
+	return len(m.Rows) > 0
 }

@@ -140,13 +140,19 @@ type runGroup struct {
 // groupSeeds groups runs by seedGroup's key, in order of first appearance,
 // each group's runs by seed, and names each group by its first run's group
 // name; a group of several adds its seeds ("cartpole/evo: seeds 1, 2, 3"),
-// after how many more runs it holds when grouped by config ("cartpole +2:
-// seeds 1, 2, 3").
+// named by its runs when grouped by config ("a, b, c: seeds 1, 2, 3"). Runs
+// of the same seed are not seeds of one group: each stands alone.
 func groupSeeds(runs []*plotRun) []runGroup {
 	var groups []runGroup
 	index := map[string]int{}
 	for _, r := range runs {
 		i, ok := index[r.group]
+		// A run whose seed the group holds already (the same config run
+		// twice) is not another seed: it stands alone.
+		if ok && slices.ContainsFunc(groups[i].runs, func(o *plotRun) bool { return o.seed == r.seed }) {
+			groups = append(groups, runGroup{name: r.label, runs: []*plotRun{r}})
+			continue
+		}
 		if !ok {
 			i = len(groups)
 			index[r.group] = i
@@ -172,7 +178,11 @@ func groupSeeds(runs []*plotRun) []runGroup {
 			seeds = append(seeds, cmp.Or(r.seed, "?"))
 		}
 		if !strings.HasPrefix(g.runs[0].group, "bench:") {
-			groups[i].name += fmt.Sprintf(" +%d", len(g.runs)-1)
+			var labels []string
+			for _, r := range g.runs {
+				labels = append(labels, r.label)
+			}
+			groups[i].name = strings.Join(labels, ", ")
 		}
 		groups[i].name += ": seeds " + strings.Join(seeds, ", ")
 	}

@@ -329,8 +329,9 @@ func TestPlotSeveralBadInputExitsTwo(t *testing.T) {
 }
 
 // TestGroupSeeds: a bench's runs group by config and variant; other runs
-// by their config.toml apart from seed and out_dir; a run without one
-// stays alone. Seeds are listed in numeric order.
+// by their config.toml apart from seed and out_dir, except a run of a seed
+// its group holds already; a run without one stays alone. Seeds are listed
+// in numeric order.
 func TestGroupSeeds(t *testing.T) {
 	dir := t.TempDir()
 	cfg := func(seed int, out, extra string) string {
@@ -342,6 +343,7 @@ func TestGroupSeeds(t *testing.T) {
 		writeRun(t, filepath.Join(dir, "b", "runs", "cartpole", "fixed", "seed-1"), "", ""),
 		writeRun(t, filepath.Join(dir, "r1"), "", cfg(1, "r1", "")),
 		writeRun(t, filepath.Join(dir, "r2"), "", cfg(2, "elsewhere", "")),
+		writeRun(t, filepath.Join(dir, "r1again"), "", cfg(1, "r1_2", "")), // the same config and seed again
 		writeRun(t, filepath.Join(dir, "big"), "", cfg(3, "big", "[population]\nsize = 8\n")),
 		writeRun(t, filepath.Join(dir, "bare"), "", ""),
 	}
@@ -363,7 +365,8 @@ func TestGroupSeeds(t *testing.T) {
 	want := []string{
 		"cartpole/evo: seeds 2, 10 = b/runs/cartpole/evo/seed-2 b/runs/cartpole/evo/seed-10",
 		"cartpole/fixed = b/runs/cartpole/fixed/seed-1",
-		"r1 +1: seeds 1, 2 = r1 r2",
+		"r1, r2: seeds 1, 2 = r1 r2",
+		"r1again = r1again",
 		"big = big",
 		"bare = bare",
 	}
@@ -518,5 +521,22 @@ func TestTrainingFromEveryUpdate(t *testing.T) {
 	plotUpdates(p, slotSeries(updates, "loss", 2), math.Inf(-1))
 	if p.X.Min != 10 || p.X.Max != 30 || p.Y.Min != 1 || p.Y.Max != 4 {
 		t.Errorf("per-update lines span x [%g, %g], y [%g, %g]; want [10, 30], [1, 4]", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+}
+
+// TestPow2Ticks: powers of two labelled with their values, minor ticks
+// between.
+func TestPow2Ticks(t *testing.T) {
+	var labels []string
+	for _, tk := range (pow2Ticks{}).Ticks(60, 300) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if strings.Join(labels, " ") != "64 128 256" {
+		t.Errorf("labels %v, want 64 128 256", labels)
+	}
+	if ts := (pow2Ticks{}).Ticks(70, 100); len(ts) < 2 {
+		t.Errorf("inside one octave: %v", ts)
 	}
 }

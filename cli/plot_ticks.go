@@ -155,3 +155,35 @@ func (c categoryTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// pow2Ticks puts a tick at every power of two in [lo, hi], labelled with its
+// value (every other one when there are more than eight), and minor ticks
+// between them at 1.5 times each: batch sizes and rollout lengths are
+// powers of two, which decimal ticks (70, 100, 130) hide.
+type pow2Ticks struct{}
+
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	first, last := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
+	every := 1.0
+	if last-first > 8 {
+		every = 2
+	}
+	for k := first; k <= last; k++ {
+		v := math.Exp2(k)
+		if v >= lo && v <= hi {
+			label := ""
+			if math.Mod(k-first, every) == 0 {
+				label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: label})
+		}
+		if m := 1.5 * v; m >= lo && m <= hi {
+			ts = append(ts, plot.Tick{Value: m})
+		}
+	}
+	if len(ts) < 2 { // inside one octave: the default ticks
+		return logTicks{}.Ticks(lo, hi)
+	}
+	return ts
+}
