@@ -57,7 +57,7 @@ func TestTrainByNameWithOverrides(t *testing.T) {
 		{"CartPole-v1", []string{"-config", "cartpole"}},
 		{"CartPole-v1", []string{"-config", "tune/cartpole", "-set", "pbt.quantile=0.5"}}, // a nested name; a key another rules
 		{"Catch-v0", []string{"-config", "catch-cnn", "-set", "net.cnn.channels=[8, 8]"}},
-		{"Probe1-v0", []string{"-env", "Probe1-v0"}}, // no shipped config: the defaults
+		{"Probe1-v0", []string{"-env", "Probe1-v0"}},                     // no shipped config: the defaults
 		{"MinAtar/Breakout-v1", []string{"-env", "MinAtar/Breakout-v1"}}, // the defaults, with a CNN for images
 	} {
 		args := c.args
