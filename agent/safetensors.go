@@ -94,8 +94,12 @@ func decodeSafetensors(file []byte) ([]namedTensor, map[string]string, error) {
 		return nil, nil, fmt.Errorf("file of %d bytes is too short for a safetensors header", len(file))
 	}
 	hlen := binary.LittleEndian.Uint64(file[:8])
-	if hlen > maxHeaderBytes || hlen > uint64(len(file)-8) {
-		return nil, nil, fmt.Errorf("header length %d exceeds the file (%d bytes) or the %d-byte limit", hlen, len(file), maxHeaderBytes)
+	switch {
+	case hlen > maxHeaderBytes:
+		// A safetensors header is JSON: this is another kind of file.
+		return nil, nil, fmt.Errorf("not a safetensors file (an agent file begins with its header's length and JSON; header length %d)", hlen)
+	case hlen > uint64(len(file)-8):
+		return nil, nil, fmt.Errorf("truncated: the header alone needs %d bytes, the file has %d", 8+hlen, len(file))
 	}
 	data := file[8+hlen:]
 	var raw map[string]json.RawMessage

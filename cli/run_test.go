@@ -118,7 +118,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"stray argument", []string{"-config", "a.toml", "extra"}, []string{`unexpected argument "extra"`}},
 		{"seed on resume", []string{"-resume", dir, "-seed", "3"}, []string{"-seed, -out and -set do not apply"}},
 		{"negative workers", []string{"-config", "a.toml", "-workers", "-2"}, []string{"-workers -2"}},
-		{"resume of no run", []string{"-resume", filepath.Join(dir, "nothing")}, []string{"nothing", "config.toml"}},
+		{"resume of no run", []string{"-resume", filepath.Join(dir, "nothing")}, []string{"nothing", "no such run directory"}},
 		{"nats unreachable", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1"}, []string{"cannot connect to the NATS server at nats://127.0.0.1:1"}},
 		{"nats password hidden", []string{"-config", "a.toml", "-nats", "nats://me:secret@127.0.0.1:1"}, []string{"nats://me:xxxxx@127.0.0.1:1"}},
 		{"workers with nats", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-workers", "2"}, []string{"-workers does not apply with -nats"}},

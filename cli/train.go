@@ -171,7 +171,9 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 	}
 	where := fmt.Sprintf("%s: out_dir = %q", src.name, cfg.OutDir)
 	switch {
-	case f.set["out"]: // exactly there: a run there is refused, not renamed
+	case f.set["out"] && evo.HoldsRun(f.out): // exactly there: refused, not renamed
+		return nil, fmt.Errorf("-out %s already holds a run: continue it with -resume %s, or choose another -out%w", f.out, shellQuote(f.out), errBadInput)
+	case f.set["out"]:
 		cfg.OutDir = f.out
 		where = "-out " + f.out
 	case evo.HoldsRun(cfg.OutDir):

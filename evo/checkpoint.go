@@ -377,7 +377,10 @@ func (t *Trainer) pruneCheckpoints(root, latest string) error {
 // exactly as the run would have without the stop. Resume leaves every
 // file as it was.
 func Resume(dir string, opts Options) (*Trainer, error) {
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, badInput(fmt.Errorf("resume %s: no such run directory", dir))
+	case err == nil && !st.IsDir():
 		return nil, badInput(fmt.Errorf("resume %s: a file, not a run directory (a run directory holds config.toml and checkpoints/; a config file starts a new run)", dir))
 	}
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
