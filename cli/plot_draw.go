@@ -99,7 +99,7 @@ func savePNG(path string, w, h vg.Length, plots []*plot.Plot) error {
 // stepsAxis makes p's x axis the population's env steps from 0, the x
 // axis of every chart of a run (as fitness.png's), so that they line up.
 func stepsAxis(p *plot.Plot) {
-	p.X.Label.Text = "env steps (whole population)"
+	p.X.Label.Text = "training env steps (whole population)"
 	p.X.Tick.Marker = siTicks{}
 	p.X.Min = 0
 }

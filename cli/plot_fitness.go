@@ -24,7 +24,7 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	if rc.env != "" {
 		p.Title.Text = rc.env + ": fitness per generation"
 	}
-	p.X.Label.Text = "env steps (whole population)"
+	p.X.Label.Text = "training env steps (whole population)"
 	p.Y.Label.Text = "fitness (mean evaluation return)"
 	if rc.trainFitness {
 		p.Y.Label.Text = "fitness (mean return of training episodes)"

@@ -287,8 +287,12 @@ func printSummary(w io.Writer, s evo.Summary) {
 	why := map[string]string{evo.StopTarget: "target reached", evo.StopBudget: "step budget spent",
 		evo.StopInterrupted: "interrupted", evo.StopError: "failed"}[s.StopReason]
 	fmt.Fprintf(w, "generations   %d (%s)\n", s.Generations, why)
-	fmt.Fprintf(w, "total steps   %s in %s (this session: %s steps/s)\n", commas(s.TotalSteps),
-		fmtDuration(time.Duration(s.WallSeconds*float64(time.Second))), commas(int(s.StepsPerSecond+0.5)))
+	session := fmt.Sprintf(" (this session: %s steps/s)", commas(int(s.StepsPerSecond+0.5)))
+	if s.StepsPerSecond == 0 { // a finished run resumed: nothing trained now
+		session = ""
+	}
+	fmt.Fprintf(w, "total steps   %s in %s%s\n", commas(s.TotalSteps),
+		fmtDuration(time.Duration(s.WallSeconds*float64(time.Second))), session)
 	if s.EliteFile != "" {
 		fmt.Fprintf(w, "elite         fitness %.6g (agent %d), saved to %s\n", s.EliteFitness, s.EliteIndex, s.EliteFile)
 	} else {
