@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/evolverl/evolve/configs"
 	"github.com/evolverl/evolve/evo"
 )
 
@@ -55,7 +58,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Every config is read and checked before the first run starts.
 	cfgs := make([]evo.Config, len(o.configs))
 	for i, p := range o.configs {
-		cfg, err := evo.LoadConfig(p)
+		cfg, err := loadBenchConfig(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "evolve bench: %v\n", err)
 			return exitBadInput
@@ -192,4 +195,19 @@ func benchFailure(ctx context.Context, err error, stderr io.Writer) int {
 		return exitBadInput
 	}
 	return exitFailure
+}
+
+// loadBenchConfig loads the config file p, or the shipped config of that
+// name when no such file exists (evolve configs lists them).
+func loadBenchConfig(p string) (evo.Config, error) {
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if b, serr := configs.Read(filepath.ToSlash(p)); serr == nil {
+			cfg, err := evo.ParseConfig(b)
+			if err != nil {
+				return evo.Config{}, fmt.Errorf("shipped config %s: %w", p, err)
+			}
+			return cfg, nil
+		}
+	}
+	return evo.LoadConfig(p)
 }

@@ -314,3 +314,16 @@ func TestFinalLRExact(t *testing.T) {
 		t.Errorf("lr 1e-4, 1e-3, 1e-2: final lr %v, want 1e-3", lr)
 	}
 }
+
+// TestBenchTakesShippedConfigNames: a config argument that is no file but
+// a shipped config's name is that config (-collect: nothing trains).
+func TestBenchTakesShippedConfigNames(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-seeds", "1", "-out", out, "-quiet", "tune/cartpole")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if b := mustRead(t, filepath.Join(out, "BENCHMARKS.md")); !strings.Contains(string(b), "cartpole evo seed 1") {
+		t.Errorf("BENCHMARKS.md does not list the missing run:\n%s", b)
+	}
+}
