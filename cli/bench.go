@@ -43,7 +43,7 @@ type benchOptions struct {
 // resumed), then writes BENCHMARKS.md, benchmarks.csv and, for configs run
 // from a changed lr, lr-<config>.png.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newCommand("evolve bench", fmt.Sprintf("usage: evolve bench [-seeds N] [-out DIR] [-report DIR] [-long] [-no-target] [-variants LIST] [-workers N] [CONFIG.toml ...]\n\n"+
+	c := newCommand("evolve bench", fmt.Sprintf("usage: evolve bench [-seeds N] [-out DIR] [-report DIR] [-long] [-no-target] [-variants LIST] [-workers N] [CONFIG.toml|NAME ...]\n\n"+
 		"Trains each config with each variant and seed in sequence and writes BENCHMARKS.md and benchmarks.csv.\n"+
 		"Without CONFIGs: %s (and with -long %s, minatar*.toml) from -configs.\n\n",
 		strings.Join(benchClassic, ", "), strings.Join(benchLong, ", ")), stderr)
