@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -140,9 +141,13 @@ func comparisonFigure(runs []*plotRun) figure {
 // share one, and labels its y axis with their fitness measure.
 func comparisonLabels(p *plot.Plot, runs []*plotRun) {
 	env, train, eval := runs[0].rc.env, 0, 0
+	var envIDs []string
 	for _, r := range runs {
 		if r.rc.env != env {
 			env = ""
+		}
+		if r.rc.env != "" && !slices.Contains(envIDs, r.rc.env) {
+			envIDs = append(envIDs, r.rc.env)
 		}
 		if r.rc.trainFitness {
 			train++
@@ -151,8 +156,11 @@ func comparisonLabels(p *plot.Plot, runs []*plotRun) {
 		}
 	}
 	p.Title.Text = "Elite score against env steps"
-	if env != "" {
+	switch {
+	case env != "":
 		p.Title.Text = env + ": elite score against env steps"
+	case len(envIDs) > 1: // scores of different envs on one axis: say so
+		p.Title.Text = "Elite score against env steps, on " + strings.Join(envIDs, ", ") + " (different envs)"
 	}
 	switch {
 	case train == 0:
