@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -49,8 +50,39 @@ func (c *command) parse(args []string) (status int, ok bool) {
 		c.usage()
 		return exitOK, false
 	}
-	return c.misuse("%v", err), false
+	return c.misuse("%s", c.explain(err)), false
 }
+
+// explain rewrites the flag package's "invalid value "x" for flag -n:
+// parse error" to say what the flag wants.
+func (c *command) explain(err error) string {
+	msg := err.Error()
+	m := invalidValue.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := ""
+	if f := c.fs.Lookup(m[2]); f != nil {
+		switch fmt.Sprintf("%T", f.Value) {
+		case "*flag.intValue", "*flag.int64Value", "*flag.uintValue", "*flag.uint64Value":
+			want = "an integer"
+		case "*flag.float64Value":
+			want = "a number"
+		case "*flag.durationValue":
+			want = "a duration such as 30s or 2m"
+		case "*flag.boolValue":
+			want = "true or false"
+		}
+	}
+	if want == "" || !strings.HasSuffix(msg, "parse error") {
+		return msg
+	}
+	return fmt.Sprintf("-%s %q: want %s", m[2], m[1], want)
+}
+
+// invalidValue matches the flag package's message for a value that does
+// not parse.
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): `)
 
 // parseInterspersed parses args whose flags may come before, between or
 // after the positional arguments, which it returns in order.

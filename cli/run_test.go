@@ -159,6 +159,7 @@ func TestFlagConflictsAreOneLine(t *testing.T) {
 		{"-config", "a.toml", "-workers", "-2"},
 		{"-config", "a.toml", "extra"},
 		{"-config", "a.toml", "-max-steps", "1.5e3x"},
+		{"-config", "a.toml", "-seed", "x"},
 		{"-resume", filepath.Join("..", "configs", "cartpole.toml")},
 		{"-config", "a.toml", "-bogus"},
 		{"play", "-agent", "x", "-gfi", "a.gif"},
