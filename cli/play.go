@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
@@ -80,6 +81,8 @@ func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-max-frames applies to -gif only")
 	case set["env"] && p.env == "" || set["gif"] && p.gif == "" || set["record"] && p.record == "":
 		return usage("-env, -gif and -record need a non-empty value")
+	case p.gif != "" && !strings.EqualFold(filepath.Ext(p.gif), ".gif"):
+		return usage("-gif %s: want a file name ending in .gif (the file is an animated GIF)", p.gif)
 	}
 	return play(p, stdout, stderr)
 }

@@ -198,6 +198,7 @@ func TestPlayBadInput(t *testing.T) {
 		{"stray argument", []string{"-agent", dir, "extra"}, []string{`unexpected argument "extra"`}},
 		{"unknown flag", []string{"-agent", dir, "-gfi", "a.gif"}, []string{"-gfi"}},
 		{"gif in missing dir", []string{"-agent", dir, "-gif", filepath.Join(tmp, "no", "a.gif")}, []string{"-gif", "a.gif"}},
+		{"gif not named .gif", []string{"-agent", dir, "-gif", filepath.Join(tmp, "a.png")}, []string{"-gif", "a.png", "ending in .gif"}},
 		{"record in missing dir", []string{"-agent", dir, "-record", filepath.Join(tmp, "no", "a.npz")}, []string{"-record", "a.npz"}},
 	}
 	for _, tc := range tests {
