@@ -32,7 +32,11 @@ type benchOptions struct {
 	noTarget, quiet, collect     bool
 	defaults                     bool // no configs given: the default list
 	// notRun names the runs -collect found missing or unfinished.
-	notRun        []string
+	notRun []string
+	// others names the <config>/<variant> directories in -out that this
+	// report leaves out (runs of an earlier bench with other configs or
+	// variants).
+	others        []string
 	variants      []benchVariant
 	configs       []string // paths
 	command, note string
@@ -68,6 +72,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runs, status := o.runAll(ctx, cfgs, stderr)
 	if status != exitOK {
 		return status
+	}
+	if o.others = o.otherRuns(); len(o.others) > 0 && !o.quiet {
+		fmt.Fprintf(stderr, "evolve bench: note: %s in %s are not in this report (name their configs and -variants to report them)\n",
+			strings.Join(o.others, ", "), filepath.Join(o.out, "runs"))
 	}
 	written, err := o.writeReport(runs)
 	for _, p := range written {
@@ -210,4 +218,20 @@ func loadBenchConfig(p string) (evo.Config, error) {
 		}
 	}
 	return evo.LoadConfig(p)
+}
+
+// otherRuns returns the <config>/<variant> directories under -out/runs
+// that this bench's configs and variants do not name.
+func (o *benchOptions) otherRuns() []string {
+	dirs, _ := filepath.Glob(filepath.Join(o.out, "runs", "*", "*"))
+	var others []string
+	for _, d := range dirs {
+		name, variant := filepath.Base(filepath.Dir(d)), filepath.Base(d)
+		ours := slices.ContainsFunc(o.configs, func(c string) bool { return strings.TrimSuffix(filepath.Base(c), ".toml") == name }) &&
+			slices.ContainsFunc(o.variants, func(v benchVariant) bool { return v.Name == variant })
+		if !ours {
+			others = append(others, name+"/"+variant)
+		}
+	}
+	return others
 }

@@ -327,6 +327,9 @@ func (o benchOptions) mdMissing(b *bytes.Buffer, charts []string) {
 	if len(o.notRun) > 0 {
 		p("\nMissing or unfinished in the runs' directory (`-collect` trains nothing): %s.\n", strings.Join(o.notRun, ", "))
 	}
+	if len(o.others) > 0 {
+		p("\nAlso in the runs' directory, not in this report: %s.\n", strings.Join(o.others, ", "))
+	}
 	for _, c := range charts {
 		rel, err := filepath.Rel(o.report, c)
 		if err != nil {

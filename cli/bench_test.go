@@ -319,11 +319,16 @@ func TestFinalLRExact(t *testing.T) {
 // a shipped config's name is that config (-collect: nothing trains).
 func TestBenchTakesShippedConfigNames(t *testing.T) {
 	out := t.TempDir()
+	// Runs of another bench in the same -out are named, not silently left out.
+	if err := os.MkdirAll(filepath.Join(out, "runs", "acrobot", "fixed", "seed-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-seeds", "1", "-out", out, "-quiet", "tune/cartpole")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
-	if b := mustRead(t, filepath.Join(out, "BENCHMARKS.md")); !strings.Contains(string(b), "cartpole evo seed 1") {
-		t.Errorf("BENCHMARKS.md does not list the missing run:\n%s", b)
+	if b := mustRead(t, filepath.Join(out, "BENCHMARKS.md")); !strings.Contains(string(b), "cartpole evo seed 1") ||
+		!strings.Contains(string(b), "not in this report: acrobot/fixed") {
+		t.Errorf("BENCHMARKS.md does not list the missing run and the other one:\n%s", b)
 	}
 }
