@@ -144,9 +144,9 @@ func (d *display) generation(r evo.GenerationReport) {
 		elite = fmt.Sprintf(" (confirmed %.6g)", r.Confirmed)
 	}
 	if !d.terminal {
-		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, steps %d/%d, %.0f steps/s, %s\n",
-			r.Generation, best.Fitness, best.Index, elite, mean, r.EliteFitness, r.TotalSteps, r.MaxSteps, rate,
-			fmtDuration(r.Wall))
+		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, steps %s/%s, %s steps/s, %s\n",
+			r.Generation, best.Fitness, best.Index, elite, mean, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps),
+			commas(int(rate+0.5)), fmtDuration(r.Wall))
 		return
 	}
 	fmt.Fprintf(d.w, "generation %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, %s/%s steps, %s steps/s\n",

@@ -57,10 +57,10 @@ func TestNonTerminalPrintsALinePerGeneration(t *testing.T) {
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "evolve: training 2 agents") {
 		t.Fatalf("stderr, want a first line and one per generation:\n%s", stderr.String())
 	}
-	line := regexp.MustCompile(`^gen (\d): best [-0-9.e+]+ \(agent \d+\)( \(new elite, saved\))?, mean [-0-9.e+]+, elite [-0-9.e+]+, steps (\d+)/1536, \d+ steps/s, [0-9.]+s$`)
+	line := regexp.MustCompile(`^gen (\d): best [-0-9.e+]+ \(agent \d+\)( \(new elite, saved\))?, mean [-0-9.e+]+, elite [-0-9.e+]+, steps ([0-9,]+)/1,536, [0-9,]+ steps/s, [0-9.]+s$`)
 	for i, l := range lines[1:] {
 		m := line.FindStringSubmatch(l)
-		if m == nil || m[1] != fmt.Sprint(i+1) || m[3] != fmt.Sprint((i+1)*512) {
+		if m == nil || m[1] != fmt.Sprint(i+1) || m[3] != commas((i+1)*512) {
 			t.Errorf("generation %d's line %q", i+1, l)
 		}
 	}
