@@ -19,6 +19,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // TestMain lets a test run this very binary as the evolve command (for the
@@ -95,13 +96,7 @@ func evolve(ctx context.Context, args ...string) (int, string, string) {
 
 func TestBadInputExitsTwo(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return runtest.WriteFile(t, dir, name, text) }
 	tests := []struct {
 		name string
 		args []string

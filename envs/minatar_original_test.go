@@ -3,7 +3,6 @@ package envs
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -103,18 +102,7 @@ func compareWithOriginal(t *testing.T, key string, want minatarConstantStats, re
 		{"return", returns, want.ReturnMean, want.ReturnStd},
 		{"length", lengths, want.LengthMean, want.LengthStd},
 	} {
-		got, sd := meanStd(m.xs)
-		se := math.Sqrt(m.std*m.std/float64(refEpisodes) + sd*sd/float64(len(m.xs)))
-		z := 0.0
-		if se > 0 {
-			z = (got - m.mean) / se
-		} else if got != m.mean {
-			z = math.Inf(1)
-		}
-		t.Logf("%s %s: original %.3f (sd %.3f), port %.3f (sd %.3f), z = %+.2f", key, m.name, m.mean, m.std, got, sd, z)
-		if math.Abs(z) > 4 {
-			t.Errorf("%s: mean %s %.3f is %.1f standard errors from the original's %.3f", key, m.name, got, z, m.mean)
-		}
+		agreesWithOriginal(t, key+" "+m.name, m.xs, m.mean, m.std, float64(refEpisodes))
 	}
 	if min := slices.Min(lengths); shortest && min != float64(want.LengthMin) {
 		t.Errorf("%s: the shortest episode lasted %v steps, the original's %d", key, min, want.LengthMin)

@@ -2,9 +2,9 @@ package evo
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // TestReadMetricsStatsByName: the PPO statistics are read by column name,
@@ -12,13 +12,7 @@ import (
 // down by hand), which still reads.
 func TestReadMetricsStatsByName(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return runtest.WriteFile(t, dir, name, text) }
 	full := write("full.csv", "generation,agent,parent,fitness,diverged,steps,total_steps,wall_s,train_return,loss,policy_loss,value_loss,entropy,approx_kl,clip_frac,explained_variance,grad_norm,lr,net,mutation,eval_steps,global_steps,elite_fitness,update_lr\n"+
 		"1,0,-1,10,false,256,512,0.1,20,1.5,-0.1,3.2,0.6,0.002,0.1,0.4,0.9,0.001,mlp[16] ReLU latent 8 head[16] ReLU,initial,100,612,10,0.001\n")
 	m, err := ReadMetrics(full)

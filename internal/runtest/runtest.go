@@ -122,3 +122,14 @@ func CSV(t testing.TB, path string) ([]map[string]string, []string) {
 	}
 	return rows, recs[0]
 }
+
+// WriteFile writes text to dir/name and returns the path, failing the test
+// on an error.
+func WriteFile(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
