@@ -80,6 +80,8 @@ type population struct {
 	StopReason   string       `json:"stop_reason"`
 	ConfigDigest string       `json:"config_digest"`
 	Members      []memberJSON `json:"members"`
+	// PB2 are PB2's observations (pbt.explore = "pb2"; absent otherwise).
+	PB2 []pb2Obs `json:"pb2,omitempty"`
 }
 
 type memberJSON struct {
@@ -160,7 +162,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
 		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
 		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit), Elite: &t.elite,
-		StopReason: t.stopReason, ConfigDigest: t.digest}
+		StopReason: t.stopReason, ConfigDigest: t.digest, PB2: t.pb2}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
 		path := filepath.Join(tmp, f)

@@ -109,6 +109,16 @@ type PopulationConfig struct {
 	// Init says where the agents' hyperparameters start: "" or "config"
 	// (InitConfig) or "sample" (InitSample).
 	Init string `toml:"init,omitempty"`
+	// ConfirmMargin widens the gate to elite confirmation (with
+	// EliteEpisodes): a generation's best agent is confirmed when its
+	// fitness plus ConfirmMargin standard errors of its fitness episodes'
+	// mean reaches the elite's fitness (see Trainer.eliteScore). The
+	// elite's fitness is the best of a generation's noisy fitnesses, so
+	// with 0 a later, better agent whose episodes happen to fall short of
+	// that lucky value is never confirmed. A margin costs confirmation
+	// episodes, counted in the global steps. Omitted when 0, so that the
+	// digests of earlier runs stay valid.
+	ConfirmMargin float64 `toml:"confirm_margin,omitzero"`
 }
 
 // MutationConfig is the [mutation] section: relative weights of the mutation

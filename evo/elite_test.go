@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/agent"
@@ -152,5 +153,42 @@ func TestConfirmedTargetAndResume(t *testing.T) {
 	}
 	if sum.Generations != want || sum.StopReason != why {
 		t.Fatalf("target %g: stopped after generation %d (%s) with elite %g; want generation %d (%s)", goal, sum.Generations, sum.StopReason, sum.EliteFitness, want, why)
+	}
+}
+
+// TestConfirmMarginWidensTheGate trains with fitness from training episodes
+// and confirm_margin = 1: the generation's best is confirmed exactly when
+// its fitness plus one standard error of its episodes' mean reaches the
+// elite's fitness when saved, and some generation is confirmed that the
+// gate without a margin would have passed over.
+func TestConfirmMarginWidensTheGate(t *testing.T) {
+	cfg := confirmedTiny(t)
+	cfg.Population.Fitness = FitnessTrain
+	cfg.Population.ConfirmMargin = 1
+	var reps []GenerationReport
+	if _, err := run(t, cfg, Options{OnGeneration: func(r GenerationReport) { reps = append(reps, r) }}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bar, widened := math.Inf(-1), 0
+	for _, r := range reps {
+		best := r.Members[r.Best]
+		open := best.Fitness+stdErr(best.Returns) >= bar
+		if confirmed := !math.IsNaN(r.Confirmed); confirmed != open {
+			t.Fatalf("generation %d: fitness %g ± %g against the elite's %g: confirmed = %v", r.Generation, best.Fitness,
+				stdErr(best.Returns), bar, confirmed)
+		}
+		if open && !(best.Fitness >= bar) {
+			widened++
+		}
+		if r.NewElite {
+			bar = best.Fitness
+		}
+	}
+	if widened == 0 {
+		t.Fatal("no generation was confirmed thanks to the margin: the run no longer covers the case; choose another seed")
+	}
+	cfg.Population.ConfirmMargin = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "population.confirm_margin") {
+		t.Errorf("confirm_margin = -1: err = %v", err)
 	}
 }

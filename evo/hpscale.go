@@ -81,25 +81,7 @@ func pow2Bounds(r HPRange) (lo, hi int) {
 
 // sampleHP draws a value of name from r, uniformly on its scale.
 func sampleHP(name string, r HPRange, rng *rand.Rand) float64 {
-	u := rng.Float64()
-	var v float64
-	switch HPScale(name, r) {
-	case ScaleLog:
-		v = math.Exp(math.Log(r.Min) + u*(math.Log(r.Max)-math.Log(r.Min)))
-	case ScaleLog1m:
-		lo, hi := math.Log(1-r.Max), math.Log(1-r.Min)
-		v = 1 - math.Exp(lo+u*(hi-lo))
-	case ScalePow2:
-		lo, hi := pow2Bounds(r)
-		return math.Ldexp(1, lo+int(u*float64(hi-lo+1)))
-	default:
-		v = r.Min + u*(r.Max-r.Min)
-		if isIntHP(name) {
-			// Every integer of the range equally likely.
-			v = math.Floor(r.Min + u*(r.Max-r.Min+1))
-		}
-	}
-	return clampHP(name, r, v)
+	return fromUnit(name, r, rng.Float64())
 }
 
 // perturbHP moves value v of name one step on r's scale, up (factor up) or

@@ -18,6 +18,9 @@ import (
 func (t *Trainer) exploitExplore(g int) error {
 	n := len(t.members)
 	b := t.cfg.PBT
+	if b.Explore == ExplorePB2 {
+		t.pb2Observe(g)
+	}
 	k := min(int(math.Ceil(b.Quantile*float64(n)-1e-9)), n/2)
 	// Rank by fitness, best first; equal fitness keeps population order.
 	order := make([]int, n)
@@ -43,6 +46,7 @@ func (t *Trainer) exploitExplore(g int) error {
 	}
 	top, bottom := order[:k], order[n-k:]
 	r := newRNG(t.cfg.Seed, -1, g, purposeExploit)
+	explore := t.explorer(g)
 	next := slices.Clone(t.members)
 	for _, lo := range bottom {
 		hi := top[r.IntN(k)]
@@ -54,7 +58,7 @@ func (t *Trainer) exploitExplore(g int) error {
 		idx := t.nextIndex
 		t.nextIndex++
 		a := src.Agent.Clone(deriveSeed(t.cfg.Seed, idx, g, purposeClone))
-		desc, err := t.cfg.explore(a, idx, g)
+		desc, err := explore(a, idx)
 		if err != nil {
 			return err
 		}
@@ -104,6 +108,16 @@ func welchP(x, y []float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(tv)
 }
 
+// stdErr returns the standard error of x's mean (0 for fewer than two
+// values).
+func stdErr(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	_, v := meanVar(x)
+	return math.Sqrt(v / float64(len(x)))
+}
+
 // meanVar returns the mean and the unbiased variance of x (len(x) >= 2).
 func meanVar(x []float64) (m, v float64) {
 	m = mean(x)
@@ -133,7 +147,6 @@ func (c Config) explore(a *agent.PPO, index, g int) (string, error) {
 	r := newRNG(c.Seed, index, g, purposeExplore)
 	b := c.PBT
 	cfg := a.Config()
-	old := cfg
 	resampled := map[string]bool{}
 	for _, name := range c.mutableHPs() {
 		rng := c.HP[name]
@@ -145,6 +158,14 @@ func (c Config) explore(a *agent.PPO, index, g int) (string, error) {
 		}
 		setHP(&cfg, name, v)
 	}
+	return c.applyHPs(a, index, cfg, resampled, "explore")
+}
+
+// applyHPs gives a (new member index) the hyperparameters of cfg, made to
+// fit together, and returns label followed by what changed (those in
+// resampled marked so).
+func (c Config) applyHPs(a *agent.PPO, index int, cfg agent.Config, resampled map[string]bool, label string) (string, error) {
+	old := a.Config()
 	fitSizes(&cfg, c.Env.NumEnvs)
 	var parts []string
 	for _, name := range c.mutableHPs() {
@@ -160,9 +181,9 @@ func (c Config) explore(a *agent.PPO, index, g int) (string, error) {
 		return "", fmt.Errorf("pbt explore of agent %d: %w", index, err)
 	}
 	if len(parts) == 0 {
-		return "explore: no change", nil
+		return label + ": no change", nil
 	}
-	return "explore: " + strings.Join(parts, ", "), nil
+	return label + ": " + strings.Join(parts, ", "), nil
 }
 
 // sampleHPs returns the [ppo] config with initial agent i's mutable

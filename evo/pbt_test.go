@@ -303,6 +303,10 @@ func TestPBTConfigErrors(t *testing.T) {
 		{"[pbt]\nperturb_down = -0.8\n", "pbt.perturb_down = -0.8"},
 		{"[pbt]\nresample_probability = 1.5\n", "pbt.resample_probability = 1.5"},
 		{"[pbt]\nalpha = 1\n", "pbt.alpha = 1"},
+		{"[pbt]\nexplore = \"bandit\"\n", "pbt.explore = \"bandit\""},
+		{"[pbt]\nexplore = \"pb2\"\npb2_region = 0\n", "pbt.pb2_region = 0"},
+		{"[pbt]\nexplore = \"pb2\"\npb2_region = 1.5\n", "pbt.pb2_region = 1.5"},
+		{"[pbt]\npb2_region = 0.5\n", "pbt.pb2_region = 0.5 with pbt.explore = \"perturb\""},
 		{"[hp.lr]\nmin = 1e-2\nmax = 1e-4\n", "hp.lr: min = 0.01, max = 0.0001"},
 		{"[hp.lr]\nmin = 0\nmax = 1e-2\n", "hp.lr: min = 0 on scale \"log\""},
 		{"[hp.gamma]\nmin = 0.9\nmax = 1\n", "hp.gamma: max = 1 on scale \"log1m\""},
@@ -339,6 +343,19 @@ func TestPBTConfigErrors(t *testing.T) {
 	d2, _ := plain.Digest()
 	if d1 != d2 {
 		t.Error("spelling out the default selection, fitness and init changes the digest")
+	}
+	// Keys added since leave the resolved configs (and so the digests) of
+	// runs that do not set them as they were.
+	for _, c := range []Config{plain, pbtTiny(t, nil)} {
+		b, err := c.MarshalTOML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"confirm_margin", "pb2_region", "explore"} {
+			if strings.Contains(string(b), key) {
+				t.Errorf("the resolved config of a run without %s writes it:\n%s", key, b)
+			}
+		}
 	}
 	// PBT's defaults are Ray Tune's.
 	p, err := ParseConfig([]byte(base))

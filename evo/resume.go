@@ -145,6 +145,7 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 		t.bestFit = float64(*pop.EliteFit)
 	}
 	t.finished, t.stopReason, t.wallBefore = pop.Finished, pop.StopReason, pop.WallSeconds
+	t.pb2 = pop.PB2
 	t.resumed = true
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
@@ -395,6 +396,27 @@ func checkPopulation(p population, cfg Config, digest string, gen int) error {
 		return fmt.Errorf("%d members, population.size is %d: %w", len(p.Members), cfg.Population.Size, errConfigChanged)
 	case p.Generation != gen:
 		return fmt.Errorf("generation %d in a checkpoint of generation %d (gen-%06d)", p.Generation, gen, gen)
+	}
+	return checkPB2Obs(p.PB2, cfg, gen)
+}
+
+// checkPB2Obs checks PB2's observations in a checkpoint of generation gen:
+// one value per mutable hyperparameter, all finite, none from a later
+// generation, at most pb2MaxObs of them.
+func checkPB2Obs(obs []pb2Obs, cfg Config, gen int) error {
+	if len(obs) > pb2MaxObs {
+		return fmt.Errorf("pb2: %d observations, more than the %d kept", len(obs), pb2MaxObs)
+	}
+	d := len(cfg.mutableHPs())
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for i, o := range obs {
+		ok := len(o.HP) == d && finite(o.Y) && o.Gen >= 1 && o.Gen <= gen
+		for _, v := range o.HP {
+			ok = ok && finite(v)
+		}
+		if !ok {
+			return fmt.Errorf("pb2 observation %d: want generation 1–%d, %d finite hyperparameters and a finite y, got %+v", i, gen, d, o)
+		}
 	}
 	return nil
 }

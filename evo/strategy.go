@@ -70,7 +70,24 @@ type PBTConfig struct {
 	// two need 2 episodes each, else the higher fitness decides.
 	TTest bool    `toml:"ttest"`
 	Alpha float64 `toml:"alpha"`
+	// Explore is how a clone's hyperparameters are chosen: "perturb"
+	// (PBT's, the default; stored as "" so that runs of earlier builds
+	// keep their digests) or "pb2" (ExplorePB2), which uses neither the
+	// perturbation factors nor resample_probability, except in the first
+	// generations, before it has observed two fitness changes.
+	Explore string `toml:"explore,omitempty"`
+	// PB2Region is how far from the copied values PB2 may move each
+	// hyperparameter, as a share of its range on its scale, in (0, 1]: 1
+	// searches the whole range, as the PB2 paper does; the default 0.25
+	// keeps a clone near what worked, as PBT's perturbations do, which
+	// matters where many hyperparameters and few observations leave the
+	// model unsure (it then picks near the region's edges). Only with
+	// explore = "pb2".
+	PB2Region float64 `toml:"pb2_region,omitzero"`
 }
+
+// DefaultPB2Region is pbt.pb2_region's default.
+const DefaultPB2Region = 0.25
 
 // DefaultPBT returns Ray Tune's PBT defaults (quantile 0.25, resample
 // probability 0.25, perturbations ×1.2 and ×0.8) with the paper's t-test at
@@ -104,6 +121,12 @@ func (c *Config) resolveStrategy(md toml.MetaData) error {
 		c.PBT = &PBTConfig{}
 	}
 	fillAbsent(md, c.PBT, DefaultPBT(), "pbt")
+	if c.PBT.Explore == ExplorePerturb {
+		c.PBT.Explore = ""
+	}
+	if c.PBT.Explore == ExplorePB2 && !md.IsDefined("pbt", "pb2_region") {
+		c.PBT.PB2Region = DefaultPB2Region
+	}
 	return nil
 }
 
@@ -154,6 +177,18 @@ func (c Config) validateStrategy() []error {
 		}
 		if !(b.PerturbDown > 0) || !finite(b.PerturbDown) {
 			errs = append(errs, fmt.Errorf("pbt.perturb_down = %v: want a factor > 0 (Ray Tune's is 0.8)", b.PerturbDown))
+		}
+		switch b.Explore {
+		case "":
+			if b.PB2Region != 0 {
+				errs = append(errs, fmt.Errorf("pbt.pb2_region = %v with pbt.explore = \"perturb\": set explore = \"pb2\" or remove it", b.PB2Region))
+			}
+		case ExplorePB2:
+			if !(b.PB2Region > 0 && b.PB2Region <= 1) {
+				errs = append(errs, fmt.Errorf("pbt.pb2_region = %v: want a share of each range in (0, 1]", b.PB2Region))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("pbt.explore = %q: want \"perturb\" (the default) or \"pb2\"", b.Explore))
 		}
 		if !(b.Alpha > 0 && b.Alpha < 1) {
 			errs = append(errs, fmt.Errorf("pbt.alpha = %v: want a significance level in (0, 1)", b.Alpha))

@@ -36,7 +36,10 @@ type Trainer struct {
 	// metricsHeader's in a run begun by an earlier build.
 	metricsWidth int
 	nextIndex    int
-	best         float64 // best fitness of the run so far
+	// pb2 are PB2's observations (pbt.explore = "pb2"), the newest
+	// pb2MaxObs.
+	pb2  []pb2Obs
+	best float64 // best fitness of the run so far
 	// bestFit is the elite's fitness when it was saved, which a
 	// candidate's fitness is held against when fitness comes from
 	// training episodes (a stochastic policy's returns, on another scale
@@ -409,7 +412,8 @@ func (t *Trainer) advance(g int) error {
 // candidates are compared on the same episodes where the env draws random
 // numbers only at reset; none of them the episodes that picked it) and
 // scores their mean return; an agent whose
-// fitness is lower scores −Inf. rep.Confirmed records a confirmation.
+// fitness is lower, by more than population.confirm_margin standard errors
+// of its fitness episodes' mean, scores −Inf. rep.Confirmed records a confirmation.
 func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport) (float64, error) {
 	rep.Confirmed = math.NaN()
 	n := t.cfg.Population.EliteEpisodes
@@ -420,7 +424,7 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 	if t.cfg.Population.Fitness == FitnessTrain {
 		bar = t.bestFit
 	}
-	if r.Diverged || !(r.Fitness >= bar) {
+	if r.Diverged || !(r.Fitness+t.cfg.Population.ConfirmMargin*stdErr(r.Returns) >= bar) {
 		return math.Inf(-1), nil
 	}
 	if t.confirmEnv == nil {

@@ -120,6 +120,9 @@ func (c Config) checkPopulation(ps *problems) {
 	if p.EliteEpisodes < 0 || p.EliteEpisodes > maxEvalEpisodes {
 		ps.bad("population.elite_episodes", p.EliteEpisodes, fmt.Sprintf("0 (off) to %d", maxEvalEpisodes))
 	}
+	if !(p.ConfirmMargin >= 0 && p.ConfirmMargin <= 10) {
+		ps.bad("population.confirm_margin", p.ConfirmMargin, "0 to 10 standard errors")
+	}
 	if c.PPO.LearnStep < c.Env.NumEnvs && c.Env.NumEnvs >= 1 {
 		ps.bad("ppo.learn_step", c.PPO.LearnStep, fmt.Sprintf(">= env.num_envs (%d): a rollout takes learn_step/num_envs steps of each env", c.Env.NumEnvs))
 	}

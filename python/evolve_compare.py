@@ -22,6 +22,10 @@ only the search differs:
   pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
   pbt-xK       PBT with K x BASE's budget (e.g. pbt-x10, what a study spends);
                left out of the equal budget B
+  pb2...       any pbt method with PB2's explore ([pbt] explore = "pb2"):
+               pb2, pb2-sample, pb2-lr0.1, pb2-x10
+  ...-popN     any evolve method with N agents and the same budget per
+               agent (e.g. pb2-pop4); left out of the equal budget B
   tpe, random  Optuna studies of single-agent trials (python/evolve_tune.py)
 Each evolve method runs -seeds seeds (1..N; "method:N" in -methods for
 another count) with no target, spending population.max_steps of training.
@@ -30,6 +34,10 @@ Each study (-studies; TPE seeded 1..N, random search 101..) stops at
 10x B if PBT did not reach it: evolution's goal is a tenth of a tuner's
 steps), or sooner once one of its trials has reached the anchor and B is
 spent. Studies run -jobs at a time.
+
+-import CURVES adds the runs of a curves.csv written before (by this
+script) for every method not run now: a comparison gains a method without
+training its peers again. The report says which methods were imported.
 
 Measured: the global steps at which a run's elite, confirmed on
 elite_episodes fresh episodes, first reaches -anchor (for a study: the end of
@@ -73,6 +81,8 @@ def parse_args(argv):
     p.add_argument("-workers", type=int, default=0, help="evolve -workers (never changes results)")
     p.add_argument("-evolve", default="", help="the evolve binary (default: go build into -out)")
     p.add_argument("-space", default="ppo", choices=("ppo", "ppo_lstm"))
+    p.add_argument("-import", dest="imported", default="",
+                   help="a curves.csv of an earlier report whose methods (those not in -methods) join this one")
     p.add_argument("-report-only", action="store_true",
                    help="train nothing: report the runs and studies in -out as they are (unfinished ones marked)")
     p.add_argument("-jobs", type=int, default=os.cpu_count() or 1,
@@ -88,9 +98,15 @@ def parse_args(argv):
             except ValueError:
                 raise BadInput(f"-methods: {item!r}: want METHOD or METHOD:N") from None
     a.methods = list(a.counts)
+    a.imported_methods = []
     for m in a.methods:
-        if m not in EVOLVE_METHODS + STUDY_METHODS and not lr_factor(m) and not budget_factor(m):
-            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)}, pbt-lrF or pbt-xK")
+        if m in STUDY_METHODS:
+            continue
+        b, _ = split_pop(m)
+        b = pbt_name(b)
+        if b not in EVOLVE_METHODS and not lr_factor(b) and not budget_factor(b):
+            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)}, pbt-lrF or pbt-xK, "
+                           "pb2 for pbt in any of those, and -popN after an evolve method")
     if a.seeds < 1 or a.studies < 0:
         raise BadInput("-seeds must be >= 1 and -studies >= 0")
     return a
@@ -107,6 +123,24 @@ def factor(method, prefix):
     return f if f > 0 else None
 
 
+def split_pop(method):
+    """(the method without its -popN suffix, N or None)."""
+    head, sep, n = method.rpartition("-pop")
+    if sep and head and n.isdigit() and int(n) > 0:
+        return head, int(n)
+    return method, None
+
+
+def pbt_name(method):
+    """The pbt method a pb2 method is PB2's explore of (pb2-lr0.1 -> pbt-lr0.1)."""
+    return "pbt" + method[3:] if method.startswith("pb2") else method
+
+
+def own_budget(method):
+    """Whether a method's runs have their own budget, left out of B."""
+    return bool(budget_factor(pbt_name(method)) or split_pop(method)[1])
+
+
 def budget_factor(method):
     """K of pbt-xK: PBT with K times the budget (the steps a tuner spends)."""
     return factor(method, "pbt-x")
@@ -121,6 +155,13 @@ def variant(base, method):
     """The config of an evolve method, from the PBT config base."""
     c = json.loads(json.dumps(base))  # a deep copy of plain tables
     pop = c.setdefault("population", {})
+    method, n = split_pop(method)
+    if n:
+        per_agent = pop["max_steps"] / pop["size"]
+        pop["size"], pop["max_steps"] = n, int(round(per_agent * n))
+    if method.startswith("pb2"):
+        c.setdefault("pbt", {})["explore"] = "pb2"
+        method = pbt_name(method)
     if method == "pbt-sample":
         pop["init"] = "sample"
     elif method == "tournament":
@@ -244,7 +285,7 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
         cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "evolve_tune.py"),
                "-config", args.config, "-sampler", sampler, "-seed", str(seed), "-out", sdir,
                "-budget", str(budget), "-anchor", repr(args.anchor), "-evolve", evolve, "-space", args.space,
-               "-stop-at-anchor", str(min_steps)]
+               "-stop-at-anchor", str(min_steps), "-confirm-margin", repr(args.confirm_margin)]
         print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         os.makedirs(os.path.dirname(sdir), exist_ok=True)
         with open(sdir + ".log", "w") as log:
@@ -259,6 +300,16 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
     with open(summary) as f:
         s = json.load(f)
     return curve, s, done or s.get("stop_reason") in ("budget", "anchor", "trials")
+
+
+def import_curves(path, anchor):
+    """The runs of a curves.csv by method: (label, curve, steps to anchor)."""
+    runs = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            runs.setdefault(row["method"], {}).setdefault(row["run"], []).append(
+                (int(row["global_steps"]), float(row["best_confirmed"])))
+    return {m: [(label, c, to_anchor(c, anchor)) for label, c in r.items()] for m, r in runs.items()}
 
 
 def to_anchor(curve, anchor):
@@ -316,6 +367,8 @@ def main(argv):
     try:
         args = parse_args(argv)
         base = evolve_tune.load_base(args.config)
+        # The studies confirm a trial by the gate evolve's runs use.
+        args.confirm_margin = float(base.get("population", {}).get("confirm_margin", 0))
     except BadInput as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
@@ -331,7 +384,12 @@ def main(argv):
             if curve:
                 label = f"seed {s}" + ("" if done else " (unfinished)")
                 results.setdefault(m, []).append((label, curve, to_anchor(curve, args.anchor)))
-    finals = [c[-1][0] for m, runs in results.items() if not budget_factor(m) for _, c, _ in runs if c]
+    if args.imported:
+        for m, runs in import_curves(args.imported, args.anchor).items():
+            if m not in results and m not in args.methods:
+                results[m] = runs
+                args.imported_methods.append(m)
+    finals = [c[-1][0] for m, runs in results.items() if not own_budget(m) for _, c, _ in runs if c]
     budget = min(finals) if finals else 0
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
@@ -378,7 +436,9 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
     lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
              f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
              f"global steps (the smallest of the evolve runs); a study stopped at {fmt_steps(study_budget)} "
-             f"({why_budget}), or sooner once a trial had reached the anchor and B was spent.", "",
+             f"({why_budget}), or sooner once a trial had reached the anchor and B was spent."
+             + (f" Imported from an earlier report ({args.imported}): {', '.join(args.imported_methods)}."
+                if args.imported_methods else ""), "",
              "| method | runs | reached | global steps to anchor: median (each) | ÷ TPE's | best confirmed at B: mean ± std (each) "
              "| at the end: best confirmed (global steps) |",
              "|---|---|---|---|---|---|---|"]
@@ -403,7 +463,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
               "The geometric mean of the last generation's lr in each run (the start: "
               f"{evolve_tune.load_base(args.config)['ppo']['lr']:g}, times F for pbt-lrF).", ""]
     for m in results:
-        if m in STUDY_METHODS:
+        if m in STUDY_METHODS or m in args.imported_methods:
             continue
         lrs = [final_lr(os.path.join(args.out, m, f"seed-{s}", "run")) for s in range(1, (args.counts[m] or args.seeds) + 1)]
         lines.append(f"- {m}: " + ", ".join("–" if x is None else f"{x:.2g}" for x in lrs))
@@ -411,7 +471,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
               "Each PBT run's elite: its hyperparameters at the end and what its lineage received "
               "(generation: event), oldest first.", ""]
     for m in results:
-        if not m.startswith("pbt"):
+        if not m.startswith(("pbt", "pb2")) or m in args.imported_methods:
             continue
         for s in range(1, (args.counts[m] or args.seeds) + 1):
             run = os.path.join(args.out, m, f"seed-{s}", "run")
@@ -447,6 +507,8 @@ def plot(args, results, budget):
     grid = [lo * (hi / lo) ** (i / 299) for i in range(300)]
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.5), dpi=100)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if len(results) > len(colors):  # one colour per method, none repeated
+        colors = list(plt.get_cmap("tab20").colors)
     best = -math.inf
     for ax in axes:
         for i, (m, runs) in enumerate(results.items()):

@@ -84,6 +84,7 @@ import math
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -175,6 +176,9 @@ def parse_args(argv):
     add("confirm", choices=["best", "all"], default="best",
         help="which completed trials are confirmed: best (default: those whose last fitness reaches the best "
         "fitness of a confirmed trial so far, as evolve confirms a generation's best against its elite) or all")
+    add("confirm-margin", type=float, default=0.0, metavar="K",
+        help="with -confirm best: confirm a trial whose last fitness plus K standard errors of its last "
+        "evaluation's episodes reaches the bar (evolve's population.confirm_margin; default 0)")
     add("space", choices=["ppo", "ppo_lstm"], default="ppo", help="search space: the zoo's ppo or ppo_lstm")
     add("startup-trials", type=int_arg, default=ZOO_STARTUP_TRIALS, metavar="N",
         help=f"TPE's random trials and the pruner's completed trials before pruning (default {ZOO_STARTUP_TRIALS}, the zoo's)")
@@ -191,6 +195,7 @@ def parse_args(argv):
         (a.evaluations is None or a.evaluations >= 1, f"-evaluations {a.evaluations}: want >= 1"),
         (a.eval_episodes >= 1, f"-eval-episodes {a.eval_episodes}: want >= 1"),
         (a.confirm_episodes >= 1, f"-confirm-episodes {a.confirm_episodes}: want >= 1"),
+        (0 <= a.confirm_margin <= 10, f"-confirm-margin {a.confirm_margin}: want 0 to 10"),
         (a.startup_trials >= 0, f"-startup-trials {a.startup_trials}: want >= 0"),
     ]
     for ok, msg in checks:
@@ -512,6 +517,22 @@ PLAY_EPISODE = re.compile(r"^episode (\d+)\s+return (\S+)\s+length (\d+)", re.M)
 PLAY_MEAN = re.compile(r"^mean return (\S+) ± (\S+) over (\d+) episodes? \(length (\S+) ± ", re.M)
 
 
+def last_std_err(tdir):
+    """The standard error of the mean of the episodes behind the trial's
+    last fitness (its newest checkpoint's member returns), 0 without two."""
+    ckpt = os.path.join(tdir, "run", "checkpoints")
+    try:
+        with open(os.path.join(ckpt, "latest")) as f:
+            name = f.read().strip()
+        with open(os.path.join(ckpt, name, "population.json")) as f:
+            returns = json.load(f)["members"][0].get("returns") or []
+    except (OSError, ValueError, KeyError, IndexError):
+        return 0.0
+    if len(returns) < 2:
+        return 0.0
+    return statistics.stdev(returns) / math.sqrt(len(returns))
+
+
 def confirm(evolve, tdir, episodes, seed):
     """Plays the run's elite on the confirmation episodes: (mean return, steps)."""
     cmd = [evolve, "play", "-agent", os.path.join(tdir, "run"), "-episodes", str(episodes), "-seed", str(seed)]
@@ -669,6 +690,7 @@ def main(argv):
             "evo_steps": evo_steps,
             "eval_episodes": args.eval_episodes,
             "confirm_episodes": args.confirm_episodes,
+            "confirm_margin": args.confirm_margin,
             "confirm_seed": confirm_seed,
             "startup_trials": args.startup_trials,
             "n_warmup_steps": evaluations // 3,
@@ -734,7 +756,7 @@ def main(argv):
             elif not math.isfinite(fitness):
                 # The zoo prunes the trials whose hyperparameters give NaNs.
                 pruned, note = True, "diverged: non-finite fitness"
-            elif args.confirm == "all" or fitness >= bar:
+            elif args.confirm == "all" or fitness + args.confirm_margin * last_std_err(tdir) >= bar:
                 try:
                     score, confirm_steps = confirm(evolve, tdir, args.confirm_episodes, confirm_seed)
                 except BaseException:
@@ -743,7 +765,7 @@ def main(argv):
                 if best is None or score > best:
                     bar = fitness
             else:
-                note = f"not confirmed: last fitness {fitness:g} < {bar:g}, the best confirmed trial's"
+                note = f"not confirmed: last fitness {fitness:g} (margin {args.confirm_margin:g} s.e.) < {bar:g}, the best confirmed trial's"
             if pruned:
                 study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             else:

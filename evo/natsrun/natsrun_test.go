@@ -280,7 +280,13 @@ func TestPythonRunsNeedTheWorkersConsent(t *testing.T) {
 // from training episodes and whose hyperparameters start drawn from their
 // ranges, locally and through two NATS workers: the same bytes (the
 // workers' reports carry the episode returns PBT's t-test reads).
-func TestPBTSameResultsAsLocal(t *testing.T) {
+func TestPBTSameResultsAsLocal(t *testing.T) { pbtSameResultsAsLocal(t, "") }
+
+// TestPB2SameResultsAsLocal does the same with PB2's explore, whose
+// observations come from the fitness the workers report.
+func TestPB2SameResultsAsLocal(t *testing.T) { pbtSameResultsAsLocal(t, evo.ExplorePB2) }
+
+func pbtSameResultsAsLocal(t *testing.T, explore string) {
 	pbt := func() evo.Config {
 		cfg := tiny(t)
 		cfg.Population.Size = 4
@@ -288,6 +294,10 @@ func TestPBTSameResultsAsLocal(t *testing.T) {
 		cfg.Population.Selection, cfg.Population.Fitness, cfg.Population.Init = evo.SelectPBT, evo.FitnessTrain, evo.InitSample
 		p := evo.DefaultPBT()
 		p.TTest = false
+		if explore == evo.ExplorePB2 {
+			p.Explore, p.PB2Region = explore, evo.DefaultPB2Region
+			cfg.Population.MaxSteps = 4 * 4 * 256 // PB2's model from generation 2 on
+		}
 		cfg.PBT = &p
 		cfg.HP["gamma"] = evo.HPRange{Min: 0.9, Max: 0.999, Grow: 1.2, Shrink: 0.8}
 		if err := cfg.Validate(); err != nil {
@@ -305,5 +315,14 @@ func TestPBTSameResultsAsLocal(t *testing.T) {
 	sameRun(t, want, cfg.OutDir)
 	if m := runtest.Metrics(t, want); !strings.Contains(strings.Join(m[len(m)-1], ","), "pbt") {
 		t.Errorf("the last generation's rows do not show PBT: %v", m[len(m)-1])
+	}
+	if explore == evo.ExplorePB2 {
+		all := ""
+		for _, r := range runtest.Metrics(t, want) {
+			all += strings.Join(r, ",")
+		}
+		if !strings.Contains(all, "explore (pb2") {
+			t.Error("no clone explored by PB2's model")
+		}
 	}
 }

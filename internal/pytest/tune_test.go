@@ -185,6 +185,15 @@ func checkStudy(t *testing.T, out string, n int, anchor float64) ([]map[string]s
 	var curve [][2]float64
 	cumulative, best, anchorSteps := 0, math.Inf(-1), -1
 	bar := math.Inf(-1) // -confirm best: the last fitness of the best confirmed trial
+	margin := 0.0       // -confirm-margin (summary.json records it)
+	if b, err := os.ReadFile(filepath.Join(out, "summary.json")); err == nil {
+		var head struct {
+			ConfirmMargin float64 `json:"confirm_margin"`
+		}
+		if json.Unmarshal(b, &head) == nil {
+			margin = head.ConfirmMargin
+		}
+	}
 	for i, r := range rows {
 		name := "trials.csv row " + strconv.Itoa(i+1)
 		if got := atoi(t, name+" trial", r["trial"]); got != i {
@@ -247,7 +256,11 @@ func checkStudy(t *testing.T, out string, n int, anchor float64) ([]map[string]s
 				t.Errorf("%s: complete after generation %d of %d", name, gens, len(metrics))
 			}
 			fitness := atof(t, "last_fitness", r["last_fitness"])
-			if fitness < bar {
+			se := 0.0
+			if margin > 0 {
+				se = lastStdErr(t, tdir)
+			}
+			if fitness+margin*se < bar {
 				// Not confirmed: it cannot beat the best confirmed trial.
 				if r["confirmed_score"] != "" || confirmSteps != 0 || !strings.HasPrefix(r["note"], "not confirmed") {
 					t.Errorf("%s: fitness %v below the bar %v, but confirmed_score %q, confirm_steps %d, note %q",
@@ -326,6 +339,74 @@ func TestTune(t *testing.T) {
 	t.Run("study", func(t *testing.T) { tuneStudy(t, e) })
 	t.Run("budget", func(t *testing.T) { tuneBudget(t, e) })
 	t.Run("lstm", func(t *testing.T) { tuneLSTM(t, e) })
+	t.Run("margin", func(t *testing.T) { tuneMargin(t, e) })
+}
+
+// tuneMargin runs a study with -confirm-margin 1 (checkStudy holds each
+// completed trial to the rule: confirmed exactly when its last fitness plus
+// one standard error of its last evaluation's episodes reaches the last
+// fitness of the best confirmed trial before it); seed 1 has a trial that
+// only the margin lets through.
+func tuneMargin(t *testing.T, e tuneEnv) {
+	out := filepath.Join(t.TempDir(), "study")
+	e.study(t, out, "-sampler", "random", "-seed", "1", "-budget", "1_000_000", "-anchor", "500", "-trials", "8",
+		"-trial-steps", "2048", "-evaluations", "2", "-confirm-margin", "1", "-evolve", e.evolve)
+	rows, sum := checkStudy(t, out, 8, 500)
+	if sum["confirm_margin"] != 1.0 {
+		t.Errorf("summary.json: confirm_margin %v, want 1", sum["confirm_margin"])
+	}
+	bar, best, widened := math.Inf(-1), math.Inf(-1), 0
+	for _, r := range rows {
+		if r["state"] != "complete" || r["confirmed_score"] == "" {
+			continue
+		}
+		fit := atof(t, "last_fitness", r["last_fitness"])
+		if fit < bar {
+			widened++
+		}
+		if score := atof(t, "confirmed_score", r["confirmed_score"]); score > best {
+			best, bar = score, fit
+		}
+	}
+	if widened == 0 {
+		t.Error("no trial was confirmed by the margin alone: the study no longer covers the rule (pick another -seed)")
+	}
+}
+
+// lastStdErr is the standard error of the mean of the returns in the newest
+// checkpoint of the trial's run.
+func lastStdErr(t *testing.T, dir string) float64 {
+	ckpt := filepath.Join(dir, "run", "checkpoints")
+	name, err := os.ReadFile(filepath.Join(ckpt, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(ckpt, strings.TrimSpace(string(name)), "population.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pop struct {
+		Members []struct {
+			Returns []float64 `json:"returns"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal(b, &pop); err != nil || len(pop.Members) != 1 {
+		t.Fatalf("population.json: %v, %d members", err, len(pop.Members))
+	}
+	x := pop.Members[0].Returns
+	if len(x) < 2 {
+		return 0
+	}
+	m := 0.0
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	v := 0.0
+	for _, e := range x {
+		v += (e - m) * (e - m)
+	}
+	return math.Sqrt(v / float64(len(x)-1) / float64(len(x)))
 }
 
 // tuneStudy runs a TPE study that prunes trials, and checks that it is
