@@ -26,12 +26,39 @@ type gpKernel struct {
 }
 
 func (k gpKernel) at(ta float64, a []float64, tb float64, b []float64) float64 {
+	return k.ofPair(sqDist(a, b), math.Abs(ta-tb))
+}
+
+// ofPair is the kernel of two points whose u lie d2 apart squared and
+// whose t lie dt apart.
+func (k gpKernel) ofPair(d2, dt float64) float64 {
+	return k.Var * math.Exp(-d2/(2*k.Len*k.Len)) * math.Pow(1-k.Eps, dt/2)
+}
+
+func sqDist(a, b []float64) float64 {
 	d2 := 0.0
 	for i := range a {
 		d := a[i] - b[i]
 		d2 += d * d
 	}
-	return k.Var * math.Exp(-d2/(2*k.Len*k.Len)) * math.Pow(1-k.Eps, math.Abs(ta-tb)/2)
+	return d2
+}
+
+// gpPairs holds, for each pair of points i ≥ j (row by row), what the
+// kernel needs of it: the squared distance of their u and the distance of
+// their t. They do not depend on the kernel's parameters, so the fit
+// computes them once.
+type gpPairs struct{ d2, dt []float64 }
+
+func newGPPairs(t []float64, u [][]float64) *gpPairs {
+	p := &gpPairs{}
+	for i := range t {
+		for j := 0; j <= i; j++ {
+			p.d2 = append(p.d2, sqDist(u[i], u[j]))
+			p.dt = append(p.dt, math.Abs(t[i]-t[j]))
+		}
+	}
+	return p
 }
 
 // gpBounds are the bounds of the kernel's parameters as the fit searches
@@ -58,10 +85,12 @@ func gpFromZ(z []float64) gpKernel {
 
 // gp is a Gaussian process posterior over standardised observations.
 type gp struct {
-	k     gpKernel
-	t     []float64   // each point's time
-	u     [][]float64 // each point's coordinates
-	y     []float64   // standardised observations (pending points: their posterior mean)
+	k gpKernel
+	t []float64   // each point's time
+	u [][]float64 // each point's coordinates
+	y []float64   // standardised observations (pending points: their posterior mean)
+	// pairs, when set, are the points' pair distances (the fit's).
+	pairs *gpPairs
 	chol  mat.Cholesky
 	lower mat.TriDense // chol's lower factor L
 	alpha []float64    // (K + Noise·I)⁻¹ y
@@ -96,9 +125,10 @@ func fitGP(t []float64, u [][]float64, y []float64) (*gp, error) {
 	if err != nil {
 		return nil, err
 	}
+	pairs := newGPPairs(t, u)
 	nll := func(z []float64) float64 {
-		g, err := newGP(gpFromZ(z), t, u, ys)
-		if err != nil {
+		g := &gp{k: gpFromZ(z), t: t, u: u, y: ys, pairs: pairs}
+		if err := g.factor(); err != nil {
 			return math.Inf(1)
 		}
 		return -g.logLikelihood()
@@ -125,9 +155,16 @@ func newGP(k gpKernel, t []float64, u [][]float64, ys []float64) (*gp, error) {
 func (g *gp) factor() error {
 	n := len(g.t)
 	K := mat.NewSymDense(n, nil)
+	p := 0
 	for i := range n {
 		for j := 0; j <= i; j++ {
-			v := g.k.at(g.t[i], g.u[i], g.t[j], g.u[j])
+			var v float64
+			if g.pairs != nil {
+				v = g.k.ofPair(g.pairs.d2[p], g.pairs.dt[p])
+				p++
+			} else {
+				v = g.k.at(g.t[i], g.u[i], g.t[j], g.u[j])
+			}
 			if i == j {
 				v += g.k.Noise
 			}
