@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -310,5 +311,63 @@ func BenchmarkPB2Explore(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestPB2ObservesAndFollowsTheModel checks one PB2 step by hand: each
+// member adds its fitness change and its hyperparameters, and given
+// observations that say a higher lr raised fitness, the copy's lr goes up,
+// within pb2_region of its parent's on lr's scale.
+func TestPB2ObservesAndFollowsTheModel(t *testing.T) {
+	cfg := pb2Tiny(t)
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := cfg.mutableHPs()
+	lrAt := slices.Index(names, "lr")
+	r := rand.New(rand.NewPCG(4, 4))
+	for i := range 60 { // earlier generations: fitness rose with lr
+		hp := make([]float64, len(names))
+		for j, n := range names {
+			hp[j] = fromUnit(n, cfg.HP[n], r.Float64())
+		}
+		tr.pb2 = append(tr.pb2, pb2Obs{Gen: 1 + i%2, HP: hp, Y: 10 * toUnit("lr", cfg.HP["lr"], hp[lrAt])})
+	}
+	// One fitness each: this generation adds no observation.
+	for i, m := range tr.members {
+		f := []float64{10, 40, 30, 20}[i]
+		m.Fitness, m.Returns = []float64{f}, []float64{f - 1, f + 1}
+	}
+	parentLR := tr.members[1].Agent.Config().LR
+	if err := tr.exploitExplore(2); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.pb2) != 60 {
+		t.Fatalf("%d observations, want the 60 given", len(tr.pb2))
+	}
+	c := tr.members[0]
+	if c.Parent != 1 || !strings.Contains(c.Mutation, "explore (pb2") {
+		t.Fatalf("member 0: parent %d, mutation %q; want a PB2 copy of agent 1", c.Parent, c.Mutation)
+	}
+	lr := c.Agent.Config().LR
+	u0, u1 := toUnit("lr", cfg.HP["lr"], parentLR), toUnit("lr", cfg.HP["lr"], lr)
+	if !(u1 > u0+0.1) || u1 > u0+DefaultPB2Region+1e-9 {
+		t.Errorf("lr %v -> %v (%.3f -> %.3f of its range): want up, by at most the region %v", parentLR, lr, u0, u1, DefaultPB2Region)
+	}
+	// The next generation's observations: the change over it (from the
+	// parent's fitness for the copy) at the hyperparameters it trained with.
+	for i, m := range tr.members {
+		m.Fitness = append(m.Fitness, float64(50+i))
+	}
+	tr.pb2Observe(3)
+	for i, o := range tr.pb2[60:] {
+		m := tr.members[i]
+		if o.Gen != 3 || o.Y != m.Fitness[1]-m.Fitness[0] || o.HP[lrAt] != m.Agent.Config().LR {
+			t.Errorf("observation of member %d: %+v; want generation 3, y %v, lr %v", i, o, m.Fitness[1]-m.Fitness[0], m.Agent.Config().LR)
+		}
+	}
+	if len(tr.pb2) != 64 {
+		t.Errorf("%d observations, want 64", len(tr.pb2))
 	}
 }
