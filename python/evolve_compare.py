@@ -435,8 +435,9 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
                   "10x PBT's median steps to the anchor" if pbt else "10x B: PBT did not reach the anchor")
     lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
              f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
-             f"global steps (the smallest of the evolve runs); a study stopped at {fmt_steps(study_budget)} "
-             f"({why_budget}), or sooner once a trial had reached the anchor and B was spent."
+             f"global steps (the smallest of the evolve runs on the config's budget)"
+             + (f"; a study stopped at {fmt_steps(study_budget)} ({why_budget}), or sooner once a trial had "
+                "reached the anchor and B was spent." if any(m in STUDY_METHODS for m in results) else ".")
              + (f" Imported from an earlier report ({args.imported}): {', '.join(args.imported_methods)}."
                 if args.imported_methods else ""), "",
              "| method | runs | reached | global steps to anchor: median (each) | ÷ TPE's | best confirmed at B: mean ± std (each) "
