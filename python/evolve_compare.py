@@ -509,7 +509,8 @@ def plot(args, results, budget):
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.5), dpi=100)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if len(results) > len(colors):  # one colour per method, none repeated
-        colors = list(plt.get_cmap("tab20").colors)
+        tab20 = list(plt.get_cmap("tab20").colors)
+        colors = tab20[0::2] + tab20[1::2]  # the ten dark shades first
     best = -math.inf
     for ax in axes:
         for i, (m, runs) in enumerate(results.items()):
