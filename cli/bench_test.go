@@ -323,7 +323,7 @@ func TestBenchTakesShippedConfigNames(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(out, "runs", "acrobot", "fixed", "seed-1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-seeds", "1", "-out", out, "-quiet", "tune/cartpole")
+	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-seeds", "1", "-out", out, "-quiet", "zoo/cartpole")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

@@ -54,8 +54,8 @@ func TestTrainByNameWithOverrides(t *testing.T) {
 		args []string
 	}{
 		{"CartPole-v1", []string{"-env", "CartPole-v1"}},
-		{"CartPole-v1", []string{"-config", "cartpole"}},
-		{"CartPole-v1", []string{"-config", "tune/cartpole", "-set", "pbt.quantile=0.5"}}, // a nested name; a key another rules
+		{"CartPole-v1", []string{"-config", "cartpole", "-set", "pbt.quantile=0.5"}},       // a key another rules (selection = "pbt")
+		{"CartPole-v1", []string{"-config", "zoo/cartpole", "-set", "mutation.rl_hp=0.5"}}, // a nested name
 		{"Catch-v0", []string{"-config", "catch-cnn", "-set", "net.cnn.channels=[8, 8]"}},
 		{"Probe1-v0", []string{"-env", "Probe1-v0"}},                     // no shipped config: the defaults
 		{"MinAtar/Breakout-v1", []string{"-env", "MinAtar/Breakout-v1"}}, // the defaults, with a CNN for images
@@ -91,7 +91,7 @@ func TestSetBadInput(t *testing.T) {
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: want integer (got string)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
-		{[]string{"-config", "cartpole", "-set", "pbt.quantile=0.3"}, `[pbt] given, but population.selection = "tournament"`},
+		{[]string{"-config", "zoo/cartpole", "-set", "pbt.quantile=0.3"}, `[pbt] given, but population.selection = "tournament"`},
 		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?`},
 		{[]string{"-config", "cartpol"}, "did you mean the shipped config cartpole?"},
 		{[]string{"-config", "no/such.toml"}, "evolve configs lists the shipped ones"},

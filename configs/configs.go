@@ -2,6 +2,11 @@
 // embedded so that an installed evolve binary runs them anywhere: `evolve
 // configs` lists them, `evolve -config NAME` and `evolve -env ID` train them.
 // Each file's leading comment says what it trains and what it reaches.
+//
+// The top-level configs of CartPole, Acrobot, LunarLander and Pendulum start
+// every agent from Stable-Baselines3's untuned PPO defaults and let
+// Population Based Training find the hyperparameters; zoo/ keeps the tuned
+// hyperparameters they are measured against.
 package configs
 
 import (
@@ -16,13 +21,13 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-//go:embed *.toml tune/*.toml peers/*.toml
+//go:embed *.toml zoo/*.toml peers/*.toml
 var files embed.FS
 
 // Config is one shipped config.
 type Config struct {
 	// Name is its path under configs/ without ".toml": "cartpole",
-	// "tune/acrobot".
+	// "zoo/acrobot".
 	Name string
 	// Env is its [env] id.
 	Env string
@@ -53,7 +58,7 @@ func List() []Config {
 }
 
 // Read returns the text of the shipped config name ("cartpole",
-// "tune/acrobot"; a trailing ".toml" is accepted).
+// "zoo/acrobot"; a trailing ".toml" is accepted).
 func Read(name string) ([]byte, error) {
 	b, err := files.ReadFile(strings.TrimSuffix(name, ".toml") + ".toml")
 	if err != nil {
@@ -62,9 +67,9 @@ func Read(name string) ([]byte, error) {
 	return b, nil
 }
 
-// ForEnv returns the top-level shipped config that trains env id — the
-// tuned config of that env — not those of tune/ (from untuned defaults) or
-// peers/ (twins of other programs' runs); ok is false when none does.
+// ForEnv returns the top-level shipped config that trains env id — not
+// those of zoo/ (already tuned hyperparameters, kept as anchors) or peers/
+// (twins of other programs' runs); ok is false when none does.
 func ForEnv(id string) (Config, bool) {
 	for _, c := range List() {
 		if c.Env == id && !strings.Contains(c.Name, "/") {

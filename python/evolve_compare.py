@@ -2,9 +2,9 @@
 
 One command per env reproduces a table of docs/bench/tuner:
 
-    /usr/bin/python3 python/evolve_compare.py -config configs/tune/cartpole.toml \\
+    /usr/bin/python3 python/evolve_compare.py -config configs/cartpole.toml \\
         -anchor 500 -out bench/tuner/cartpole [-seeds 5] [-studies 3] \\
-        [-methods pbt,pbt-sample,tournament,fixed,pbt-lr0.1,pbt-lr10,tpe,random] \\
+        [-methods pb2,pbt,pbt-sample,tournament,fixed,pb2-lr0.1,pb2-lr10,tpe,random] \\
         [-study-budget N] [-workers N] [-evolve PATH]
 
 Global env steps are every env step any agent takes: training, evaluation
@@ -14,7 +14,8 @@ trial, its confirmation episodes included.
 
 The methods, all on evolve's own PPO from the same config (BASE), so that
 only the search differs:
-  pbt          BASE as it is: Population Based Training from its [ppo] values
+  pbt          Population Based Training from BASE's [ppo] values with PBT's
+               perturbation ([pbt] explore = "perturb")
   pbt-sample   PBT with every agent's hyperparameters drawn from the ranges
   tournament   evolve before PBT: AgileRL's tournament with one mutation per
                clone ([mutation] defaults), fitness from 10 evaluation episodes
@@ -22,8 +23,9 @@ only the search differs:
   pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
   pbt-xK       PBT with K x BASE's budget (e.g. pbt-x10, what a study spends);
                left out of the equal budget B
-  pb2...       any pbt method with PB2's explore ([pbt] explore = "pb2"):
-               pb2, pb2-sample, pb2-lr0.1, pb2-x10
+  pb2...       any pbt method with PB2's explore ([pbt] explore = "pb2", as
+               the shipped configs have it): pb2, pb2-sample, pb2-lr0.1,
+               pb2-x10
   ...-popN     any evolve method with N agents and the same budget per
                agent (e.g. pb2-pop4); left out of the equal budget B
   tpe, random  Optuna studies of single-agent trials (python/evolve_tune.py)
@@ -71,12 +73,12 @@ BadInput = evolve_tune.BadInput
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
-    p.add_argument("-config", required=True, help="the PBT config of the env (configs/tune/*.toml)")
+    p.add_argument("-config", required=True, help="the PBT config of the env (configs/cartpole.toml, acrobot, lunarlander, pendulum)")
     p.add_argument("-anchor", required=True, type=float, help="the tuned score to reach")
     p.add_argument("-out", required=True, help="directory of the runs, studies and report")
     p.add_argument("-seeds", type=int, default=5)
     p.add_argument("-studies", type=int, default=3)
-    p.add_argument("-methods", default="pbt,pbt-sample,tournament,fixed,pbt-lr0.1,pbt-lr10,tpe,random")
+    p.add_argument("-methods", default="pb2,pbt,pbt-sample,tournament,fixed,pb2-lr0.1,pb2-lr10,tpe,random")
     p.add_argument("-study-budget", type=evolve_tune.int_arg, default=0)
     p.add_argument("-workers", type=int, default=0, help="evolve -workers (never changes results)")
     p.add_argument("-evolve", default="", help="the evolve binary (default: go build into -out)")
@@ -159,9 +161,15 @@ def variant(base, method):
     if n:
         per_agent = pop["max_steps"] / pop["size"]
         pop["size"], pop["max_steps"] = n, int(round(per_agent * n))
-    if method.startswith("pb2"):
-        c.setdefault("pbt", {})["explore"] = "pb2"
-        method = pbt_name(method)
+    # The shipped configs explore by PB2: a pbt method is the same config
+    # with PBT's perturbation instead.
+    if "pbt" in c:
+        if method.startswith("pb2"):
+            c["pbt"]["explore"] = "pb2"
+        else:
+            c["pbt"]["explore"] = "perturb"
+            c["pbt"].pop("pb2_region", None)
+    method = pbt_name(method)
     if method == "pbt-sample":
         pop["init"] = "sample"
     elif method == "tournament":

@@ -1,0 +1,102 @@
+package pytest
+
+import (
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/evo"
+)
+
+// compareVariants returns the configs python/evolve_compare.py runs for
+// each method on the shipped config name, as the script writes them.
+func compareVariants(t *testing.T, python, name string, methods []string) map[string][]byte {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := filepath.Abs(filepath.Join("..", "..", "configs", name+".toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n#### evolve_compare variant ####\n"
+	prog := "import sys; sys.path.insert(0, sys.argv[1]); import evolve_compare as c, evolve_tune as t\n" +
+		"base = t.load_base(sys.argv[2])\n" +
+		"sys.stdout.write(" + strconv.Quote(sep) + ".join(t.toml_dumps(c.variant(base, m)) for m in sys.argv[3:]))"
+	out, err := exec.Command(python, append([]string{"-c", prog, dir, config}, methods...)...).Output()
+	if err != nil {
+		var stderr string
+		if e, ok := err.(*exec.ExitError); ok {
+			stderr = string(e.Stderr)
+		}
+		t.Fatalf("evolve_compare variant on %s: %v\n%s", name, err, stderr)
+	}
+	parts := strings.Split(string(out), sep)
+	if len(parts) != len(methods) {
+		t.Fatalf("evolve_compare variant on %s: %d configs for %d methods", name, len(parts), len(methods))
+	}
+	got := map[string][]byte{}
+	for i, m := range methods {
+		got[m] = []byte(parts[i])
+	}
+	return got
+}
+
+// TestCompareVariants holds the comparison script's methods to what its
+// help says they are, read back by evolve's own config parser, on every
+// shipped config it benchmarks: the shipped configs explore by PB2, so the
+// pbt methods must switch back to PBT's perturbation and the population
+// variants keep the budget per agent.
+func TestCompareVariants(t *testing.T) {
+	var python string
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import tomllib").Run() == nil {
+			python = path
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("no python3 with tomllib (Python 3.11 or later): python/evolve_compare.py cannot run here")
+	}
+	for _, name := range []string{"cartpole", "acrobot", "lunarlander", "pendulum"} {
+		base, err := evo.LoadConfig(filepath.Join("..", "..", "configs", name+".toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base.PBT.Explore != evo.ExplorePB2 || base.Population.Selection != "pbt" {
+			t.Fatalf("configs/%s.toml: selection %q explore %q, want the shipped PB2", name, base.Population.Selection, base.PBT.Explore)
+		}
+		perAgent := base.Population.MaxSteps / base.Population.Size
+		methods := []string{"pb2", "pbt", "pbt-sample", "fixed", "tournament", "pb2-lr0.1", "pbt-lr10", "pb2-pop4", "pbt-x10"}
+		variants := compareVariants(t, python, name, methods)
+		for _, method := range methods {
+			cfg, err := evo.ParseConfig(variants[method])
+			if err != nil {
+				t.Errorf("%s %s: evolve rejects the variant: %v", name, method, err)
+				continue
+			}
+			p, want := cfg.Population, "pbt"
+			if method == "fixed" || method == "tournament" {
+				want = ""
+			}
+			if p.Selection != want || p.Independent != (method == "fixed") {
+				t.Errorf("%s %s: selection %q independent %v", name, method, p.Selection, p.Independent)
+			}
+			if (cfg.PBT != nil) != (want != "") {
+				t.Errorf("%s %s: [pbt] %v", name, method, cfg.PBT)
+			} else if cfg.PBT != nil && (cfg.PBT.Explore == evo.ExplorePB2) != strings.HasPrefix(method, "pb2") {
+				t.Errorf("%s %s: explore %q", name, method, cfg.PBT.Explore)
+			}
+			if got := p.MaxSteps / p.Size; method != "pbt-x10" && got != perAgent || method == "pbt-x10" && got != 10*perAgent {
+				t.Errorf("%s %s: %d steps per agent, base %d", name, method, got, perAgent)
+			}
+			if f := map[string]float64{"pb2-lr0.1": 0.1, "pbt-lr10": 10}[method]; f != 0 && math.Abs(cfg.PPO.LR/(f*base.PPO.LR)-1) > 1e-9 {
+				t.Errorf("%s %s: lr %g, want %g × %g", name, method, cfg.PPO.LR, f, base.PPO.LR)
+			}
+		}
+	}
+}
