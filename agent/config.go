@@ -41,6 +41,19 @@ type Config struct {
 	TargetKL float64 `toml:"target_kl" json:"target_kl"`
 	// AnnealLR decays the learning rate linearly to 0 over TotalSteps.
 	AnnealLR bool `toml:"anneal_lr" json:"anneal_lr"`
+	// KLThreshold turns on the KL-adaptive learning rate (see KLAdaptLR):
+	// after each epoch of an update the rate is divided or multiplied by
+	// LRFactor when the epoch's mean approximate KL is above
+	// KLFactor×KLThreshold or below KLThreshold/KLFactor, within [MinLR,
+	// MaxLR]. LR is where it starts; the adapted rate is the agent's state.
+	// 0 turns it off.
+	KLThreshold float64 `toml:"kl_threshold,omitzero" json:"kl_threshold,omitempty"`
+	// KLFactor, LRFactor, MinLR and MaxLR tune the KL-adaptive rate; 0
+	// means skrl's defaults: 2, 1.5, 1e-6 and 1e-2.
+	KLFactor float64 `toml:"kl_factor,omitzero" json:"kl_factor,omitempty"`
+	LRFactor float64 `toml:"lr_factor,omitzero" json:"lr_factor,omitempty"`
+	MinLR    float64 `toml:"min_lr,omitzero" json:"min_lr,omitempty"`
+	MaxLR    float64 `toml:"max_lr,omitzero" json:"max_lr,omitempty"`
 	// ShareEncoders makes the critic a second head on the actor's encoder.
 	ShareEncoders bool `toml:"share_encoders" json:"share_encoders"`
 	// NormalizeObs normalises observations with running statistics kept
@@ -120,6 +133,7 @@ func (c Config) Validate() error {
 	if !(c.TargetKL >= 0) || !finite(c.TargetKL) {
 		bad("target_kl", c.TargetKL, ">= 0 (0 turns it off)")
 	}
+	errs = append(errs, c.validateKLAdaptive()...)
 	if !finite(c.ActionStdInit) || math.Abs(c.ActionStdInit) > 20 {
 		bad("action_std_init", c.ActionStdInit, "a log standard deviation in [-20, 20]")
 	}

@@ -46,7 +46,8 @@ func (a *PPO) WeightMatrices() []netconf.Tensor {
 // SetConfig replaces the agent's hyperparameters (evolution's rl_hp
 // mutation). The architecture cannot change this way: cfg.Net is ignored
 // (use MutateArchitecture), and so is share_encoders. A new learn_step takes
-// effect with the next vector given to Train; a new lr with the next update.
+// effect with the next vector given to Train; a new lr with the next update
+// (with kl_threshold, the adapted rate scaled by new lr / old lr).
 func (a *PPO) SetConfig(cfg Config) error {
 	cfg.Net = a.cfg.Net
 	cfg.ShareEncoders = a.cfg.ShareEncoders
@@ -59,8 +60,15 @@ func (a *PPO) SetConfig(cfg Config) error {
 	if cfg.LearnStep != a.cfg.LearnStep || cfg.BPTT != a.cfg.BPTT || cfg.MaxSeqLen != a.cfg.MaxSeqLen {
 		a.roll = nil // buffer sizes change: start a new rollout
 	}
+	// A KL-adaptive rate keeps what it learnt: a changed lr moves it in
+	// proportion.
+	switch {
+	case !cfg.klAdaptive() || !a.cfg.klAdaptive():
+		a.adam.LR = cfg.LR
+	case cfg.LR != a.cfg.LR:
+		a.adam.LR = cfg.clampLR(a.adam.LR * (cfg.LR / a.cfg.LR))
+	}
 	a.cfg = cfg
-	a.adam.LR = cfg.LR
 	return nil
 }
 

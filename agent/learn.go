@@ -206,16 +206,20 @@ func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
 // passes of shuffled minibatches (whole sequences for recurrent agents),
 // each a clipped-surrogate step with global-norm gradient clipping and Adam;
 // with target_kl set it stops after the minibatch whose approximate KL
-// exceeds it.
+// exceeds it; with kl_threshold the rate adapts after each epoch.
 func (a *PPO) Learn() (Stats, error) {
 	var st Stats
 	if a.roll == nil || !a.roll.buf.Full() {
 		return st, fmt.Errorf("learn: no collected rollout")
 	}
 	buf := a.roll.buf
-	if a.cfg.AnnealLR && a.TotalSteps > 0 {
+	switch {
+	case a.cfg.klAdaptive():
+		// The rate as the last epoch left it (cfg.LR at first; SetConfig
+		// moves it with a changed lr).
+	case a.cfg.AnnealLR && a.TotalSteps > 0:
 		a.adam.LR = a.cfg.LR * max(0, 1-float64(a.Steps)/float64(a.TotalSteps))
-	} else {
+	default:
 		a.adam.LR = a.cfg.LR
 	}
 	st.LR = a.adam.LR
@@ -223,24 +227,49 @@ func (a *PPO) Learn() (Stats, error) {
 		return a.learnSequences(buf, st)
 	}
 	batch := buffer.NewBatch(buf.Dims, min(a.cfg.BatchSize, buf.Steps*buf.Envs))
-epochs:
 	for range a.cfg.UpdateEpochs {
 		batches, err := buf.Minibatches(a.rng, batch.Cap)
 		if err != nil {
 			return st, err
 		}
+		epoch := a.startEpoch(&st)
 		for _, idx := range batches {
 			buf.Gather(idx, batch)
 			if stop, err := a.learnStep(&st, flatBatch(batch)); err != nil || stop {
 				if err != nil {
 					return st, err
 				}
-				break epochs
+				break
 			}
+		}
+		if a.endEpoch(&st, epoch) {
+			break
 		}
 	}
 	st.finish(buf)
 	return st, nil
+}
+
+// epochStart is where an epoch's minibatches begin in an update's Stats.
+type epochStart struct {
+	kl float64
+	n  int
+}
+
+// startEpoch notes where an epoch begins; Stats.LR becomes its rate.
+func (a *PPO) startEpoch(st *Stats) epochStart {
+	st.LR = a.adam.LR
+	return epochStart{st.ApproxKL, st.Minibatches}
+}
+
+// endEpoch adapts the learning rate to the epoch's mean approximate KL
+// (with kl_threshold; skrl steps its scheduler once per epoch, after an
+// early stop too) and reports whether the target KL ended the update.
+func (a *PPO) endEpoch(st *Stats, e epochStart) (stop bool) {
+	if n := st.Minibatches - e.n; n > 0 && a.cfg.klAdaptive() {
+		a.adam.LR = a.cfg.KLAdaptLR(a.adam.LR, (st.ApproxKL-e.kl)/float64(n))
+	}
+	return st.EarlyStop
 }
 
 // learnSequences is Learn for recurrent agents: backpropagation through
@@ -261,9 +290,9 @@ func (a *PPO) learnSequences(buf *buffer.Rollout, st Stats) (Stats, error) {
 	// (and the reference backend's graphs) are sized once, not for every
 	// tail size a rollout happens to give.
 	group := make([]buffer.Sequence, per)
-epochs:
 	for range a.cfg.UpdateEpochs {
 		buffer.ShuffleSequences(a.rng, seqs)
+		epoch := a.startEpoch(&st)
 		for lo := 0; lo < len(seqs); lo += per {
 			n := copy(group, seqs[lo:min(lo+per, len(seqs))])
 			clear(group[n:])
@@ -272,8 +301,11 @@ epochs:
 				if err != nil {
 					return st, err
 				}
-				break epochs
+				break
 			}
+		}
+		if a.endEpoch(&st, epoch) {
+			break
 		}
 	}
 	st.finish(buf)

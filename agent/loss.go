@@ -19,7 +19,8 @@ type Stats struct {
 	// KL ended the update.
 	Minibatches int
 	EarlyStop   bool
-	LR          float64
+	// LR is the learning rate of the update's last epoch.
+	LR float64
 }
 
 // minibatch is the training input of one update, flat or in sequences.

@@ -125,6 +125,15 @@ func (a *PPO) Config() Config {
 	return c
 }
 
+// LearningRate returns the rate the next update starts from: the adapted
+// one with kl_threshold, else lr (before annealing).
+func (a *PPO) LearningRate() float64 {
+	if a.cfg.klAdaptive() {
+		return a.adam.LR
+	}
+	return a.cfg.LR
+}
+
 // ObservationSpace and ActionSpace return the spaces the agent was built for.
 func (a *PPO) ObservationSpace() envs.Space { return a.obsSpace }
 

@@ -36,7 +36,10 @@ type inspection struct {
 	TotalSteps       int             `json:"total_steps"`
 	NormalizeObs     bool            `json:"normalize_obs"`
 	NormCount        *float64        `json:"norm_count"` // null when normalize_obs is off
-	History          []string        `json:"history"`
+	// AdaptedLR is the KL-adaptive rate the next update starts from (null
+	// without kl_threshold).
+	AdaptedLR *float64 `json:"adapted_lr"`
+	History   []string `json:"history"`
 	// Summary is the run's summary.json, for a run directory that has one.
 	Summary json.RawMessage `json:"summary,omitempty"`
 
@@ -125,6 +128,10 @@ func inspect(path string) (*inspection, error) {
 		History: slices.Clone(a.History)}
 	if in.History == nil {
 		in.History = []string{}
+	}
+	if in.Config.KLThreshold > 0 {
+		lr := a.LearningRate()
+		in.AdaptedLR = &lr
 	}
 	if a.Env.Known() {
 		in.Env = &a.Env
@@ -240,11 +247,14 @@ func printInspection(w io.Writer, in *inspection) {
 	// config key.
 	cv := reflect.ValueOf(in.Config)
 	for i := range cv.NumField() {
-		key, _, _ := strings.Cut(cv.Type().Field(i).Tag.Get("json"), ",")
-		if key == "" || key == "-" || key == "net" || key == "backend" {
-			continue
+		key, opts, _ := strings.Cut(cv.Type().Field(i).Tag.Get("json"), ",")
+		if key == "" || key == "-" || key == "net" || key == "backend" || opts == "omitempty" && cv.Field(i).IsZero() {
+			continue // options added later show only where set
 		}
 		line("  "+key, "%v", cv.Field(i).Interface())
+	}
+	if in.AdaptedLR != nil {
+		line("  adapted lr", "%v (kl_threshold: where the next update starts)", *in.AdaptedLR)
 	}
 	line("steps", "%s", commas(in.Steps))
 	line("updates", "%s", commas(in.Updates))

@@ -53,6 +53,7 @@ func TestInspectAgentFile(t *testing.T) {
 	}{
 		{"discrete shared norm", envs.Discrete{N: 3}, 3, func(c *agent.Config) { c.ShareEncoders, c.NormalizeObs = true, true }},
 		{"gaussian", envs.NewBox(-1, 1, 2), 2, func(c *agent.Config) { c.LR, c.AnnealLR = 0.0025, true }},
+		{"kl adaptive", envs.Discrete{N: 2}, 2, func(c *agent.Config) { c.LR, c.KLThreshold, c.MaxLR = 0.002, 0.01, 0.02 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()
@@ -92,6 +93,15 @@ func TestInspectAgentFile(t *testing.T) {
 			if strings.Index(out, "lr 0.0003") > strings.Index(out, "add node") {
 				t.Errorf("lineage not oldest first:\n%s", out)
 			}
+			// The KL-adaptive rate's keys show where set, and the rate it
+			// has reached (a fresh agent's: lr).
+			kl := cfg.KLThreshold > 0
+			for re, want := range map[string]bool{`(?m)^  kl_threshold +0.01$`: kl, `(?m)^  max_lr +0.02$`: kl,
+				`(?m)^  adapted lr +0.002 `: kl, `(?m)^  (kl_factor|lr_factor|min_lr) `: false} {
+				if regexp.MustCompile(re).MatchString(out) != want {
+					t.Errorf("kl_threshold %v: %s matched %v:\n%s", cfg.KLThreshold, re, !want, out)
+				}
+			}
 
 			// Flags may follow the file.
 			code, out, errOut = evolve(context.Background(), "inspect", path, "-json")
@@ -119,6 +129,7 @@ func TestInspectAgentFile(t *testing.T) {
 				Updates      int
 				NormalizeObs bool     `json:"normalize_obs"`
 				NormCount    *float64 `json:"norm_count"`
+				AdaptedLR    *float64 `json:"adapted_lr"`
 				History      []string
 				Summary      json.RawMessage
 			}
@@ -137,6 +148,9 @@ func TestInspectAgentFile(t *testing.T) {
 			if got.Config.LR != cfg.LR || got.Steps != 4096 || got.Updates != 32 || !slices.Equal(got.History, a.History) || got.Summary != nil {
 				t.Errorf("JSON: %+v", got)
 			}
+			if kl := cfg.KLThreshold > 0; kl != (got.AdaptedLR != nil) || kl && *got.AdaptedLR != a.LearningRate() {
+				t.Errorf("kl_threshold %v: adapted_lr %v, want the agent's %v", cfg.KLThreshold, got.AdaptedLR, a.LearningRate())
+			}
 			if c, ok := a.NormCount(); got.NormalizeObs != ok || ok != (got.NormCount != nil) || ok && *got.NormCount != c {
 				t.Errorf("normalize_obs %v, norm_count %v; the agent's %v, %v", got.NormalizeObs, got.NormCount, c, ok)
 			}
@@ -146,7 +160,7 @@ func TestInspectAgentFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, k := range []string{"file", "observation_space", "action_space", "network", "config", "steps",
-				"updates", "total_steps", "normalize_obs", "norm_count", "history"} {
+				"updates", "total_steps", "normalize_obs", "norm_count", "adapted_lr", "history"} {
 				if _, ok := keys[k]; !ok {
 					t.Errorf("JSON lacks %q", k)
 				}

@@ -432,8 +432,13 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	ppo := map[string]any{}
 	v, t := reflect.ValueOf(c.PPO), reflect.TypeOf(c.PPO)
 	for i := range t.NumField() {
-		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		tag, opts, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
 		if tag == "" || tag == "-" || tag == "net" {
+			continue
+		}
+		// Keys added later are left out at their zero value, so that the
+		// configs (and digests) of runs without them stay as they were.
+		if opts == "omitzero" && v.Field(i).IsZero() {
 			continue
 		}
 		ppo[tag] = v.Field(i).Interface()

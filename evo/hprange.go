@@ -33,7 +33,7 @@ const (
 // order. lr, batch_size and learn_step are mutable by default.
 func HPNames() []string {
 	return []string{"lr", "batch_size", "learn_step", "ent_coef", "clip_coef", "vf_coef",
-		"max_grad_norm", "update_epochs", "gamma", "gae_lambda"}
+		"max_grad_norm", "update_epochs", "gamma", "gae_lambda", "kl_threshold"}
 }
 
 // hpField returns a pointer to the hyperparameter name of c: a float or an
@@ -60,6 +60,8 @@ func hpField(c *agent.Config, name string) (f *float64, i *int) {
 		return &c.Gamma, nil
 	case "gae_lambda":
 		return &c.GAELambda, nil
+	case "kl_threshold":
+		return &c.KLThreshold, nil
 	}
 	return nil, nil
 }

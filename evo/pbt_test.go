@@ -351,7 +351,7 @@ func TestPBTConfigErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, key := range []string{"confirm_margin", "pb2_region", "explore"} {
+		for _, key := range []string{"confirm_margin", "pb2_region", "explore", "kl_threshold", "kl_factor", "lr_factor", "min_lr", "max_lr"} {
 			if strings.Contains(string(b), key) {
 				t.Errorf("the resolved config of a run without %s writes it:\n%s", key, b)
 			}
