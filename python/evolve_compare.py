@@ -138,6 +138,12 @@ def pbt_name(method):
     return "pbt" + method[3:] if method.startswith("pb2") else method
 
 
+def is_study(method):
+    """Whether method (as run, or imported under a label such as "tpe (kl off)")
+    is a tuner's studies."""
+    return method.split(" ")[0] in STUDY_METHODS
+
+
 def own_budget(method):
     """Whether a method's runs have their own budget, left out of B."""
     return bool(budget_factor(pbt_name(method)) or split_pop(method)[1])
@@ -397,7 +403,8 @@ def main(argv):
             if m not in results and m not in args.methods:
                 results[m] = runs
                 args.imported_methods.append(m)
-    finals = [c[-1][0] for m, runs in results.items() if not own_budget(m) for _, c, _ in runs if c]
+    # B is the evolve runs' (an imported study, cut short or not, is no run).
+    finals = [c[-1][0] for m, runs in results.items() if not own_budget(m) and not is_study(m) for _, c, _ in runs if c]
     budget = min(finals) if finals else 0
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
