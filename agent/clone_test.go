@@ -344,14 +344,7 @@ func TestMutateArchitectureProperty(t *testing.T) {
 				t.Errorf("only %d of %d mutations applied", applied, c.n)
 			}
 			t.Logf("%d applied, final %v", applied, a.cfg.Net)
-			path := t.TempDir() + "/m.safetensors"
-			if err := a.Save(path); err != nil {
-				t.Fatal(err)
-			}
-			b, err := Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, _ := saveLoad(t, a)
 			checkSameAgent(t, a, b, true)
 		})
 	}

@@ -153,14 +153,7 @@ func TestFilesFromBeforeTheNNBackendStillLoad(t *testing.T) {
 			}
 
 			// The trained agent saves and loads bit for bit.
-			trained := filepath.Join(t.TempDir(), "trained.safetensors")
-			if err := a.Save(trained); err != nil {
-				t.Fatal(err)
-			}
-			b, err := Load(trained)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, trained := saveLoad(t, a)
 			again := filepath.Join(t.TempDir(), "again.safetensors")
 			if err := b.Save(again); err != nil {
 				t.Fatal(err)

@@ -188,14 +188,7 @@ func TestDictAgentMutatesSavesAndLoads(t *testing.T) {
 		if _, err := a.Train(context.Background(), vec, 128); err != nil {
 			t.Fatalf("share %v: train after mutations (%s): %v", share, a.actorSpec, err)
 		}
-		path := filepath.Join(t.TempDir(), "dict.safetensors")
-		if err := a.Save(path); err != nil {
-			t.Fatal(err)
-		}
-		b, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, _ := saveLoad(t, a)
 		checkSameAgent(t, a, b, true)
 		checkSameActions(t, a, b)
 		c := a.Clone(11) // its own RNG: compare deterministic actions only

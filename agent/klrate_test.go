@@ -134,14 +134,7 @@ func TestKLAdaptiveRateIsSavedAndScaled(t *testing.T) {
 	if adapted == a.Config().LR {
 		t.Fatalf("the rate did not adapt in 10 updates (%g)", adapted)
 	}
-	path := filepath.Join(t.TempDir(), "kl.safetensors")
-	if err := a.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := saveLoad(t, a)
 	if b.adam.LR != adapted || b.Config().KLThreshold != 0.002 {
 		t.Fatalf("loaded: rate %g, kl_threshold %g; saved %g, 0.002", b.adam.LR, b.Config().KLThreshold, adapted)
 	}

@@ -146,6 +146,21 @@ func saveBytes(t testing.TB, a *PPO) []byte {
 	return b
 }
 
+// saveLoad saves a to a file in a fresh temporary directory and loads it
+// back; it returns the loaded agent and the file.
+func saveLoad(t testing.TB, a *PPO) (*PPO, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.safetensors")
+	if err := a.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, path
+}
+
 func sameBits(x, y []float32) bool {
 	if len(x) != len(y) {
 		return false
@@ -254,14 +269,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Run(ta.name, func(t *testing.T) {
 			a := ta.build(t, 3)
 			scramble(a, 4)
-			path := filepath.Join(t.TempDir(), "a.safetensors")
-			if err := a.Save(path); err != nil {
-				t.Fatal(err)
-			}
-			b, err := Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, _ := saveLoad(t, a)
 			checkSameAgent(t, a, b, true)
 			if b.roll != nil || b.work != nil {
 				t.Error("a loaded agent has a rollout or graphs")
@@ -319,14 +327,7 @@ func TestSaveLoadKeepsTrainingBitIdentical(t *testing.T) {
 	if _, err := a.Train(context.Background(), vec, 256); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "a.safetensors")
-	if err := a.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := saveLoad(t, a)
 	var stats [2]TrainStats
 	for i, ag := range []*PPO{a, b} {
 		v, err := envs.MakeVector("CartPole-v1", 4, nil)
