@@ -69,13 +69,25 @@ func fastCases() []fastCase {
 		{"multibinary", match("multibinary"), probe},
 		{"gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Pendulum-v1", 4, nil); return v }, probe},
 		{"gaussian-shared", match("continuous"), shared},
+		{"gaussian-sde", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Pendulum-v1", 4, nil); return v }, withSDE(probe, 3)},
+		{"gaussian-sde-shared-no-head", match("continuous"), withSDE(func() Config { c := noHead(); c.ShareEncoders = true; return c }, 0)},
 		{"cnn-catch", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Catch-v0", 4, nil); return v }, cnn(false)},
 		{"cnn-catch-shared-gelu", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("Catch-v0", 4, nil); return v }, cnn(true)},
 		{"lstm-1layer", novel, lstm(1, false)},
 		{"lstm-2layers-shared", novel, lstm(2, true)},
 		{"lstm-gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("PendulumNoVel-v1", 4, nil); return v }, lstm(1, false)},
+		{"lstm-gaussian-sde", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("PendulumNoVel-v1", 4, nil); return v }, withSDE(lstm(1, false), -1)},
 		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig},
 		{"dict-shared", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, func() Config { c := xorConfig(); c.ShareEncoders = true; return c }},
+	}
+}
+
+// withSDE returns cfg with gSDE, its matrices redrawn every freq steps.
+func withSDE(cfg func() Config, freq int) func() Config {
+	return func() Config {
+		c := cfg()
+		c.UseSDE, c.SDESampleFreq, c.ActionStdInit = true, freq, -1
+		return c
 	}
 }
 

@@ -113,7 +113,10 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 		for _, t := range next.criticParams(rc) {
 			out = append(out, t.Data)
 		}
-		return append(out, mom[nActor+nCritic:]...), nil // log-std keeps its shape
+		for _, m := range mom[nActor+nCritic:] { // the log-std's
+			out = append(out, resizeRows(m, a.dist.feat, next.dist.feat, a.dist.size, 0))
+		}
+		return out, nil
 	}
 	newM, err := resize(a.adam.M)
 	if err != nil {
@@ -122,6 +125,9 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 	newV, err := resize(a.adam.V)
 	if err != nil {
 		return desc, false, fmt.Errorf("mutate architecture: %s: %w", desc, err)
+	}
+	if a.logStd != nil {
+		a.logStd = resizeRows(a.logStd, a.dist.feat, next.dist.feat, a.dist.size, float32(a.cfg.ActionStdInit))
 	}
 	if err := a.setSpecs(net); err != nil { // cannot fail: next.setSpecs(net) succeeded
 		return desc, false, fmt.Errorf("mutate architecture: %s: %w", desc, err)
@@ -132,6 +138,23 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 	a.History = append(a.History, desc)
 	a.roll, a.deploy = nil, nil
 	return desc, true, nil
+}
+
+// resizeRows returns x, a [from, cols] matrix, as a [to, cols] one: the
+// rows both have are kept, new rows are filled with fill. gSDE's log-std
+// matrix has a row per actor feature, and a grown head keeps its old
+// features (and their exploration) in place. from = to = 0 (no gSDE)
+// returns x.
+func resizeRows(x []float32, from, to, cols int, fill float32) []float32 {
+	if from == to {
+		return x
+	}
+	y := make([]float32, to*cols)
+	n := copy(y, x[:min(from, to)*cols])
+	for i := n; i < len(y); i++ {
+		y[i] = fill
+	}
+	return y
 }
 
 // fullCritic returns the critic's tensors as a whole network: with shared

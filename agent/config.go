@@ -34,6 +34,13 @@ type Config struct {
 	VFCoef float64 `toml:"vf_coef" json:"vf_coef"`
 	// MaxGradNorm bounds the global gradient norm over all parameters.
 	MaxGradNorm float64 `toml:"max_grad_norm" json:"max_grad_norm"`
+	// ValueLoss is the critic's loss: "clipped" (or "", the default) is
+	// CleanRL's ½·max((V − R)², (V_old + clip(V − V_old, ±clip_coef) − R)²);
+	// "mse" is Stable-Baselines3's default, (V − R)² unclipped, so that
+	// vf_coef weighs twice what it weighs with "clipped". Clipping the
+	// value's change to ±clip_coef slows a critic whose returns are large
+	// (Pendulum's reach −150).
+	ValueLoss string `toml:"value_loss,omitzero" json:"value_loss,omitempty"`
 	// UpdateEpochs is the number of passes over each rollout.
 	UpdateEpochs int `toml:"update_epochs" json:"update_epochs"`
 	// TargetKL stops an update early, after the minibatch whose approximate
@@ -62,6 +69,19 @@ type Config struct {
 	// ActionStdInit is the initial log standard deviation of Gaussian
 	// (Box) policies.
 	ActionStdInit float64 `toml:"action_std_init" json:"action_std_init"`
+	// UseSDE makes a Box policy explore with generalized state-dependent
+	// exploration (gSDE; Raffin et al. 2021, as Stable-Baselines3 has it):
+	// an action is the mean plus the actor's features times an exploration
+	// matrix drawn from N(0, σ²), with a learnt log σ per feature and action
+	// dimension (initialised to ActionStdInit) in place of the
+	// state-independent log-std. The noise is smooth within an episode and
+	// scales with the state; its log-probability is that of
+	// N(mean, Σ_i feature_i²·σ_i²). Box action spaces only.
+	UseSDE bool `toml:"use_sde,omitzero" json:"use_sde,omitempty"`
+	// SDESampleFreq redraws gSDE's exploration matrices every SDESampleFreq
+	// steps of a rollout (per env); 0 or -1 (SB3's spelling): once per
+	// rollout.
+	SDESampleFreq int `toml:"sde_sample_freq,omitzero" json:"sde_sample_freq,omitempty"`
 	// BPTT is how recurrent rollouts are cut into sequences: "chunked",
 	// "maximum" or "overlap50".
 	BPTT string `toml:"bptt" json:"bptt"`
@@ -77,6 +97,12 @@ type Config struct {
 	// the same whatever the backend.
 	Backend string `toml:"-" json:"backend,omitempty"`
 }
+
+// The value losses of Config.ValueLoss.
+const (
+	ValueLossClipped = "clipped"
+	ValueLossMSE     = "mse"
+)
 
 // DefaultConfig returns the documented defaults: batch 64, lr 3e-4, learn
 // step 2048, γ 0.99, λ 0.95, clip 0.2, entropy 0.01, value 0.5, gradient
@@ -136,6 +162,15 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateKLAdaptive()...)
 	if !finite(c.ActionStdInit) || math.Abs(c.ActionStdInit) > 20 {
 		bad("action_std_init", c.ActionStdInit, "a log standard deviation in [-20, 20]")
+	}
+	if c.ValueLoss != "" && c.ValueLoss != ValueLossClipped && c.ValueLoss != ValueLossMSE {
+		bad("value_loss", fmt.Sprintf("%q", c.ValueLoss), `"clipped" or "mse"`)
+	}
+	if c.SDESampleFreq < -1 {
+		bad("sde_sample_freq", c.SDESampleFreq, ">= 1, or 0 or -1 for once per rollout")
+	}
+	if c.SDESampleFreq != 0 && !c.UseSDE {
+		bad("sde_sample_freq", c.SDESampleFreq, "0 unless use_sde = true")
 	}
 	if _, err := buffer.ParseMode(c.BPTT); err != nil {
 		bad("bptt", fmt.Sprintf("%q", c.BPTT), `"chunked", "maximum" or "overlap50"`)

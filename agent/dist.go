@@ -20,7 +20,7 @@ type distKind int
 const (
 	categorical distKind = iota // Discrete and MultiDiscrete: independent categoricals
 	bernoulli                   // MultiBinary: independent bits
-	gaussian                    // Box: diagonal Gaussian, state-independent log-std
+	gaussian                    // Box: diagonal Gaussian, state-independent log-std or gSDE
 )
 
 // dist is the policy's distribution for one action space, over the
@@ -37,6 +37,7 @@ type dist struct {
 	size  int   // actor output width: sum(nvec), bits, or action dims
 	low   []float32
 	high  []float32 // gaussian: the bounds actions are clipped to for the env
+	feat  int       // gaussian with gSDE: the actor's feature width; 0 without (see sde.go)
 }
 
 func newDist(s envs.Space) (*dist, error) {
@@ -60,6 +61,26 @@ func newDist(s envs.Space) (*dist, error) {
 	return nil, fmt.Errorf("action space %v is not supported (Discrete, MultiDiscrete, MultiBinary or a 1-D Box)", s)
 }
 
+// stdShape is the shape of the log-std parameter: [size] for a
+// state-independent Gaussian, [feat, size] with gSDE, nil for other kinds.
+func (d *dist) stdShape() []int {
+	switch {
+	case d.kind != gaussian:
+		return nil
+	case d.feat > 0:
+		return []int{d.feat, d.size}
+	}
+	return []int{d.size}
+}
+
+// stdLen is the number of log-std parameters.
+func (d *dist) stdLen() int {
+	if d.kind != gaussian {
+		return 0
+	}
+	return max(d.feat, 1) * d.size
+}
+
 // actWidth is the flat size of one action.
 func (d *dist) actWidth() int { return d.space.FlatSize() }
 
@@ -75,6 +96,13 @@ type distBuffers struct {
 	logp   []float32   // [rows] log π(a|s) of the sampled or taken actions
 	ent    []float32   // [rows] entropy
 	g      []float32   // [size] one row's gradient with respect to the log-probabilities
+
+	// gSDE: the caller points feat at the actor's features [rows·feat] and
+	// expl at the exploration matrices [rows·feat·size] before each call.
+	feat, expl      []float32
+	sigma, logSigma []float32 // [rows·size] each row's standard deviations and their logs
+	variance        []float64 // [rows·size] their squares
+	std2, gStd      []float64 // [feat·size] σ² and the log-std matrix's gradient (before σ²)
 }
 
 func (b *distBuffers) resize(d *dist, rows int) {
@@ -91,6 +119,10 @@ func (b *distBuffers) resize(d *dist, rows int) {
 	}
 	if d.kind == gaussian {
 		b.action = bufs.Grow(b.action, rows*d.size)
+	}
+	if d.feat > 0 {
+		b.sigma, b.logSigma = bufs.Grow(b.sigma, rows*d.size), bufs.Grow(b.logSigma, rows*d.size)
+		b.variance = bufs.Grow(b.variance, rows*d.size)
 	}
 	b.logp, b.ent = bufs.Grow(b.logp, rows), bufs.Grow(b.ent, rows)
 	b.g = bufs.Grow(b.g, d.size)
@@ -182,6 +214,11 @@ func (d *dist) sample(b *distBuffers, out, logStd []float32, rows int, determini
 		}
 	case gaussian:
 		n := d.size
+		if d.feat > 0 {
+			d.sdeSample(b, out, logStd, b.expl, rows, deterministic)
+			copy(actions, b.action[:rows*n])
+			return
+		}
 		for i := range b.action[:rows*n] {
 			noise := float32(0)
 			if !deterministic {
@@ -275,6 +312,10 @@ func (d *dist) logProbEntropy(b *distBuffers, out, logStd, actions []float32, ro
 			b.logp[r], b.ent[r] = lp, h
 		}
 	case gaussian:
+		if d.feat > 0 {
+			d.sdeLogProbEntropy(b, out, logStd, actions, rows)
+			return
+		}
 		h := float32(0)
 		for _, ls := range logStd {
 			h += ls + 0.5 + halfLog2Pi
@@ -336,6 +377,10 @@ func (d *dist) backward(b *distBuffers, dOut, dLogStd, out, logStd, actions, dlo
 			}
 		}
 	case gaussian:
+		if d.feat > 0 {
+			d.sdeBackward(b, dOut, dLogStd, out, actions, dlogp, dent, rows)
+			return
+		}
 		for j, ls := range logStd {
 			std := float32(math.Exp(float64(ls)))
 			gls := float64(0)

@@ -54,6 +54,9 @@ func (a *PPO) SetConfig(cfg Config) error {
 	if cfg.NormalizeObs != a.cfg.NormalizeObs {
 		return fmt.Errorf("agent: normalize_obs cannot change after creation")
 	}
+	if cfg.UseSDE != a.cfg.UseSDE {
+		return fmt.Errorf("agent: use_sde cannot change after creation")
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("agent: set config: %w", err)
 	}
@@ -84,7 +87,7 @@ func (a *PPO) CheckFinite() error {
 		return nil
 	}
 	var err error
-	eachTensor(a.actor, a.critic, &a.logStd, func(name string, _ []int, d *[]float32) {
+	eachTensor(a.actor, a.critic, &a.logStd, a.dist.stdShape(), func(name string, _ []int, d *[]float32) {
 		if err == nil {
 			err = check(name, *d)
 		}

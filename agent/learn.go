@@ -120,7 +120,10 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 	n := buf.Envs
 	size := a.stateSize()
 	buf.Reset()
-	for !buf.Full() {
+	for t := 0; !buf.Full(); t++ {
+		if a.dist.feat > 0 && (t == 0 || a.cfg.SDESampleFreq > 0 && t%a.cfg.SDESampleFreq == 0) {
+			a.dist.sdeResample(&a.sdeExpl, a.logStd, n, a.rng)
+		}
 		slot, _ := buf.Next()
 		a.preprocess(slot.Obs, r.obs, true)
 		for i, m := range r.masks {

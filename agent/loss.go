@@ -83,6 +83,11 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 			}
 		}
 	}
+	if d.feat > 0 {
+		if err := n.sdeFeatures(d, rows); err != nil {
+			return st, err
+		}
+	}
 	d.logProbEntropy(&n.dist, mu, a.logStd, mb.actions, rows)
 
 	// The loss per row and its gradient with respect to log π, the entropy
@@ -92,6 +97,11 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 	c := a.cfg.ClipCoef
 	lo, hi := float32(1-c), float32(1+c)
 	cneg, cpos := float32(-c), float32(c)
+	mse := a.cfg.ValueLoss == ValueLossMSE
+	vHalf := 0.5 // the ½ of CleanRL's value loss; SB3's has none
+	if mse {
+		vHalf = 1
+	}
 	inv := 1 / wsum
 	var pgSum, vSum, hSum, kl, clipped float64
 	for i := range rows {
@@ -113,17 +123,20 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 
 		// L^VF (the value term of eq. 9), clipped around the old value as in
 		// the reference implementations: max((V − R)², (V_old + clip(V − V_old, ±ε) − R)²).
+		// With value_loss "mse", SB3's unclipped (V − R)² without the ½.
 		v, ret, vOld := values[i], mb.ret[i], mb.values[i]
 		vl1 := (v - ret) * (v - ret)
-		cd, dcd := clip32(v-vOld, cneg, cpos)
-		vc := vOld + cd
-		vl2 := (vc - ret) * (vc - ret)
 		vl, dv := vl1, 2*(v-ret)
-		if vl1-vl2 < 0 {
-			vl, dv = vl2, 2*(vc-ret)*dcd
+		if !mse {
+			cd, dcd := clip32(v-vOld, cneg, cpos)
+			vc := vOld + cd
+			vl2 := (vc - ret) * (vc - ret)
+			if vl1-vl2 < 0 {
+				vl, dv = vl2, 2*(vc-ret)*dcd
+			}
 		}
 		// loss = L^CLIP − c2·S + c1·½·L^VF (eq. 9 with signs for descent).
-		n.dVal[i] = float32(a.cfg.VFCoef * 0.5 * wi * inv * float64(dv))
+		n.dVal[i] = float32(a.cfg.VFCoef * vHalf * wi * inv * float64(dv))
 		n.dent[i] = float32(-a.cfg.EntCoef * wi * inv)
 
 		pgSum += wi * float64(pg)
@@ -139,7 +152,7 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 		}
 	}
 	st.PolicyLoss = pgSum * inv
-	st.ValueLoss = 0.5 * vSum * inv
+	st.ValueLoss = vHalf * vSum * inv
 	st.Entropy = hSum * inv
 	st.Loss = st.PolicyLoss - a.cfg.EntCoef*st.Entropy + a.cfg.VFCoef*st.ValueLoss
 	st.ApproxKL, st.ClipFrac = kl*inv, clipped*inv

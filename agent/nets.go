@@ -53,9 +53,24 @@ func (a *PPO) nets() (*nets, error) {
 	if a.logStd != nil {
 		n.gLogStd = make([]float32, len(a.logStd))
 	}
-	eachTensor(n.gActor, n.gCritic, &n.gLogStd, func(_ string, _ []int, d *[]float32) { n.grads = append(n.grads, *d) })
+	eachTensor(n.gActor, n.gCritic, &n.gLogStd, nil, func(_ string, _ []int, d *[]float32) { n.grads = append(n.grads, *d) })
 	a.work = n
 	return n, nil
+}
+
+// sdeFeatures points the distribution's buffers at the actor's features
+// of the last forward pass, for gSDE.
+func (n *nets) sdeFeatures(d *dist, rows int) error {
+	fm, ok := n.model.(nn.FeatureModel)
+	if !ok {
+		return fmt.Errorf("use_sde: the network backend (%T) does not give the actor's features", n.model)
+	}
+	f := fm.ActorFeatures()
+	if len(f) < rows*d.feat {
+		return fmt.Errorf("use_sde: the backend gave %d actor features for %d rows of %d", len(f), rows, d.feat)
+	}
+	n.dist.feat = f[:rows*d.feat]
+	return nil
 }
 
 // zerosLike returns zeroed tensors with p's names and shapes.
@@ -133,6 +148,15 @@ func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic,
 	mu, values, err := a.forward(n, obs, rows, 1, state, !keepState)
 	if err != nil {
 		return fmt.Errorf("acting forward pass: %w", err)
+	}
+	if d.feat > 0 {
+		if err := n.sdeFeatures(d, rows); err != nil {
+			return err
+		}
+		if !deterministic && len(a.sdeExpl) != rows*d.stdLen() {
+			d.sdeResample(&a.sdeExpl, a.logStd, rows, a.rng)
+		}
+		n.dist.expl = a.sdeExpl
 	}
 	out.resize(rows, a.actSpace.FlatSize())
 	copy(out.values, values)

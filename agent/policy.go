@@ -16,8 +16,10 @@ type PolicyOutput struct {
 	// BitProbs holds, for MultiBinary policies, P(bit = 1), [rows·n].
 	BitProbs []float32
 	// Mean and Std are, for Box policies, the Gaussian's means [rows·d]
-	// (not clipped to the bounds) and its state-independent standard
-	// deviations [d].
+	// (not clipped to the bounds) and its standard deviations: the
+	// state-independent [d], or with gSDE each row's [rows·d] (the
+	// distribution whose log-probability training uses; gSDE's sampled
+	// noise is the features times an exploration matrix).
 	Mean, Std []float32
 }
 
@@ -50,6 +52,9 @@ func (a *PPO) Policy(obs []float32, masks [][]bool) (*PolicyOutput, error) {
 		// A deterministic Gaussian action is its mean, before clipping.
 		p.Mean = out.actions
 		p.Std = expAll(a.logStd)
+		if d.feat > 0 {
+			p.Std = append([]float32(nil), a.work.dist.sigma[:rows*d.size]...)
+		}
 	}
 	return p, nil
 }

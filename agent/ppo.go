@@ -40,6 +40,10 @@ type PPO struct {
 	work   *nets     // the networks and their buffers, built on first use
 	roll   *rollout  // the training rollout in progress, if any
 	deploy []float32 // recurrent state per row for Act, grown on demand
+	// sdeExpl holds gSDE's exploration matrices, one [feat·act] per row
+	// acted on: drawn at a rollout's start and every sde_sample_freq steps,
+	// and whenever a stochastic act has another number of rows.
+	sdeExpl []float32
 }
 
 // New returns an agent for the given spaces with freshly initialised
@@ -63,8 +67,11 @@ func New(obsSpace, actSpace envs.Space, cfg Config, seed uint64) (*PPO, error) {
 		return nil, fmt.Errorf("init critic: %w", err)
 	}
 	a.critic = a.criticParams(critic)
+	if cfg.UseSDE && a.dist.kind != gaussian {
+		return nil, fmt.Errorf("agent config: use_sde = true: gSDE needs a Box action space, the env's is %v", actSpace)
+	}
 	if a.dist.kind == gaussian {
-		a.logStd = make([]float32, a.dist.size)
+		a.logStd = make([]float32, a.dist.stdLen())
 		for i := range a.logStd {
 			a.logStd[i] = float32(cfg.ActionStdInit)
 		}
@@ -89,9 +96,10 @@ func (a *PPO) criticParams(p netconf.Params) netconf.Params {
 // (skipped when nil) in the one order of the agent's tensors — actor,
 // critic, log-std — with its name in agent files ("actor.<name>",
 // "critic.<name>", "actor.log_std"), its shape and a pointer to its data.
-// The optimizer's moments, gradient clipping, the gradients, save and load,
+// The log-std's shape is stdShape ([feat, act] with gSDE), or [len] when
+// nil. The optimizer's moments, gradient clipping, the gradients, save and load,
 // and the finiteness check all follow this order.
-func eachTensor(actor, critic netconf.Params, logStd *[]float32, f func(name string, shape []int, data *[]float32)) {
+func eachTensor(actor, critic netconf.Params, logStd *[]float32, stdShape []int, f func(name string, shape []int, data *[]float32)) {
 	for i := range actor {
 		f("actor."+actor[i].Name, actor[i].Shape, &actor[i].Data)
 	}
@@ -99,14 +107,17 @@ func eachTensor(actor, critic netconf.Params, logStd *[]float32, f func(name str
 		f("critic."+critic[i].Name, critic[i].Shape, &critic[i].Data)
 	}
 	if *logStd != nil {
-		f("actor.log_std", []int{len(*logStd)}, logStd)
+		if stdShape == nil {
+			stdShape = []int{len(*logStd)}
+		}
+		f("actor.log_std", stdShape, logStd)
 	}
 }
 
 // tensors returns every trainable tensor's data in the order of eachTensor.
 func (a *PPO) tensors() [][]float32 {
 	var out [][]float32
-	eachTensor(a.actor, a.critic, &a.logStd, func(_ string, _ []int, d *[]float32) { out = append(out, *d) })
+	eachTensor(a.actor, a.critic, &a.logStd, a.dist.stdShape(), func(_ string, _ []int, d *[]float32) { out = append(out, *d) })
 	return out
 }
 
@@ -151,7 +162,7 @@ func (a *PPO) Specs() (actor, critic netconf.Spec) {
 // log-std, and with shared encoders the critic owns only its head and output
 // layer (it reads the actor's encoder and latent layer).
 func (a *PPO) ParamCounts() (actor, critic int) {
-	eachTensor(a.actor, nil, &a.logStd, func(_ string, _ []int, d *[]float32) { actor += len(*d) })
+	eachTensor(a.actor, nil, &a.logStd, nil, func(_ string, _ []int, d *[]float32) { actor += len(*d) })
 	critic = a.critic.Size()
 	return actor, critic
 }

@@ -255,62 +255,100 @@ func TestUpdateReplaysPyTorchReferences(t *testing.T) {
 	for _, backend := range []string{"go", "gorgonia"} {
 		for _, c := range refCases() {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
-				ref := loadPPORef(t, c.name)
-				cfg := DefaultConfig()
-				cfg.Backend = backend
-				cfg.Net = c.net
-				cfg.LR = ref.Hyper["lr"].(float64)
-				cfg.ClipCoef = ref.Hyper["clip_coef"].(float64)
-				cfg.EntCoef = ref.Hyper["ent_coef"].(float64)
-				cfg.VFCoef = ref.Hyper["vf_coef"].(float64)
-				cfg.MaxGradNorm = ref.Hyper["max_grad_norm"].(float64)
-				a, err := New(c.obs, c.act, cfg, 1)
+				replayRef(t, loadPPORef(t, c.name), c, backend, nil)
+			})
+		}
+	}
+}
+
+// TestUpdateReplaysSB3Rule replays, on each backend, PPO updates made by
+// Stable-Baselines3's rule with its defaults that differ from CleanRL's:
+// a gSDE policy (SB3's StateDependentNoiseDistribution) and the unclipped
+// MSE value loss (testdata/ppo_sde_mse*.json, written by gen_ppo_sb3.py),
+// to the same tolerances as the shared references.
+func TestUpdateReplaysSB3Rule(t *testing.T) {
+	for _, backend := range []string{"go", "gorgonia"} {
+		for _, name := range []string{"ppo_sde_mse", "ppo_sde_mse_clip"} {
+			t.Run(backend+"/"+name, func(t *testing.T) {
+				data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				setRefParams(t, a, c, ref.InitParams)
-				for k, step := range ref.Steps {
-					var mb minibatch
-					if a.recurrent() {
-						mb = refSequences(t, ref, step.Sequences, a.actSpace.FlatSize())
-					} else {
-						mb = refMinibatch(t, ref, step.Indices, a.actSpace.FlatSize())
-					}
-					got, err := a.update(mb)
-					if err != nil {
-						t.Fatalf("step %d: %v", k, err)
-					}
-					for _, q := range []struct {
-						what      string
-						got, want float64
-					}{
-						{"pg_loss", got.PolicyLoss, step.PgLoss},
-						{"v_loss", got.ValueLoss, step.VLoss},
-						{"entropy", got.Entropy, step.Entropy},
-						{"loss", got.Loss, step.Loss},
-						{"approx_kl", got.ApproxKL, step.ApproxKL},
-						{"clipfrac", got.ClipFrac, step.ClipFrac},
-						{"grad_norm", got.GradNorm, step.GradNorm},
-					} {
-						// 1e-5 relative, with an absolute floor for values near 0
-						// (a float32 pass leaves ~1e-7 where float64 gives 1e-17).
-						if d := math.Abs(q.got - q.want); d > 1e-5*math.Abs(q.want)+2e-6 {
-							t.Errorf("step %d (epoch %d): %s = %.9g, want %.9g", k, step.Epoch, q.what, q.got, q.want)
-						}
-					}
-					if k == 0 {
-						if e, where := maxParamError(t, a, c, ref.AfterFirstStep); e > 5e-4 {
-							t.Errorf("after the first step: %s off by %.3g relative", where, e)
-						}
-					}
+				var ref ppoRef
+				if err := json.Unmarshal(data, &ref); err != nil {
+					t.Fatalf("%s: %v", name, err)
 				}
-				if e, where := maxParamError(t, a, c, ref.FinalParams); e > 5e-4 {
-					t.Errorf("final parameters: %s off by %.3g relative (tolerance 5e-4)", where, e)
-				} else {
-					t.Logf("final parameters within %.2g relative", e)
+				c := refCases()[3] // the continuous case's spaces and network
+				if !strings.HasPrefix(c.name, "continuous") {
+					t.Fatalf("refCases()[3] is %s, want the continuous case", c.name)
 				}
+				replayRef(t, &ref, c, backend, func(cfg *Config) { cfg.UseSDE, cfg.ValueLoss = true, ValueLossMSE })
 			})
 		}
+	}
+}
+
+// replayRef runs every minibatch of the reference update ref through our
+// update on the backend, with the reference's hyperparameters and then
+// edit's changes, and compares losses, entropy, approximate KL, clip
+// fraction, gradient norm and the parameters after the first and the last
+// step to the data README's tolerances.
+func replayRef(t *testing.T, ref *ppoRef, c refCase, backend string, edit func(*Config)) {
+	cfg := DefaultConfig()
+	cfg.Backend = backend
+	cfg.Net = c.net
+	cfg.LR = ref.Hyper["lr"].(float64)
+	cfg.ClipCoef = ref.Hyper["clip_coef"].(float64)
+	cfg.EntCoef = ref.Hyper["ent_coef"].(float64)
+	cfg.VFCoef = ref.Hyper["vf_coef"].(float64)
+	cfg.MaxGradNorm = ref.Hyper["max_grad_norm"].(float64)
+	if edit != nil {
+		edit(&cfg)
+	}
+	a, err := New(c.obs, c.act, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setRefParams(t, a, c, ref.InitParams)
+	for k, step := range ref.Steps {
+		var mb minibatch
+		if a.recurrent() {
+			mb = refSequences(t, ref, step.Sequences, a.actSpace.FlatSize())
+		} else {
+			mb = refMinibatch(t, ref, step.Indices, a.actSpace.FlatSize())
+		}
+		got, err := a.update(mb)
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		for _, q := range []struct {
+			what      string
+			got, want float64
+		}{
+			{"pg_loss", got.PolicyLoss, step.PgLoss},
+			{"v_loss", got.ValueLoss, step.VLoss},
+			{"entropy", got.Entropy, step.Entropy},
+			{"loss", got.Loss, step.Loss},
+			{"approx_kl", got.ApproxKL, step.ApproxKL},
+			{"clipfrac", got.ClipFrac, step.ClipFrac},
+			{"grad_norm", got.GradNorm, step.GradNorm},
+		} {
+			// 1e-5 relative, with an absolute floor for values near 0
+			// (a float32 pass leaves ~1e-7 where float64 gives 1e-17).
+			if d := math.Abs(q.got - q.want); d > 1e-5*math.Abs(q.want)+2e-6 {
+				t.Errorf("step %d (epoch %d): %s = %.9g, want %.9g", k, step.Epoch, q.what, q.got, q.want)
+			}
+		}
+		if k == 0 {
+			if e, where := maxParamError(t, a, c, ref.AfterFirstStep); e > 5e-4 {
+				t.Errorf("after the first step: %s off by %.3g relative", where, e)
+			}
+		}
+	}
+	if e, where := maxParamError(t, a, c, ref.FinalParams); e > 5e-4 {
+		t.Errorf("final parameters: %s off by %.3g relative (tolerance 5e-4)", where, e)
+	} else {
+		t.Logf("final parameters within %.2g relative", e)
 	}
 }
 

@@ -102,14 +102,14 @@ type normJSON struct {
 // the same order.
 func (a *PPO) tensorNames() []string {
 	var names []string
-	eachTensor(a.actor, a.critic, &a.logStd, func(name string, _ []int, _ *[]float32) { names = append(names, name) })
+	eachTensor(a.actor, a.critic, &a.logStd, a.dist.stdShape(), func(name string, _ []int, _ *[]float32) { names = append(names, name) })
 	return names
 }
 
 // tensorShapes returns the shapes of (*PPO).tensors(), in the same order.
 func (a *PPO) tensorShapes() [][]int {
 	var shapes [][]int
-	eachTensor(a.actor, a.critic, &a.logStd, func(_ string, shape []int, _ *[]float32) { shapes = append(shapes, shape) })
+	eachTensor(a.actor, a.critic, &a.logStd, a.dist.stdShape(), func(_ string, shape []int, _ *[]float32) { shapes = append(shapes, shape) })
 	return shapes
 }
 
@@ -363,7 +363,7 @@ func (a *PPO) allocate(tensors []namedTensor) error {
 	}
 	a.actor, a.critic = actor, a.criticParams(critic)
 	if a.dist.kind == gaussian {
-		a.logStd = make([]float32, a.dist.size)
+		a.logStd = make([]float32, a.dist.stdLen())
 	}
 	return nil
 }
@@ -385,7 +385,7 @@ func (a *PPO) bindTensors(tensors []namedTensor, d agentJSON) error {
 	}
 	// Weights are written into the params' Data (the tensors are laid out
 	// by the specs, so the file's data, of the same shape, can replace them).
-	eachTensor(a.actor, a.critic, &a.logStd, add)
+	eachTensor(a.actor, a.critic, &a.logStd, a.dist.stdShape(), add)
 	a.adam = &Adam{LR: d.Adam.LR, Beta1: d.Adam.Beta1, Beta2: d.Adam.Beta2, Eps: d.Adam.Eps, Step: d.Adam.Step,
 		M: make([][]float32, len(dsts)), V: make([][]float32, len(dsts))}
 	for i := range dsts {

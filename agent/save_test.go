@@ -90,6 +90,9 @@ func testAgents(t testing.TB, net func(netconf.EncoderKind) netconf.Spec) []test
 		{"dict shared", dict, envs.Discrete{N: 3}, func(c *Config) {
 			c.Net, c.ShareEncoders = net(netconf.EncoderMLP), true
 		}},
+		{"gaussian sde", pObs, pAct, func(c *Config) {
+			c.Net, c.UseSDE, c.SDESampleFreq, c.ActionStdInit = net(netconf.EncoderMLP), true, 4, -1
+		}},
 	}
 }
 

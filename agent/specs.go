@@ -13,7 +13,8 @@ import (
 // derives them (inputs from the observation space, one encoder per key of
 // a Dict, outputs and output gains from the action space), and logStd, the
 // number of log-standard-deviation parameters (the size of Box actions; 0
-// otherwise). It builds nothing, so evo's memory estimate uses it before
+// otherwise; with gSDE, Config.UseSDE, the log-std is a matrix of
+// actor.FeatureWidth() rows of logStd). It builds nothing, so evo's memory estimate uses it before
 // any agent exists.
 func DeriveSpecs(obs, act envs.Space, net netconf.Spec) (actor, critic netconf.Spec, logStd int, err error) {
 	s, err := deriveSpecs(obs, act, net)
@@ -91,7 +92,11 @@ func (a *PPO) setSpecs(net netconf.Spec) error {
 	if err != nil {
 		return err
 	}
+	if a.cfg.UseSDE && s.dist.kind == gaussian {
+		s.dist.feat = s.actor.FeatureWidth()
+	}
 	a.dist, a.actorSpec, a.criticSpec, a.scale = s.dist, s.actor, s.critic, s.scale
+	a.sdeExpl = nil
 	if s.actor.Dict() {
 		a.cfg.Net.Inputs = s.actor.Clone().Inputs
 	}

@@ -30,6 +30,9 @@ func TestDeriveSpecsIsTheAgents(t *testing.T) {
 				t.Errorf("%s: %s spec %s, the agent's %s", ta.name, c.what, g, w)
 			}
 		}
+		if a.cfg.UseSDE {
+			logStd *= actor.FeatureWidth()
+		}
 		if _, box := ta.act.(envs.Box); (logStd != 0) != box || logStd != len(a.logStd) {
 			t.Errorf("%s: logStd %d, the agent has %d", ta.name, logStd, len(a.logStd))
 		}

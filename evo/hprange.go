@@ -33,7 +33,7 @@ const (
 // order. lr, batch_size and learn_step are mutable by default.
 func HPNames() []string {
 	return []string{"lr", "batch_size", "learn_step", "ent_coef", "clip_coef", "vf_coef",
-		"max_grad_norm", "update_epochs", "gamma", "gae_lambda", "kl_threshold"}
+		"max_grad_norm", "update_epochs", "gamma", "gae_lambda", "kl_threshold", "sde_sample_freq"}
 }
 
 // hpField returns a pointer to the hyperparameter name of c: a float or an
@@ -62,6 +62,8 @@ func hpField(c *agent.Config, name string) (f *float64, i *int) {
 		return &c.GAELambda, nil
 	case "kl_threshold":
 		return &c.KLThreshold, nil
+	case "sde_sample_freq":
+		return nil, &c.SDESampleFreq
 	}
 	return nil, nil
 }
@@ -124,6 +126,11 @@ func completeHP(md toml.MetaData, cfg *Config) error {
 	for name, r := range cfg.HP {
 		if f, i := hpField(&cfg.PPO, name); f == nil && i == nil {
 			errs = append(errs, fmt.Errorf("[hp.%s]: not a mutable hyperparameter; want one of %s", name, strings.Join(HPNames(), ", ")))
+			continue
+		}
+		if name == "sde_sample_freq" && (!cfg.PPO.UseSDE || cfg.PPO.SDESampleFreq < 1) {
+			errs = append(errs, fmt.Errorf("[hp.sde_sample_freq]: [ppo] has use_sde = %v, sde_sample_freq = %d: want use_sde = true and sde_sample_freq >= 1 (the range's start)",
+				cfg.PPO.UseSDE, cfg.PPO.SDESampleFreq))
 			continue
 		}
 		d := defaultRange(name, hpValue(cfg.PPO, name))

@@ -92,6 +92,9 @@ func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
 	if err != nil {
 		return memEstimate{}, err
 	}
+	if c.PPO.UseSDE {
+		logStd *= actor.FeatureWidth() // gSDE's log-std matrix
+	}
 	na, err := netconf.ParamCount(actor)
 	if err != nil {
 		return memEstimate{}, err

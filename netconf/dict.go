@@ -32,6 +32,16 @@ func (s Spec) LatentWidth() int {
 	return s.Latent.Size
 }
 
+// FeatureWidth is the width of the features the output layer reads: the
+// head's last hidden layer, or the latent when the head has none. gSDE's
+// exploration noise is a linear map of them.
+func (s Spec) FeatureWidth() int {
+	if h := s.Head.Hidden; len(h) > 0 {
+		return h[len(h)-1]
+	}
+	return s.LatentWidth()
+}
+
 func (k KeyInput) clone() KeyInput {
 	if k.MLP != nil {
 		m := k.MLP.clone()

@@ -28,6 +28,16 @@ type Model interface {
 	Backward(dOut, dValues []float32, gActor, gCritic netconf.Params) error
 }
 
+// FeatureModel is a Model that also gives the actor's features, what gSDE's state-dependent
+// exploration noise is a linear map of. Both of this module's backends implement it.
+type FeatureModel interface {
+	Model
+	// ActorFeatures returns the input of the actor's output layer at the last Forward,
+	// [rows · actor.FeatureWidth()]: the head's last hidden layer, or the latent when the
+	// head has none. It is the model's buffer, valid until its next call.
+	ActorFeatures() []float32
+}
+
 // Batch is the input of one forward pass.
 type Batch struct {
 	// Actor and Critic hold the weights, read in place. When the critic shares the actor's

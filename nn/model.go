@@ -78,6 +78,9 @@ func (m *goModel) Forward(b Batch) (out, values []float32, err error) {
 	return out, values, nil
 }
 
+// ActorFeatures implements FeatureModel.
+func (m *goModel) ActorFeatures() []float32 { return m.actor.Features() }
+
 func (m *goModel) Backward(dOut, dValues []float32, gActor, gCritic netconf.Params) error {
 	dLatA, err := m.actor.BackwardHead(m.pa, gActor, dOut)
 	if err != nil {

@@ -174,6 +174,19 @@ func (n *Net) ForwardHead(p netconf.Params, latent []float32, rows int) ([]float
 	return forwardLayers(n.head, &n.pHead, p, n.lat, rows), nil
 }
 
+// Features returns the input of the output layer at the last ForwardHead, [rows,
+// spec.FeatureWidth()]: the head's last hidden layer's output, or the latent when the head
+// has no hidden layer. It is a view valid until the next ForwardHead; nil before the first.
+func (n *Net) Features() []float32 {
+	if n.headRows == 0 {
+		return nil
+	}
+	if k := len(n.head); k > 1 {
+		return n.head[k-2].y[:n.headRows*n.spec.FeatureWidth()]
+	}
+	return n.lat
+}
+
 // errNoForward is returned by a backward call that has no matching forward pass.
 var errNoForward = errors.New("nn: backward pass without a matching forward pass")
 

@@ -581,3 +581,58 @@ func TestNetRejectsBadInput(t *testing.T) {
 		t.Errorf("valid MLP input: %v", err)
 	}
 }
+
+// TestNetFeaturesAreTheOutputLayersInput checks Features against the output it feeds:
+// out = features·W_out + b_out row by row, with and without head layers (then the
+// features are the latent).
+func TestNetFeaturesAreTheOutputLayersInput(t *testing.T) {
+	for i, hidden := range [][]int{{8}, {7, 5}, nil} {
+		spec := denseSpec(netconf.Tanh, false, []int{9}, hidden)
+		spec.Head.MinLayers = 0
+		t.Run(fmt.Sprint(hidden), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(41, uint64(i)))
+			n, err := New(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Features() != nil {
+				t.Fatal("Features before any forward pass is not nil")
+			}
+			p, _ := netconf.Init(spec, rng)
+			randomise(p, rng)
+			const rows = 3
+			lat, err := n.ForwardEncoder(p, randomInput(rng, rows*spec.Input[0]), rows, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lat = append([]float32(nil), lat...)
+			out, err := n.ForwardHead(p, lat, rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, w := spec.FeatureWidth(), spec.LatentWidth()
+			if len(hidden) > 0 {
+				w = hidden[len(hidden)-1]
+			}
+			feat := n.Features()
+			if f != w || len(feat) != rows*f {
+				t.Fatalf("%d features of width %d, want %d rows of %d", len(feat), f, rows, w)
+			}
+			if len(hidden) == 0 && !sameBits(feat, lat) {
+				t.Fatal("without head layers the features are not the latent")
+			}
+			W, b := p.Tensor("out.weight").Data, p.Tensor("out.bias").Data
+			for r := range rows {
+				for j := range spec.Output {
+					want := float64(b[j])
+					for k := range f {
+						want += float64(feat[r*f+k]) * float64(W[k*spec.Output+j])
+					}
+					if got := float64(out[r*spec.Output+j]); math.Abs(got-want) > 1e-5 {
+						t.Errorf("row %d output %d: %v, features·W + b = %v", r, j, got, want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -86,6 +86,18 @@ func agreeCases() []agreeCase {
 			}, act, i == 1)
 		fams = append(fams, family{"cnn/" + string(act), a, c})
 	}
+	// An actor without head layers: its output layer reads the latent (the features gSDE
+	// uses are the latent then).
+	a, c := agreePair(func(s *netconf.Spec, act netconf.Activation, norm bool) {
+		m := agreeMLP([]int{6}, act, norm)
+		s.Encoder, s.MLP, s.Input = netconf.EncoderMLP, &m, []int{5}
+		s.Head = agreeMLP(nil, act, norm)
+		s.Head.MinLayers = 0
+	}, func(s *netconf.Spec, act netconf.Activation, norm bool) {
+		m := agreeMLP([]int{6}, act, norm)
+		s.Encoder, s.MLP, s.Input = netconf.EncoderMLP, &m, []int{5}
+	}, netconf.Tanh, false)
+	fams = append(fams, family{"mlp/nohead/Tanh", a, c})
 	dictEnc := func(mlp []int, cnn *netconf.CNN) func(s *netconf.Spec, act netconf.Activation, norm bool) {
 		return func(s *netconf.Spec, act netconf.Activation, norm bool) {
 			m := agreeMLP(mlp, act, norm)
@@ -202,6 +214,7 @@ func newAgreeInputs(t *testing.T, c agreeCase, seed uint64) *agreeInputs {
 // agreeRun is what one backend computed.
 type agreeRun struct {
 	out, values, final []float32
+	features           []float32 // the actor's output layer's input
 	gActor, gCritic    netconf.Params
 }
 
@@ -227,8 +240,15 @@ func (in *agreeInputs) run(t *testing.T, backend string, c agreeCase) agreeRun {
 	if err != nil {
 		t.Fatalf("%s backend: forward: %v", backend, err)
 	}
+	fm, ok := m.(nn.FeatureModel)
+	if !ok {
+		t.Fatalf("%s backend: the model is no nn.FeatureModel", backend)
+	}
 	r := agreeRun{out: slices.Clone(out), values: slices.Clone(values), final: b.Final,
-		gActor: zerosLike(in.pa), gCritic: zerosLike(in.pc)}
+		features: slices.Clone(fm.ActorFeatures()), gActor: zerosLike(in.pa), gCritic: zerosLike(in.pc)}
+	if want := in.batch.Rows * c.actor.FeatureWidth(); len(r.features) != want {
+		t.Fatalf("%s backend: %d actor features, want %d", backend, len(r.features), want)
+	}
 	if err := m.Backward(in.dOut, in.dValues, r.gActor, r.gCritic); err != nil {
 		t.Fatalf("%s backend: backward: %v", backend, err)
 	}
@@ -281,6 +301,7 @@ func TestBackendsAgreeOnOutputsAndGradients(t *testing.T) {
 			}
 			check("actor output", got.out, ref.out)
 			check("values", got.values, ref.values)
+			check("actor features", got.features, ref.features)
 			check("final state", got.final, ref.final)
 			for k, side := range []struct{ g, w netconf.Params }{{got.gActor, ref.gActor}, {got.gCritic, ref.gCritic}} {
 				for j, tensor := range side.w {

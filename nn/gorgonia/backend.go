@@ -103,6 +103,7 @@ type graph struct {
 	// networks without one have no entry.
 	recurrent   []*Recurrent
 	out, values []float32 // copied out by every run
+	features    []float32 // the actor's output layer's input, copied out by every run
 }
 
 func (m *model) StateSize() int { return m.stateSize }
@@ -150,6 +151,14 @@ func (m *model) Forward(b nn.Batch) (out, values []float32, err error) {
 	}
 	m.last = g
 	return g.out, g.values, nil
+}
+
+// ActorFeatures implements nn.FeatureModel.
+func (m *model) ActorFeatures() []float32 {
+	if m.last == nil {
+		return nil
+	}
+	return m.last.features
 }
 
 func (m *model) Backward(dOut, dValues []float32, gActor, gCritic netconf.Params) error {
@@ -364,7 +373,7 @@ func (m *model) newGraph(sh shape) (g *graph, err error) {
 	if _, err := G.Grad(cost, wrt...); err != nil {
 		return nil, fmt.Errorf("gradient: %w", err)
 	}
-	g.out, g.values = capture(actor.Out), capture(value)
+	g.out, g.values, g.features = capture(actor.Out), capture(value), capture(actor.Features)
 	g.vm = G.NewTapeMachine(eg, G.BindDualValues(wrt...))
 	return g, nil
 }

@@ -36,10 +36,13 @@ type Options struct {
 // sees the same weights, and writing a tensor's Data changes them everywhere.
 type Net struct {
 	Spec   netconf.Spec
-	Input  *G.Node     // the caller's input node
-	Latent *G.Node     // [rows, s.LatentWidth()], after the latent layers' activation
-	Out    *G.Node     // [rows, output size], no activation; nil after BuildEncoder
-	Params []ParamNode // in layout order; pass Learnables to G.Grad
+	Input  *G.Node // the caller's input node
+	Latent *G.Node // [rows, s.LatentWidth()], after the latent layers' activation
+	Out    *G.Node // [rows, output size], no activation; nil after BuildEncoder
+	// Features is the output layer's input, [rows, s.FeatureWidth()]: the head's last
+	// hidden layer, or Latent when the head has none; nil after BuildEncoder.
+	Features *G.Node
+	Params   []ParamNode // in layout order; pass Learnables to G.Grad
 	// Recurrent is set for LSTM encoders: the state fed in and read out.
 	Recurrent *Recurrent
 }
@@ -111,7 +114,7 @@ func BuildHead(g *G.ExprGraph, s netconf.Spec, p netconf.Params, latent *G.Node,
 	if err := b.checkHead(s); err != nil {
 		return nil, nil, err
 	}
-	out, err := b.head(s, latent)
+	_, out, err := b.head(s, latent)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build %s head: %w", s, err)
 	}
@@ -216,7 +219,7 @@ func (b *builder) network(s netconf.Spec, x *G.Node, withHead bool) (*Net, error
 func (b *builder) finish(n *Net, s netconf.Spec, withHead bool) (*Net, error) {
 	var err error
 	if withHead {
-		if n.Out, err = b.head(s, n.Latent); err != nil {
+		if n.Features, n.Out, err = b.head(s, n.Latent); err != nil {
 			return nil, fmt.Errorf("build %s head: %w", s, err)
 		}
 	}
@@ -224,15 +227,17 @@ func (b *builder) finish(n *Net, s netconf.Spec, withHead bool) (*Net, error) {
 	return n, nil
 }
 
-func (b *builder) head(s netconf.Spec, latent *G.Node) (*G.Node, error) {
+// head adds the head's MLP and the output layer on latent and returns the MLP's output
+// (the output layer's input) and the output.
+func (b *builder) head(s netconf.Spec, latent *G.Node) (features, out *G.Node, err error) {
 	if err := wantShape(latent, -1, s.LatentWidth()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h, err := b.mlp(latent, "head", s.Head)
-	if err != nil {
-		return nil, err
+	if features, err = b.mlp(latent, "head", s.Head); err != nil {
+		return nil, nil, err
 	}
-	return b.dense(h, "out")
+	out, err = b.dense(features, "out")
+	return features, out, err
 }
 
 // wantShape checks a node's shape; -1 matches any size.
