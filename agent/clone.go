@@ -33,6 +33,12 @@ func (a *PPO) Clone(seed uint64) *PPO {
 	if a.norm != nil {
 		c.norm = &RunningNorm{Mean: slices.Clone(a.norm.Mean), Var: slices.Clone(a.norm.Var), Count: a.norm.Count}
 	}
+	if a.valNorm != nil {
+		c.valNorm = &RunningNorm{Mean: slices.Clone(a.valNorm.Mean), Var: slices.Clone(a.valNorm.Var), Count: a.valNorm.Count}
+	}
+	if a.rewNorm != nil {
+		c.rewNorm = &RunningNorm{Mean: slices.Clone(a.rewNorm.Mean), Var: slices.Clone(a.rewNorm.Var), Count: a.rewNorm.Count}
+	}
 	c.pcg = rand.NewPCG(seed, 0x70706f)
 	c.rng = rand.New(c.pcg)
 	c.Steps, c.Updates, c.TotalSteps = a.Steps, a.Updates, a.TotalSteps

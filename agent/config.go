@@ -66,6 +66,22 @@ type Config struct {
 	// NormalizeObs normalises observations with running statistics kept
 	// in (and saved with) the agent.
 	NormalizeObs bool `toml:"normalize_obs" json:"normalize_obs"`
+	// NormalizeReward scales rewards for training as Stable-Baselines3's
+	// VecNormalize does (norm_reward): each env keeps its discounted return
+	// (with Gamma, zeroed at episode ends), a running variance of those
+	// returns is kept in (and saved with) the agent, and a reward is divided
+	// by its standard deviation and clipped to ±ClipReward. Episode returns,
+	// evaluation and fitness stay raw.
+	NormalizeReward bool `toml:"normalize_reward,omitzero" json:"normalize_reward,omitempty"`
+	// NormalizeValue makes the critic predict standardised values, as skrl's
+	// PPO with a RunningStandardScaler value preprocessor does (see
+	// valuescale.go): the statistics of the rollouts' values and returns
+	// are kept in (and saved with) the agent; acting and GAE use values in
+	// return units. With it, the value clip of value_loss "clipped" acts
+	// on standardised values.
+	NormalizeValue bool `toml:"normalize_value,omitzero" json:"normalize_value,omitempty"`
+	// ClipReward bounds scaled rewards; 0 means SB3's 10.
+	ClipReward float64 `toml:"clip_reward,omitzero" json:"clip_reward,omitempty"`
 	// ActionStdInit is the initial log standard deviation of Gaussian
 	// (Box) policies.
 	ActionStdInit float64 `toml:"action_std_init" json:"action_std_init"`
@@ -165,6 +181,12 @@ func (c Config) Validate() error {
 	}
 	if c.ValueLoss != "" && c.ValueLoss != ValueLossClipped && c.ValueLoss != ValueLossMSE {
 		bad("value_loss", fmt.Sprintf("%q", c.ValueLoss), `"clipped" or "mse"`)
+	}
+	if !(c.ClipReward >= 0) || !finite(c.ClipReward) {
+		bad("clip_reward", c.ClipReward, "> 0 (0: 10)")
+	}
+	if c.ClipReward != 0 && !c.NormalizeReward {
+		bad("clip_reward", c.ClipReward, "0 unless normalize_reward = true")
 	}
 	if c.SDESampleFreq < -1 {
 		bad("sde_sample_freq", c.SDESampleFreq, ">= 1, or 0 or -1 for once per rollout")

@@ -54,6 +54,12 @@ func (a *PPO) SetConfig(cfg Config) error {
 	if cfg.NormalizeObs != a.cfg.NormalizeObs {
 		return fmt.Errorf("agent: normalize_obs cannot change after creation")
 	}
+	if cfg.NormalizeValue != a.cfg.NormalizeValue {
+		return fmt.Errorf("agent: normalize_value cannot change after creation")
+	}
+	if cfg.NormalizeReward != a.cfg.NormalizeReward {
+		return fmt.Errorf("agent: normalize_reward cannot change after creation")
+	}
 	if cfg.UseSDE != a.cfg.UseSDE {
 		return fmt.Errorf("agent: use_sde cannot change after creation")
 	}

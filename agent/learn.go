@@ -29,6 +29,8 @@ type rollout struct {
 	masks  [][]bool  // current masks, views of copies owned here
 	mbuf   [][]bool
 	state  []float32 // recurrent state per env
+	ret    []float64 // normalize_reward: each env's discounted return so far
+	raw    []float64 // normalize_reward: one step's raw rewards
 	buf    *buffer.Rollout
 	out    actOut
 	xfinal []float32
@@ -88,6 +90,9 @@ func (a *PPO) startRollout(vec *envs.Vector) error {
 	}
 	r = &rollout{vec: vec, buf: buf, state: make([]float32, n*a.stateSize()),
 		masks: make([][]bool, n), mbuf: make([][]bool, n)}
+	if a.rewNorm != nil {
+		r.ret, r.raw = make([]float64, n), make([]float64, n)
+	}
 	for i := range r.mbuf {
 		r.mbuf[i] = make([]bool, maskSize)
 	}
@@ -142,9 +147,15 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 		if err != nil {
 			return 0, 0, 0, err
 		}
+		if a.rewNorm != nil {
+			copy(r.raw, res.Rewards)
+			a.scaleRewards(r.ret, r.raw, res.Done, slot.Rewards)
+		}
 		truncated := false
 		for i := range n {
-			slot.Rewards[i] = float32(res.Rewards[i])
+			if a.rewNorm == nil {
+				slot.Rewards[i] = float32(res.Rewards[i])
+			}
 			slot.Terminated[i], slot.Truncated[i] = res.Terminated[i], res.Truncated[i]
 			if res.Done(i) {
 				episodes++
@@ -176,6 +187,11 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 	}
 	if err := buf.ComputeGAE(a.cfg.Gamma, a.cfg.GAELambda, r.fout.values); err != nil {
 		return 0, 0, 0, err
+	}
+	if a.valNorm != nil {
+		// skrl's order: the values, then the returns.
+		a.standardizeTrain(buf.Values)
+		a.standardizeTrain(buf.Returns)
 	}
 	return steps, episodes, returns, nil
 }

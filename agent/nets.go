@@ -123,6 +123,9 @@ func (a *PPO) values(obs, state []float32, out *actOut) error {
 	}
 	out.resize(rows, a.actSpace.FlatSize())
 	copy(out.values, values)
+	if a.valNorm != nil {
+		a.destandardize(out.values)
+	}
 	return nil
 }
 
@@ -160,6 +163,9 @@ func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic,
 	}
 	out.resize(rows, a.actSpace.FlatSize())
 	copy(out.values, values)
+	if a.valNorm != nil {
+		a.destandardize(out.values)
+	}
 	d.sample(&n.dist, mu, a.logStd, rows, deterministic, a.rng, out.actions)
 	copy(out.logp, n.dist.logp[:rows])
 	out.choiceLogp = n.dist.comp

@@ -26,7 +26,11 @@ func NewRunningNorm(n int) *RunningNorm {
 
 // Update merges a batch of observations (rows of len(Mean) values) into the
 // running statistics.
-func (r *RunningNorm) Update(batch []float32) {
+func (r *RunningNorm) Update(batch []float32) { updateNorm(r, batch) }
+
+// updateNorm is Update for float32 or float64 rows: the reward scaler
+// merges float64 discounted returns, as SB3's VecNormalize does.
+func updateNorm[T float32 | float64](r *RunningNorm, batch []T) {
 	n := len(r.Mean)
 	rows := len(batch) / n
 	if rows == 0 {

@@ -25,6 +25,8 @@ type PPO struct {
 	logStd                []float32      // Gaussian policies only
 	adam                  *Adam
 	norm                  *RunningNorm // nil unless cfg.NormalizeObs
+	rewNorm               *RunningNorm // the discounted return's statistics; nil unless cfg.NormalizeReward
+	valNorm               *RunningNorm // the value targets' statistics; nil unless cfg.NormalizeValue
 	scale                 []imageScale // bounded images in an observation, scaled unless norm is set
 	pcg                   *rand.PCG
 	rng                   *rand.Rand
@@ -79,6 +81,12 @@ func New(obsSpace, actSpace envs.Space, cfg Config, seed uint64) (*PPO, error) {
 	a.adam = NewAdam(cfg.LR, a.tensorSizes())
 	if cfg.NormalizeObs {
 		a.norm = NewRunningNorm(obsSpace.FlatSize())
+	}
+	if cfg.NormalizeReward {
+		a.rewNorm = NewRunningNorm(1)
+	}
+	if cfg.NormalizeValue {
+		a.valNorm = newValueNorm()
 	}
 	return a, nil
 }
@@ -174,6 +182,16 @@ func (a *PPO) NormCount() (float64, bool) {
 		return 0, false
 	}
 	return a.norm.Count, true
+}
+
+// RewardStd returns the standard deviation training rewards are divided by
+// (that of the discounted return, with normalize_reward), and false when
+// reward scaling is off.
+func (a *PPO) RewardStd() (float64, bool) {
+	if a.rewNorm == nil {
+		return 0, false
+	}
+	return math.Sqrt(a.rewNorm.Var[0] + rewardEpsilon), true
 }
 
 // recurrent reports whether the networks carry an LSTM state.

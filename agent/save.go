@@ -76,6 +76,8 @@ type agentJSON struct {
 	Critic           netconf.Spec    `json:"critic"`
 	Adam             adamJSON        `json:"adam"`
 	Norm             *normJSON       `json:"norm,omitempty"`
+	RewardNorm       *normJSON       `json:"reward_norm,omitempty"` // normalize_reward only
+	ValueNorm        *normJSON       `json:"value_norm,omitempty"`  // normalize_value only
 	Steps            int             `json:"steps"`
 	Updates          int             `json:"updates"`
 	TotalSteps       int             `json:"total_steps"`
@@ -138,6 +140,7 @@ func (a *PPO) encodeFile() ([]namedTensor, map[string]string, error) {
 		Config: a.cfg, Actor: a.actorSpec, Critic: a.criticSpec,
 		Adam:  adamJSON{LR: a.adam.LR, Beta1: a.adam.Beta1, Beta2: a.adam.Beta2, Eps: a.adam.Eps, Step: a.adam.Step},
 		Steps: a.Steps, Updates: a.Updates, TotalSteps: a.TotalSteps, History: a.History,
+		RewardNorm: scalarNormJSON(a.rewNorm), ValueNorm: scalarNormJSON(a.valNorm),
 	}
 	var err error
 	if d.ObservationSpace, err = envs.MarshalSpace(a.obsSpace); err != nil {
@@ -419,6 +422,13 @@ func (a *PPO) bindTensors(tensors []namedTensor, d agentJSON) error {
 	}
 	if err := a.loadNorm(d.Norm, normMean, normVar); err != nil {
 		return fmt.Errorf("norm: %w", err)
+	}
+	var err error
+	if a.rewNorm, err = loadScalarNorm(d.RewardNorm, "normalize_reward", a.cfg.NormalizeReward, "the discounted return"); err != nil {
+		return fmt.Errorf("reward_norm: %w", err)
+	}
+	if a.valNorm, err = loadScalarNorm(d.ValueNorm, "normalize_value", a.cfg.NormalizeValue, "the value targets"); err != nil {
+		return fmt.Errorf("value_norm: %w", err)
 	}
 	return nil
 }

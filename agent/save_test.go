@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/jsonfloat"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -470,6 +471,15 @@ func TestLoadRejects(t *testing.T) {
 		{"missing tensor", rewrite(t, good, dropTensor("adam.v.critic.out.bias")), `tensor "adam.v.critic.out.bias" is missing`},
 		{"missing log-std", rewrite(t, good, dropTensor("actor.log_std")), `"actor.log_std" is missing`},
 		{"missing norm", rewrite(t, good, dropTensor("norm.var")), `"norm.var" is missing`},
+		{"reward statistics without normalize_reward", rewrite(t, good, editDesc(func(d *agentJSON) {
+			d.RewardNorm = &normJSON{Count: 1, Mean: []jsonfloat.F64{0}, Var: []jsonfloat.F64{1}}
+		})), "reward_norm: statistics given"},
+		{"normalize_value without statistics", rewrite(t, good, editDesc(func(d *agentJSON) { d.Config.NormalizeValue = true })), "value_norm: missing"},
+		{"value statistics with a negative variance", rewrite(t, good, editDesc(func(d *agentJSON) {
+			d.Config.NormalizeValue = true
+			d.ValueNorm = &normJSON{Count: 3, Mean: []jsonfloat.F64{0}, Var: []jsonfloat.F64{-1}}
+		})), "value_norm: var = -1"},
+		{"normalize_reward without statistics", rewrite(t, good, editDesc(func(d *agentJSON) { d.Config.NormalizeReward = true })), "reward_norm: missing"},
 		{"unexpected tensor", rewrite(t, good, func(ts *[]namedTensor, _ map[string]string, _ *agentJSON) {
 			*ts = append(*ts, namedTensor{Name: "critic.encoder.mlp.0.bias", Shape: []int{32}, Data: make([]float32, 32)})
 		}), `unexpected tensor "critic.encoder.mlp.0.bias"`},

@@ -36,6 +36,9 @@ type inspection struct {
 	TotalSteps       int             `json:"total_steps"`
 	NormalizeObs     bool            `json:"normalize_obs"`
 	NormCount        *float64        `json:"norm_count"` // null when normalize_obs is off
+	// RewardStd is what training rewards are divided by (normalize_reward
+	// only).
+	RewardStd *float64 `json:"reward_std,omitempty"`
 	// AdaptedLR is the KL-adaptive rate the next update starts from (null
 	// without kl_threshold).
 	AdaptedLR *float64 `json:"adapted_lr"`
@@ -144,6 +147,9 @@ func inspect(path string) (*inspection, error) {
 	}
 	if c, ok := a.NormCount(); ok {
 		in.NormalizeObs, in.NormCount = true, &c
+	}
+	if s, ok := a.RewardStd(); ok {
+		in.RewardStd = &s
 	}
 
 	actor, critic := a.Specs()
@@ -266,6 +272,9 @@ func printInspection(w io.Writer, in *inspection) {
 		line("obs normalisation", "on (%.0f observations seen)", *in.NormCount)
 	} else {
 		line("obs normalisation", "off")
+	}
+	if in.RewardStd != nil {
+		line("reward scaling", "on (÷ %.4g, the discounted return's std)", *in.RewardStd)
 	}
 	if len(in.History) == 0 {
 		line("lineage", "no mutations")
