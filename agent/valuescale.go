@@ -63,4 +63,3 @@ func (a *PPO) standardizeTrain(batch []float32) {
 		batch[i] = min(max((x-mean)/(std+1e-8), -valueClip), valueClip)
 	}
 }
-
