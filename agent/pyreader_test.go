@@ -72,6 +72,11 @@ func TestPyReaderMatchesGo(t *testing.T) {
 			c.Net.MLP.Activation, c.Net.Head.Activation = netconf.Tanh, netconf.Sigmoid
 			return c
 		}, 1},
+		{"gaussian-sde-normalised-values-rewards", vec("Pendulum-v1"), func() Config {
+			c := probeConfig(netconf.EncoderMLP)
+			c.UseSDE, c.SDESampleFreq, c.NormalizeValue, c.NormalizeReward, c.ValueLoss = true, 4, true, true, ValueLossMSE
+			return c
+		}, 1},
 		{"cnn-catch", vec("Catch-v0"), func() Config {
 			c := probeConfig(netconf.EncoderCNN)
 			c.Net.CNN.Channels, c.Net.CNN.Kernels, c.Net.CNN.Strides = []int{8, 8}, []int{3, 2}, []int{1, 1}
@@ -148,7 +153,11 @@ func TestPyReaderMatchesGo(t *testing.T) {
 					t.Fatal(err)
 				}
 				goOut = append(goOut, append([]float32(nil), out...))
-				goVal = append(goVal, append([]float32(nil), val...))
+				val = append([]float32(nil), val...)
+				if a.valNorm != nil {
+					a.destandardize(val) // the reader gives values in return units
+				}
+				goVal = append(goVal, val)
 			}
 
 			// Python.

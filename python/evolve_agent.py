@@ -35,6 +35,7 @@ FORMAT, VERSIONS = "evolve-agent", ("1", "2")  # 2 adds the description's "env"
 OBS_CLIP = 10.0  # normalised observations are clipped to ±10
 NORM_EPS = 1e-8  # (x - mean) / sqrt(var + 1e-8)
 MASK_FILL = -1e9  # the logit of an illegal action
+VALUE_CLIP = 5.0  # normalize_value: standardised values are clipped to ±5
 
 
 def _float(v):
@@ -229,6 +230,12 @@ class Agent(nn.Module):
             n = d["norm"]  # float64 statistics, exact in the JSON
             self.norm = (np.array([_float(v) for v in n["mean"]]), np.array([_float(v) for v in n["var"]]))
         self.scale = self._image_scale()
+        # normalize_value: the critic predicts standardised values; forward
+        # returns them in return units, std·clip(v, ±5) + mean in float32.
+        self.value_norm = None
+        if d.get("value_norm") is not None:
+            v = d["value_norm"]
+            self.value_norm = (np.float32(np.sqrt(np.float32(_float(v["var"][0])))), np.float32(_float(v["mean"][0])))
         self.eval()
 
     def _image_scale(self):
@@ -302,6 +309,9 @@ class Agent(nn.Module):
         if not self.shared:
             lat, sc = self.critic_encoder(x, None if st is None else st[:, na:])
         value = self.critic_head(lat)[:, 0]
+        if self.value_norm is not None:
+            std, mean = self.value_norm
+            value = std * torch.clamp(value, -VALUE_CLIP, VALUE_CLIP) + mean
         new = None
         if na:
             new = sa if self.shared else torch.cat([sa, sc], dim=1)
