@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -98,6 +99,10 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 	}
 	next.critic = next.criticParams(critic)
 	nActor, nCritic := len(a.actor), len(a.critic)
+	// gSDE's log-std has a row per actor feature: the head's last hidden
+	// layer, or the latent. With as many head layers as before the features
+	// are the same layer, resized as Transfer resizes it.
+	sameFeatures := len(net.Head.Hidden) == len(a.cfg.Net.Head.Hidden)
 	if len(a.adam.M) != len(a.tensors()) || len(a.adam.V) != len(a.adam.M) {
 		return desc, false, errors.New("mutate architecture: the optimizer's moments do not match the tensors")
 	}
@@ -120,7 +125,7 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 			out = append(out, t.Data)
 		}
 		for _, m := range mom[nActor+nCritic:] { // the log-std's
-			out = append(out, resizeRows(m, a.dist.feat, next.dist.feat, a.dist.size, 0))
+			out = append(out, sdeResize(m, a.dist.feat, next.dist.feat, a.dist.size, sameFeatures, nil))
 		}
 		return out, nil
 	}
@@ -133,7 +138,7 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 		return desc, false, fmt.Errorf("mutate architecture: %s: %w", desc, err)
 	}
 	if a.logStd != nil {
-		a.logStd = resizeRows(a.logStd, a.dist.feat, next.dist.feat, a.dist.size, float32(a.cfg.ActionStdInit))
+		a.logStd = sdeResize(a.logStd, a.dist.feat, next.dist.feat, a.dist.size, sameFeatures, sdeFill(a.logStd, a.dist.size, sameFeatures))
 	}
 	if err := a.setSpecs(net); err != nil { // cannot fail: next.setSpecs(net) succeeded
 		return desc, false, fmt.Errorf("mutate architecture: %s: %w", desc, err)
@@ -146,21 +151,51 @@ func (a *PPO) MutateArchitecture(m netconf.Mutation) (desc string, changed bool,
 	return desc, true, nil
 }
 
-// resizeRows returns x, a [from, cols] matrix, as a [to, cols] one: the
-// rows both have are kept, new rows are filled with fill. gSDE's log-std
-// matrix has a row per actor feature, and a grown head keeps its old
-// features (and their exploration) in place. from = to = 0 (no gSDE)
-// returns x.
-func resizeRows(x []float32, from, to, cols int, fill float32) []float32 {
-	if from == to {
-		return x
+// sdeResize returns gSDE's [from, cols] log-std matrix x (or its Adam
+// moment, fill nil) for from → to features. With sameFeatures the rows both
+// have are kept (a grown layer keeps its units in place) and new rows get
+// fill (zeros for nil); otherwise every row gets fill, as the features are
+// another layer's. from = to = 0 (no gSDE) returns x.
+func sdeResize(x []float32, from, to, cols int, sameFeatures bool, fill []float32) []float32 {
+	if to == 0 || from == to && sameFeatures {
+		return x // no gSDE: the log-std is per action dimension
 	}
 	y := make([]float32, to*cols)
-	n := copy(y, x[:min(from, to)*cols])
-	for i := n; i < len(y); i++ {
-		y[i] = fill
+	kept := 0
+	if sameFeatures {
+		kept = copy(y, x[:min(from, to)*cols])
+	}
+	if fill != nil {
+		for i := kept; i < len(y); i++ {
+			y[i] = fill[i%cols]
+		}
 	}
 	return y
+}
+
+// sdeFill returns, per action dimension, the log-std new features start
+// from: the smallest of the kept rows' (a new feature adds as little
+// exploration as the least exploring old one) when the features are the
+// same layer, else the old rows' mean (another layer's features take over
+// the overall level).
+func sdeFill(x []float32, cols int, sameFeatures bool) []float32 {
+	rows := len(x) / cols
+	fill := make([]float32, cols)
+	for j := range cols {
+		v := float64(x[j])
+		for r := 1; r < rows; r++ {
+			if sameFeatures {
+				v = math.Min(v, float64(x[r*cols+j]))
+			} else {
+				v += float64(x[r*cols+j])
+			}
+		}
+		if !sameFeatures {
+			v /= float64(rows)
+		}
+		fill[j] = float32(v)
+	}
+	return fill
 }
 
 // fullCritic returns the critic's tensors as a whole network: with shared

@@ -127,7 +127,7 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 	buf.Reset()
 	for t := 0; !buf.Full(); t++ {
 		if a.dist.feat > 0 && (t == 0 || a.cfg.SDESampleFreq > 0 && t%a.cfg.SDESampleFreq == 0) {
-			a.dist.sdeResample(&a.sdeExpl, a.logStd, n, a.rng)
+			a.sdeResample(n)
 		}
 		slot, _ := buf.Next()
 		a.preprocess(slot.Obs, r.obs, true)

@@ -156,8 +156,16 @@ func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic,
 		if err := n.sdeFeatures(d, rows); err != nil {
 			return err
 		}
-		if !deterministic && len(a.sdeExpl) != rows*d.stdLen() {
-			d.sdeResample(&a.sdeExpl, a.logStd, rows, a.rng)
+		if !deterministic {
+			if len(a.sdeExpl) != rows*d.stdLen() {
+				a.sdeResample(rows)
+			}
+			for r, stale := range a.sdeStale {
+				if stale {
+					d.sdeDrawRow(a.sdeExpl, a.logStd, r, a.rng)
+					a.sdeStale[r] = false
+				}
+			}
 		}
 		n.dist.expl = a.sdeExpl
 	}

@@ -44,8 +44,11 @@ type PPO struct {
 	deploy []float32 // recurrent state per row for Act, grown on demand
 	// sdeExpl holds gSDE's exploration matrices, one [feat·act] per row
 	// acted on: drawn at a rollout's start and every sde_sample_freq steps,
-	// and whenever a stochastic act has another number of rows.
-	sdeExpl []float32
+	// and whenever a stochastic act has another number of rows. sdeStale
+	// marks the rows whose episode restarted (ResetState) outside training:
+	// the next stochastic act redraws their matrices.
+	sdeExpl  []float32
+	sdeStale []bool
 }
 
 // New returns an agent for the given spaces with freshly initialised
@@ -194,6 +197,17 @@ func (a *PPO) RewardStd() (float64, bool) {
 	return math.Sqrt(a.rewNorm.Var[0] + rewardEpsilon), true
 }
 
+// ValueScale returns the statistics that turn the critic's standardised
+// output v into a value in return units, std·clip(v, ±5) + mean (as
+// float32, as acting computes it), and false without normalize_value.
+func (a *PPO) ValueScale() (mean, std float64, ok bool) {
+	if a.valNorm == nil {
+		return 0, 0, false
+	}
+	m, s := a.valueStats()
+	return float64(m), float64(s), true
+}
+
 // recurrent reports whether the networks carry an LSTM state.
 func (a *PPO) recurrent() bool {
 	return a.actorSpec.Encoder == netconf.EncoderLSTM && !a.actorSpec.Dict()
@@ -318,13 +332,19 @@ func (a *PPO) Act(obs []float32, masks [][]bool, deterministic bool) ([]float32,
 }
 
 // ResetState zeroes the recurrent state that Act keeps for row i (all rows
-// when i < 0), as at the start of an episode.
+// when i < 0), as at the start of an episode. A gSDE agent's next
+// stochastic Act draws new exploration noise for those rows.
 func (a *PPO) ResetState(i int) {
 	size := a.stateSize()
 	if i < 0 {
 		clear(a.deploy)
 	} else if (i+1)*size <= len(a.deploy) {
 		clear(a.deploy[i*size : (i+1)*size])
+	}
+	for r := range a.sdeStale {
+		if i < 0 || r == i {
+			a.sdeStale[r] = true
+		}
 	}
 }
 

@@ -143,15 +143,23 @@ func (d *dist) sdeBackward(b *distBuffers, dOut, dLogStd, out, actions, dlogp, d
 	}
 }
 
-// sdeResample draws new exploration matrices for rows envs from N(0, σ²)
-// with σ = exp(logStd) into *expl [rows·feat·size].
-func (d *dist) sdeResample(expl *[]float32, logStd []float32, rows int, rng *rand.Rand) {
-	fn := d.feat * d.size
-	*expl = bufs.Grow(*expl, rows*fn)
+// sdeResample draws new exploration matrices for rows rows (envs) into
+// a.sdeExpl, and marks none of them stale.
+func (a *PPO) sdeResample(rows int) {
+	a.sdeExpl = bufs.Grow(a.sdeExpl, rows*a.dist.stdLen())
+	a.sdeStale = bufs.Grow(a.sdeStale, rows)
+	clear(a.sdeStale)
 	for r := range rows {
-		e := (*expl)[r*fn : (r+1)*fn]
-		for k, l := range logStd[:fn] {
-			e[k] = float32(rng.NormFloat64() * math.Exp(float64(l)))
-		}
+		a.dist.sdeDrawRow(a.sdeExpl, a.logStd, r, a.rng)
+	}
+}
+
+// sdeDrawRow draws row r's exploration matrix, [feat·size] of expl, from
+// N(0, σ²) with σ = exp(logStd).
+func (d *dist) sdeDrawRow(expl, logStd []float32, r int, rng *rand.Rand) {
+	fn := d.feat * d.size
+	e := expl[r*fn : (r+1)*fn]
+	for k, l := range logStd[:fn] {
+		e[k] = float32(rng.NormFloat64() * math.Exp(float64(l)))
 	}
 }

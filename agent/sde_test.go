@@ -139,8 +139,8 @@ func TestSDERedrawsOnSchedule(t *testing.T) {
 }
 
 // TestSDENoiseIsAFunctionOfTheState: between redraws, the same observation
-// gets the same action, and the noise's size follows the state's features
-// (SB3's rationale for gSDE); the deterministic action is the mean.
+// gets the same action (SB3's rationale for gSDE); the deterministic action
+// is the mean; ResetState redraws a row's noise at its next stochastic act.
 func TestSDENoiseIsAFunctionOfTheState(t *testing.T) {
 	a, _ := sdeAgent(t, -1, 3)
 	obs := randomObs(a, 4, 11)
@@ -168,6 +168,19 @@ func TestSDENoiseIsAFunctionOfTheState(t *testing.T) {
 	}
 	if slices.Equal(x1, det) {
 		t.Error("stochastic actions equal the deterministic ones")
+	}
+	// An episode start redraws that row's noise only, at the next
+	// stochastic act; deterministic acts draw nothing.
+	a.ResetState(2)
+	before := *a.pcg
+	if _, err := a.Act(obs, nil, true); err != nil || *a.pcg != before {
+		t.Fatalf("a deterministic act after ResetState drew random numbers (err %v)", err)
+	}
+	x3, _ := a.Act(obs, nil, false)
+	for i := range x3 {
+		if (x3[i] != x1[i]) != (i == 2) {
+			t.Errorf("after ResetState(2), row %d: %v, before %v: want only row 2 redrawn", i, x3[i], x1[i])
+		}
 	}
 }
 
@@ -203,8 +216,9 @@ func TestSDEConfigErrors(t *testing.T) {
 }
 
 // TestSDEMutationKeepsTheLogStdRows grows the actor's last head layer: the
-// log-std matrix gains rows at action_std_init, keeps the old ones, and
-// its Adam moments gain zero rows.
+// log-std matrix keeps the old rows and gains rows at their least (new
+// features add little exploration), its Adam moments zero rows; then adds
+// a head layer, whose features replace the old ones.
 func TestSDEMutationKeepsTheLogStdRows(t *testing.T) {
 	a, vec := sdeAgent(t, 4, 5)
 	if _, err := a.Train(context.Background(), vec, 1); err != nil {
@@ -230,9 +244,37 @@ func TestSDEMutationKeepsTheLogStdRows(t *testing.T) {
 	if !slices.Equal(m[:feat], oldM) || len(m) != feat+3 {
 		t.Error("the log-std's first moments were not kept and grown")
 	}
+	least := slices.Min(old) // one action dimension: one column
 	for i := feat; i < feat+3; i++ {
-		if a.logStd[i] != float32(a.cfg.ActionStdInit) || m[i] != 0 {
-			t.Errorf("new row %d: log-std %v, moment %v; want %v and 0", i, a.logStd[i], m[i], a.cfg.ActionStdInit)
+		if a.logStd[i] != least || m[i] != 0 {
+			t.Errorf("new row %d: log-std %v, moment %v; want the old rows' least, %v, and 0", i, a.logStd[i], m[i], least)
+		}
+	}
+	if _, err := a.Train(context.Background(), vec, 1); err != nil {
+		t.Fatalf("training after the mutation: %v", err)
+	}
+
+	// Another head layer: the features are another layer's, every row
+	// starts from the old rows' mean and the moments from zero.
+	old = slices.Clone(a.logStd)
+	mean := 0.0
+	for _, v := range old {
+		mean += float64(v)
+	}
+	mean /= float64(len(old))
+	deeper := netconf.Mutation{Name: "deeper", Apply: func(s netconf.Spec, _ *rand.Rand) (netconf.Spec, string, bool) {
+		s.Head.Hidden = append(s.Head.Hidden, 16)
+		return s, "add a head layer of 16", true
+	}}
+	if _, changed, err := a.MutateArchitecture(deeper); err != nil || !changed {
+		t.Fatalf("mutate: changed %v, %v", changed, err)
+	}
+	if len(a.logStd) != 16 {
+		t.Fatalf("log-std of %d rows after a head layer of 16", len(a.logStd))
+	}
+	for i, v := range a.logStd {
+		if math.Abs(float64(v)-mean) > 1e-6 || a.adam.M[len(a.adam.M)-1][i] != 0 {
+			t.Errorf("row %d: log-std %v, moment %v; want the old mean %v and 0", i, v, a.adam.M[len(a.adam.M)-1][i], mean)
 		}
 	}
 	if _, err := a.Train(context.Background(), vec, 1); err != nil {

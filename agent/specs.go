@@ -96,7 +96,7 @@ func (a *PPO) setSpecs(net netconf.Spec) error {
 		s.dist.feat = s.actor.FeatureWidth()
 	}
 	a.dist, a.actorSpec, a.criticSpec, a.scale = s.dist, s.actor, s.critic, s.scale
-	a.sdeExpl = nil
+	a.sdeExpl, a.sdeStale = nil, nil
 	if s.actor.Dict() {
 		a.cfg.Net.Inputs = s.actor.Clone().Inputs
 	}

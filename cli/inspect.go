@@ -39,6 +39,10 @@ type inspection struct {
 	// RewardStd is what training rewards are divided by (normalize_reward
 	// only).
 	RewardStd *float64 `json:"reward_std,omitempty"`
+	// ValueMean and ValueStd de-standardise the critic's output
+	// (normalize_value only): value = ValueStd·clip(output, ±5) + ValueMean.
+	ValueMean *float64 `json:"value_mean,omitempty"`
+	ValueStd  *float64 `json:"value_std,omitempty"`
 	// AdaptedLR is the KL-adaptive rate the next update starts from (null
 	// without kl_threshold).
 	AdaptedLR *float64 `json:"adapted_lr"`
@@ -151,6 +155,9 @@ func inspect(path string) (*inspection, error) {
 	if s, ok := a.RewardStd(); ok {
 		in.RewardStd = &s
 	}
+	if m, s, ok := a.ValueScale(); ok {
+		in.ValueMean, in.ValueStd = &m, &s
+	}
 
 	actor, critic := a.Specs()
 	na, nc := a.ParamCounts()
@@ -254,6 +261,10 @@ func printInspection(w io.Writer, in *inspection) {
 	cv := reflect.ValueOf(in.Config)
 	for i := range cv.NumField() {
 		key, opts, _ := strings.Cut(cv.Type().Field(i).Tag.Get("json"), ",")
+		if key == "value_loss" && cv.Field(i).IsZero() {
+			line("  "+key, "%s", agent.ValueLossClipped) // the default, shown: the two differ much
+			continue
+		}
 		if key == "" || key == "-" || key == "net" || key == "backend" || opts == "omitempty" && cv.Field(i).IsZero() {
 			continue // options added later show only where set
 		}
@@ -275,6 +286,9 @@ func printInspection(w io.Writer, in *inspection) {
 	}
 	if in.RewardStd != nil {
 		line("reward scaling", "on (÷ %.4g, the discounted return's std)", *in.RewardStd)
+	}
+	if in.ValueStd != nil {
+		line("value normalisation", "on (value = %.4g × critic output %+.4g)", *in.ValueStd, *in.ValueMean)
 	}
 	if len(in.History) == 0 {
 		line("lineage", "no mutations")

@@ -230,8 +230,13 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 			fmt.Fprintf(stderr, "evolve: %v\n", err)
 			return exitFailure
 		}
-		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do; -max-steps N, -target X or -no-target train it further\n",
-			tr.Dir(), sum.StopReason, sum.Generations)
+		further := "-max-steps N, -target X or -no-target train it further"
+		if sum.StopReason == evo.StopTarget {
+			// A larger step budget alone stops again at the target.
+			further = "-target X (above the elite's score) or -no-target trains it further"
+		}
+		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do; %s\n",
+			tr.Dir(), sum.StopReason, sum.Generations, further)
 		printSummary(stdout, sum)
 		return exitOK
 	}

@@ -187,7 +187,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 		t.Errorf("configs/pop.toml differs from the defaults:\n%+v\n%+v", ref, def)
 	}
 	if b, err := os.ReadFile("../configs/pop.toml"); err == nil {
-		for _, key := range []string{"no_mutation", "mutate_elite", "eval_episodes", "min_generations", "keep", "max_seq_len"} {
+		for _, key := range []string{"no_mutation", "mutate_elite", "eval_episodes", "min_generations", "keep", "max_seq_len",
+			"value_loss", "kl_threshold", "normalize_reward", "clip_reward", "normalize_value", "use_sde", "sde_sample_freq"} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("configs/pop.toml does not document %s", key)
 			}

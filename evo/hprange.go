@@ -143,6 +143,11 @@ func completeHP(md toml.MetaData, cfg *Config) error {
 				*k.dst = k.def
 			}
 		}
+		if name == "sde_sample_freq" && r.Min < 1 {
+			// 0 and -1 both mean "once per rollout": not a point on a range.
+			errs = append(errs, fmt.Errorf("[hp.sde_sample_freq]: min = %v: want >= 1 (a redraw every min to max steps)", r.Min))
+			continue
+		}
 		hp[name] = r
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -64,6 +64,10 @@ func TestSDEConfigErrorsNameTheKey(t *testing.T) {
 	if _, err := ParseConfig([]byte(text)); err == nil || !strings.Contains(err.Error(), "hp.sde_sample_freq") {
 		t.Errorf("[hp.sde_sample_freq] without use_sde: %v", err)
 	}
+	text = strings.Replace(runtest.TinyConfig, "[ppo]\n", "[ppo]\nuse_sde = true\nsde_sample_freq = 4\n", 1) + "[hp.sde_sample_freq]\nmin = 0\nmax = 8\n"
+	if _, err := ParseConfig([]byte(text)); err == nil || !strings.Contains(err.Error(), "hp.sde_sample_freq]: min = 0") {
+		t.Errorf("[hp.sde_sample_freq] min = 0: %v", err)
+	}
 	text = strings.Replace(runtest.TinyConfig, "[ppo]\n", "[ppo]\nuse_sde = true\n", 1)
 	cfg, err := ParseConfig([]byte(text))
 	if err == nil {
