@@ -1,11 +1,7 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,10 +14,6 @@ import (
 // KLAdaptiveLR stepped once per value) and wants skrl's learning rates
 // exactly: both sides do the same double-precision operations.
 func TestKLAdaptLRMatchesSkrl(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "kl_adaptive.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			Name        string    `json:"name"`
@@ -35,8 +27,8 @@ func TestKLAdaptLRMatchesSkrl(t *testing.T) {
 			LRs         []float64 `json:"lrs"`
 		} `json:"cases"`
 	}
-	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&ref); err != nil || len(ref.Cases) == 0 {
-		t.Fatalf("kl_adaptive.json: %v (%d cases)", err, len(ref.Cases))
+	if readTestdata(t, "kl_adaptive.json", &ref); len(ref.Cases) == 0 {
+		t.Fatal("kl_adaptive.json has no cases")
 	}
 	for _, c := range ref.Cases {
 		cfg := DefaultConfig()

@@ -270,14 +270,8 @@ func TestUpdateReplaysSB3Rule(t *testing.T) {
 	for _, backend := range []string{"go", "gorgonia"} {
 		for _, name := range []string{"ppo_sde_mse", "ppo_sde_mse_clip"} {
 			t.Run(backend+"/"+name, func(t *testing.T) {
-				data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
-				if err != nil {
-					t.Fatal(err)
-				}
 				var ref ppoRef
-				if err := json.Unmarshal(data, &ref); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
+				readTestdata(t, name+".json", &ref)
 				c := refCases()[3] // the continuous case's spaces and network
 				if !strings.HasPrefix(c.name, "continuous") {
 					t.Fatalf("refCases()[3] is %s, want the continuous case", c.name)

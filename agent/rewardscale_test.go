@@ -2,10 +2,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,10 +15,6 @@ import (
 // norm_reward) through scaleRewards and wants SB3's scaled rewards (to
 // float32) and its return statistics after every step.
 func TestRewardScalingMatchesVecNormalize(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "reward_scale.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			Name             string
@@ -33,8 +26,8 @@ func TestRewardScalingMatchesVecNormalize(t *testing.T) {
 			Mean, Var, Count []float64
 		}
 	}
-	if err := json.Unmarshal(b, &ref); err != nil || len(ref.Cases) == 0 {
-		t.Fatalf("reward_scale.json: %v (%d cases)", err, len(ref.Cases))
+	if readTestdata(t, "reward_scale.json", &ref); len(ref.Cases) == 0 {
+		t.Fatal("reward_scale.json has no cases")
 	}
 	close := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*math.Max(1, math.Abs(want)) }
 	for _, c := range ref.Cases {

@@ -1,13 +1,9 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,25 +19,21 @@ import (
 // means, log-stds and exploration matrices (testdata/gsde.json, written by
 // gen_gsde.py). Ours is float32 with float64 sums.
 func TestSDEMatchesStableBaselines3(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "gsde.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
-			Name                         string
-			Feat, Act, Rows              int
-			Features, Mean, LogStd, Expl []float64
-			Actions, Logp, Entropy       []float64
-			WLogp, WEntropy              []float64
-			GradMean, GradLogStd         []float64
+			Name                   string
+			Feat, Act, Rows        int
+			Features, Mean, Expl   []float64
+			LogStd                 []float64 `json:"log_std"`
+			Actions, Logp, Entropy []float64
+			WLogp                  []float64 `json:"w_logp"`
+			WEntropy               []float64 `json:"w_entropy"`
+			GradMean               []float64 `json:"grad_mean"`
+			GradLogStd             []float64 `json:"grad_log_std"`
 		}
 	}
-	// The file's keys are snake_case.
-	r := strings.NewReplacer(`"log_std"`, `"LogStd"`, `"w_logp"`, `"WLogp"`, `"w_entropy"`, `"WEntropy"`,
-		`"grad_mean"`, `"GradMean"`, `"grad_log_std"`, `"GradLogStd"`)
-	if err := json.NewDecoder(bytes.NewReader([]byte(r.Replace(string(b))))).Decode(&ref); err != nil || len(ref.Cases) == 0 {
-		t.Fatalf("gsde.json: %v (%d cases)", err, len(ref.Cases))
+	if readTestdata(t, "gsde.json", &ref); len(ref.Cases) == 0 {
+		t.Fatal("gsde.json has no cases")
 	}
 	f32 := func(x []float64) []float32 {
 		y := make([]float32, len(x))
@@ -52,6 +44,18 @@ func TestSDEMatchesStableBaselines3(t *testing.T) {
 	}
 	for _, c := range ref.Cases {
 		t.Run(c.Name, func(t *testing.T) {
+			rf, ra, fa := c.Rows*c.Feat, c.Rows*c.Act, c.Feat*c.Act
+			for _, f := range []struct {
+				name string
+				got  []float64
+				want int
+			}{{"features", c.Features, rf}, {"mean", c.Mean, ra}, {"log_std", c.LogStd, fa}, {"expl", c.Expl, c.Rows * fa},
+				{"actions", c.Actions, ra}, {"logp", c.Logp, c.Rows}, {"entropy", c.Entropy, c.Rows}, {"w_logp", c.WLogp, c.Rows},
+				{"w_entropy", c.WEntropy, c.Rows}, {"grad_mean", c.GradMean, ra}, {"grad_log_std", c.GradLogStd, fa}} {
+				if f.want == 0 || len(f.got) != f.want {
+					t.Fatalf("gsde.json: %s has %d values, want %d", f.name, len(f.got), f.want)
+				}
+			}
 			check := func(what string, got []float32, want []float64) {
 				t.Helper()
 				if len(got) < len(want) {

@@ -2,10 +2,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -22,10 +19,6 @@ import (
 // float64: the statistics agree to float32's precision (1e-6), and so do
 // the outputs, which carry the statistics' error times the std (1e-5).
 func TestValueNormalisationMatchesSkrl(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "value_scale.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Cases []struct {
 			Name     string
@@ -38,8 +31,8 @@ func TestValueNormalisationMatchesSkrl(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal(b, &ref); err != nil || len(ref.Cases) == 0 {
-		t.Fatalf("value_scale.json: %v (%d cases)", err, len(ref.Cases))
+	if readTestdata(t, "value_scale.json", &ref); len(ref.Cases) == 0 {
+		t.Fatal("value_scale.json has no cases")
 	}
 	near := func(got, want []float32) float64 {
 		worst := 0.0
