@@ -41,6 +41,32 @@ type Config struct {
 	// value's change to ±clip_coef slows a critic whose returns are large
 	// (Pendulum's reach −150).
 	ValueLoss string `toml:"value_loss,omitzero" json:"value_loss,omitempty"`
+	// Advantage is the estimator of advantages and value targets: "gae" (or
+	// "", the default) is GAE with GAELambda; "mc" is discounted returns
+	// bootstrapped at the rollout's end; "vtrace" is V-trace (Espeholt et
+	// al. 2018; see buffer.ComputeVTrace) with GAELambda as its trace λ,
+	// which corrects for data collected by an older policy μ (ActorLag):
+	// before an update the learner's log-probabilities and values of the
+	// rollout are recomputed, the value targets are V-trace's with the
+	// importance weights π/μ clipped at VTraceRhoClip and VTraceCClip, and
+	// the advantage of a step is r + γ·v_next − V(s); PPO's ratio, taken
+	// against μ as always, is the importance weight of the policy
+	// gradient. Not with recurrent encoders.
+	Advantage string `toml:"advantage,omitzero" json:"advantage,omitempty"`
+	// VTraceRhoClip is V-trace's ρ̄, the clip of the importance weights in
+	// its temporal differences and advantages; VTraceCClip is c̄, the clip
+	// of its trace coefficients. Both > 0, set with advantage "vtrace"
+	// (IMPALA's are 1; a run config fills 1 where they are absent).
+	VTraceRhoClip float64 `toml:"vtrace_rho_clip,omitzero" json:"vtrace_rho_clip,omitempty"`
+	VTraceCClip   float64 `toml:"vtrace_c_clip,omitzero" json:"vtrace_c_clip,omitempty"`
+	// ActorLag makes the agent act with the weights it had ActorLag updates
+	// ago, as asynchronous actors do (IMPALA's actors, or remote workers
+	// with a stale copy): the lag between the policy that collects and the
+	// one that learns, for measuring an estimator's tolerance to stale
+	// data. It counts within one Train's rollouts on one vector env (a
+	// generation in a run), starting from the weights the agent had when
+	// the vector was bound. 0 (the default) acts with the current weights.
+	ActorLag int `toml:"actor_lag,omitzero" json:"actor_lag,omitempty"`
 	// UpdateEpochs is the number of passes over each rollout.
 	UpdateEpochs int `toml:"update_epochs" json:"update_epochs"`
 	// TargetKL stops an update early, after the minibatch whose approximate
@@ -176,6 +202,7 @@ func (c Config) Validate() error {
 		bad("target_kl", c.TargetKL, ">= 0 (0 turns it off)")
 	}
 	errs = append(errs, c.validateKLAdaptive()...)
+	errs = append(errs, c.validateAdvantage()...)
 	if !finite(c.ActionStdInit) || math.Abs(c.ActionStdInit) > 20 {
 		bad("action_std_init", c.ActionStdInit, "a log standard deviation in [-20, 20]")
 	}

@@ -35,6 +35,15 @@ type rollout struct {
 	out    actOut
 	xfinal []float32
 	fout   actOut
+
+	// With a lagged actor (actor_lag): the weights it acts with, and for
+	// V-trace the truncated episodes' preprocessed final observations with
+	// their indices in the buffer, the learner's log-probabilities and the
+	// log importance weights.
+	lag            actorLag
+	finObs         []float32
+	finIdx         []int
+	piLogp, logRho []float32
 }
 
 // Train collects rollouts of learn_step transitions from vec and updates
@@ -120,7 +129,30 @@ func (r *rollout) setMasks(infos []envs.Info) {
 // returns the env steps taken and the count and summed return of finished
 // episodes, and appends each finished episode's return to *ended.
 func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, err error) {
+	stale := a.actWithPastWeights()
+	if steps, episodes, returns, err = a.fill(stale, ended); err != nil {
+		return 0, 0, 0, err
+	}
+	if err := a.estimate(stale); err != nil {
+		return 0, 0, 0, err
+	}
+	if a.valNorm != nil {
+		// skrl's order: the values, then the returns.
+		a.standardizeTrain(a.roll.buf.Values)
+		a.standardizeTrain(a.roll.buf.Returns)
+	}
+	return steps, episodes, returns, nil
+}
+
+// fill collects one rollout into the buffer and the bootstrap values of
+// the observations that follow it into r.fout, acting with the weights in
+// the agent's tensors, which it restores to the learner's when stale.
+func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns float64, err error) {
+	if stale {
+		defer a.restoreWeights()
+	}
 	r := a.roll
+	r.finObs, r.finIdx = r.finObs[:0], r.finIdx[:0]
 	buf := r.buf
 	n := buf.Envs
 	size := a.stateSize()
@@ -168,6 +200,9 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 			if err := a.finalValues(res, slot.FinalValues); err != nil {
 				return 0, 0, 0, err
 			}
+			if a.keepsFinalObs() {
+				a.keepFinalObs(res, t)
+			}
 		}
 		for i := range n {
 			if res.Done(i) {
@@ -184,14 +219,6 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 	a.preprocess(x, r.obs, false)
 	if err := a.values(x, r.state, &r.fout); err != nil {
 		return 0, 0, 0, err
-	}
-	if err := buf.ComputeGAE(a.cfg.Gamma, a.cfg.GAELambda, r.fout.values); err != nil {
-		return 0, 0, 0, err
-	}
-	if a.valNorm != nil {
-		// skrl's order: the values, then the returns.
-		a.standardizeTrain(buf.Values)
-		a.standardizeTrain(buf.Returns)
 	}
 	return steps, episodes, returns, nil
 }
@@ -221,6 +248,19 @@ func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
 	return nil
 }
 
+// keepFinalObs appends the preprocessed final observations of the
+// episodes truncated at step t (in r.xfinal after finalValues) to r.finObs.
+func (a *PPO) keepFinalObs(res *envs.StepResult, t int) {
+	r := a.roll
+	w := a.obsSpace.FlatSize()
+	for i := range res.Truncated {
+		if res.Truncated[i] && !res.Terminated[i] {
+			r.finObs = append(r.finObs, r.xfinal[i*w:(i+1)*w]...)
+			r.finIdx = append(r.finIdx, t*r.buf.Envs+i)
+		}
+	}
+}
+
 // Learn runs the PPO update on the rollout just collected: update_epochs
 // passes of shuffled minibatches (whole sequences for recurrent agents),
 // each a clipped-surrogate step with global-norm gradient clipping and Adam;
@@ -232,6 +272,7 @@ func (a *PPO) Learn() (Stats, error) {
 		return st, fmt.Errorf("learn: no collected rollout")
 	}
 	buf := a.roll.buf
+	a.rememberWeights()
 	switch {
 	case a.cfg.klAdaptive():
 		// The rate as the last epoch left it (cfg.LR at first; SetConfig

@@ -75,20 +75,9 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 	if err != nil {
 		return st, fmt.Errorf("training pass: %w", err)
 	}
-	if d.kind == categorical {
-		for i := range n.dist.add[:rows*d.size] {
-			n.dist.add[i] = 0
-			if mb.masks != nil && !mb.masks[i] {
-				n.dist.add[i] = maskFill
-			}
-		}
+	if err := a.logProbs(n, mu, mb.actions, mb.masks, rows); err != nil {
+		return st, err
 	}
-	if d.feat > 0 {
-		if err := n.sdeFeatures(d, rows); err != nil {
-			return st, err
-		}
-	}
-	d.logProbEntropy(&n.dist, mu, a.logStd, mb.actions, rows)
 
 	// The loss per row and its gradient with respect to log π, the entropy
 	// and the value. max and clip take their gradients as the reference
@@ -175,6 +164,28 @@ func (a *PPO) update(mb minibatch) (Stats, error) {
 	zeroGrads(n.grads)
 	a.Updates++
 	return st, nil
+}
+
+// logProbs fills n.dist with the log-probabilities and entropies of the
+// rows' stored actions under the actor's outputs mu of the last forward
+// pass, with the stored action masks (flat, nil: all legal).
+func (a *PPO) logProbs(n *nets, mu, actions []float32, masks []bool, rows int) error {
+	d := a.dist
+	if d.kind == categorical {
+		for i := range n.dist.add[:rows*d.size] {
+			n.dist.add[i] = 0
+			if masks != nil && !masks[i] {
+				n.dist.add[i] = maskFill
+			}
+		}
+	}
+	if d.feat > 0 {
+		if err := n.sdeFeatures(d, rows); err != nil {
+			return err
+		}
+	}
+	d.logProbEntropy(&n.dist, mu, a.logStd, actions, rows)
+	return nil
 }
 
 // clip32 returns clip(x, lo, hi) and its derivative as x − relu(x − hi) +

@@ -261,8 +261,8 @@ func printInspection(w io.Writer, in *inspection) {
 	cv := reflect.ValueOf(in.Config)
 	for i := range cv.NumField() {
 		key, opts, _ := strings.Cut(cv.Type().Field(i).Tag.Get("json"), ",")
-		if key == "value_loss" && cv.Field(i).IsZero() {
-			line("  "+key, "%s", agent.ValueLossClipped) // the default, shown: the two differ much
+		if def, ok := shownDefaults[key]; ok && cv.Field(i).IsZero() {
+			line("  "+key, "%s", def) // the default, shown: the choices differ much
 			continue
 		}
 		if key == "" || key == "-" || key == "net" || key == "backend" || opts == "omitempty" && cv.Field(i).IsZero() {
@@ -357,3 +357,7 @@ func fieldText(key string, v json.RawMessage) string {
 	}
 	return s
 }
+
+// shownDefaults are the defaults of the agent's options that inspect shows
+// even where an agent file leaves them out.
+var shownDefaults = map[string]string{"value_loss": agent.ValueLossClipped, "advantage": agent.AdvantageGAE}

@@ -257,6 +257,7 @@ func DecodeConfig(data []byte) (Config, error) {
 	if cfg.Env.Options == nil {
 		cfg.Env.Options = envs.Options{}
 	}
+	completeVTrace(md, &cfg.PPO)
 	if err := completeHP(md, &cfg); err != nil {
 		return Config{}, badInput(err)
 	}
@@ -264,6 +265,21 @@ func DecodeConfig(data []byte) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// completeVTrace gives V-trace's clips IMPALA's 1 where advantage =
+// "vtrace" and the file does not set them; a clip set to 0 stays 0, for
+// validation to refuse.
+func completeVTrace(md toml.MetaData, ppo *agent.Config) {
+	if ppo.Advantage != agent.AdvantageVTrace {
+		return
+	}
+	if !md.IsDefined("ppo", "vtrace_rho_clip") {
+		ppo.VTraceRhoClip = 1
+	}
+	if !md.IsDefined("ppo", "vtrace_c_clip") {
+		ppo.VTraceCClip = 1
+	}
 }
 
 // checkKeys refuses keys the config does not know, with their line and the

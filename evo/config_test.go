@@ -188,7 +188,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 	}
 	if b, err := os.ReadFile("../configs/pop.toml"); err == nil {
 		for _, key := range []string{"no_mutation", "mutate_elite", "eval_episodes", "min_generations", "keep", "max_seq_len",
-			"value_loss", "kl_threshold", "normalize_reward", "clip_reward", "normalize_value", "use_sde", "sde_sample_freq"} {
+			"value_loss", "kl_threshold", "normalize_reward", "clip_reward", "normalize_value", "use_sde", "sde_sample_freq",
+			"advantage", "vtrace_rho_clip", "vtrace_c_clip", "actor_lag"} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("configs/pop.toml does not document %s", key)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,4 +96,42 @@ func straightAndStopped(t *testing.T, maxSteps, stopAt int, edit func(*Config)) 
 		t.Fatal("the stopped run did not stop")
 	}
 	return straight, stopped
+}
+
+// sameRunWhateverWorkers trains the config mk makes with 1 and with 2
+// workers, and once stopped after generation 3 and resumed, wants the
+// three runs' files the same, and returns the first run's directory.
+func sameRunWhateverWorkers(t *testing.T, mk func(*testing.T) Config) string {
+	t.Helper()
+	var dirs []string
+	for _, w := range []int{1, 2} {
+		cfg := mk(t)
+		if _, err := run(t, cfg, Options{Workers: w}, nil); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, cfg.OutDir)
+	}
+	runtest.SameRun(t, dirs[0], dirs[1])
+	cfg := mk(t)
+	stopAndResume(t, cfg, Options{}, 3)
+	runtest.SameRun(t, dirs[0], cfg.OutDir)
+	return dirs[0]
+}
+
+// wantColumnMoves fails the test unless metrics.csv of the run in dir has
+// the column col with two values at least: evolution moved it.
+func wantColumnMoves(t *testing.T, dir, col string) {
+	t.Helper()
+	rows := readMetrics(t, dir)
+	c := slices.Index(rows[0], col)
+	if c < 0 {
+		t.Fatalf("metrics.csv has no %s column: %v", col, rows[0])
+	}
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		seen[r[c]] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("%s never moved: %v", col, seen)
+	}
 }

@@ -33,7 +33,8 @@ const (
 // order. lr, batch_size and learn_step are mutable by default.
 func HPNames() []string {
 	return []string{"lr", "batch_size", "learn_step", "ent_coef", "clip_coef", "vf_coef",
-		"max_grad_norm", "update_epochs", "gamma", "gae_lambda", "kl_threshold", "sde_sample_freq"}
+		"max_grad_norm", "update_epochs", "gamma", "gae_lambda", "kl_threshold", "sde_sample_freq",
+		"vtrace_rho_clip", "vtrace_c_clip"}
 }
 
 // hpField returns a pointer to the hyperparameter name of c: a float or an
@@ -64,6 +65,10 @@ func hpField(c *agent.Config, name string) (f *float64, i *int) {
 		return &c.KLThreshold, nil
 	case "sde_sample_freq":
 		return nil, &c.SDESampleFreq
+	case "vtrace_rho_clip":
+		return &c.VTraceRhoClip, nil
+	case "vtrace_c_clip":
+		return &c.VTraceCClip, nil
 	}
 	return nil, nil
 }

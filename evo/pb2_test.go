@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // gpData draws n points (t in 1..5, u in [0,1]^2) and y = f(u) plus noise.
@@ -238,27 +236,16 @@ func pb2Tiny(t *testing.T) Config {
 // and resumed (its observations come back from the checkpoint), and once
 // two fitness changes are observed clones explore by the GP.
 func TestPB2RunIsReproducibleAndResumes(t *testing.T) {
-	var dirs []string
-	for _, w := range []int{1, 2} {
-		cfg := pb2Tiny(t)
-		if _, err := run(t, cfg, Options{Workers: w}, nil); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, cfg.OutDir)
-	}
-	runtest.SameRun(t, dirs[0], dirs[1])
+	dir := sameRunWhateverWorkers(t, pb2Tiny)
 	cfg := pb2Tiny(t)
-	stopAndResume(t, cfg, Options{}, 3)
-	runtest.SameRun(t, dirs[0], cfg.OutDir)
-
 	gp := false
-	for _, r := range readMetrics(t, dirs[0])[1:] {
+	for _, r := range readMetrics(t, dir)[1:] {
 		gp = gp || strings.Contains(strings.Join(r, ","), "explore (pb2")
 	}
 	if !gp {
 		t.Error("no clone explored by PB2's GP in 5 generations")
 	}
-	b, err := os.ReadFile(filepath.Join(dirs[0], "checkpoints", "gen-000004", populationFile))
+	b, err := os.ReadFile(filepath.Join(dir, "checkpoints", "gen-000004", populationFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package evo
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -29,31 +28,8 @@ func sdeConfig(t *testing.T, extra string) Config {
 // with 1 and 2 workers and after a stop and resume, and evolution moves
 // sde_sample_freq (a metrics column).
 func TestSDERunIsReproducibleAndResumes(t *testing.T) {
-	var dirs []string
-	for _, w := range []int{1, 2} {
-		cfg := sdeConfig(t, "")
-		if _, err := run(t, cfg, Options{Workers: w}, nil); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, cfg.OutDir)
-	}
-	runtest.SameRun(t, dirs[0], dirs[1])
-	cfg := sdeConfig(t, "")
-	stopAndResume(t, cfg, Options{}, 3)
-	runtest.SameRun(t, dirs[0], cfg.OutDir)
-
-	rows := readMetrics(t, dirs[0])
-	col := slices.Index(rows[0], "sde_sample_freq")
-	if col < 0 {
-		t.Fatalf("metrics.csv has no sde_sample_freq column: %v", rows[0])
-	}
-	seen := map[string]bool{}
-	for _, r := range rows[1:] {
-		seen[r[col]] = true
-	}
-	if len(seen) < 2 {
-		t.Errorf("sde_sample_freq never moved: %v", seen)
-	}
+	dir := sameRunWhateverWorkers(t, func(t *testing.T) Config { return sdeConfig(t, "") })
+	wantColumnMoves(t, dir, "sde_sample_freq")
 }
 
 // TestSDEConfigErrorsNameTheKey: an [hp.sde_sample_freq] range without
