@@ -30,7 +30,14 @@ func writeConfig(t *testing.T, dir, name, text string) string {
 // tiny returns the tiny config with out_dir in a new temporary directory.
 func tiny(t *testing.T) Config {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(tinyConfig))
+	return parseTiny(t, tinyConfig)
+}
+
+// parseTiny parses the config text, failing the test on an error, and
+// points its out_dir into the test's temporary directory.
+func parseTiny(t *testing.T, text string) Config {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,11 +51,7 @@ func pbtTiny(t *testing.T, edit func(*Config)) Config {
 	t.Helper()
 	text := strings.Replace(pbtConfig, "[population]\n", "[population]\nselection = \"pbt\"\n", 1)
 	text = strings.Replace(text, "size = 3\n", "size = 4\n", 1)
-	cfg, err := ParseConfig([]byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	cfg := parseTiny(t, text)
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -391,11 +387,7 @@ func TestTournamentSizeOnlyWhereATournamentIsHeld(t *testing.T) {
 func TestTrainFitnessFallsBackToEvaluation(t *testing.T) {
 	text := strings.NewReplacer("CartPole-v1", "Pendulum-v1", "evo_steps = 256", "evo_steps = 64",
 		"max_steps = 3072", "max_steps = 192", "learn_step = 128", "learn_step = 64").Replace(runtest.TinyConfig)
-	cfg, err := ParseConfig([]byte(strings.Replace(text, "[population]\n", "[population]\nfitness = \"train\"\n", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	cfg := parseTiny(t, strings.Replace(text, "[population]\n", "[population]\nfitness = \"train\"\n", 1))
 	if _, err := run(t, cfg, Options{}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,7 @@ func sdeConfig(t *testing.T, extra string) Config {
 	text := strings.Replace(runtest.TinyConfig, `id = "CartPole-v1"`, `id = "Pendulum-v1"`, 1)
 	text = strings.Replace(text, "[ppo]\n", "[ppo]\nuse_sde = true\nsde_sample_freq = 4\nvalue_loss = \"mse\"\n", 1)
 	text += "[hp.sde_sample_freq]\nmin = 1\nmax = 16\n" + extra
-	cfg, err := ParseConfig([]byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.OutDir = filepath.Join(t.TempDir(), "run")
-	return cfg
+	return parseTiny(t, text)
 }
 
 // TestSDERunIsReproducibleAndResumes: a gSDE population gives the same files

@@ -1,7 +1,6 @@
 package evo
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,12 +14,7 @@ func vtraceConfig(t *testing.T) Config {
 	text := strings.Replace(runtest.TinyConfig, "[ppo]\n", "[ppo]\nadvantage = \"vtrace\"\nactor_lag = 1\n", 1)
 	text = strings.Replace(text, "rl_hp = 0.2", "rl_hp = 0.8", 1) // ρ̄ is one of four mutable hyperparameters
 	text += "[hp.vtrace_rho_clip]\nmin = 0.5\nmax = 2\n"
-	cfg, err := ParseConfig([]byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.OutDir = filepath.Join(t.TempDir(), "run")
-	return cfg
+	return parseTiny(t, text)
 }
 
 // TestVTraceRunIsReproducibleAndResumes: a V-trace population with a lagged
