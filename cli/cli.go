@@ -19,6 +19,7 @@
 //	mytask inspect [-json] FILE|DIR
 //	mytask plot [-o DIR] [-hp NAME] RUN_DIR
 //	mytask play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...
+//	mytask sample -o OUT.npz [-generations LIST] [-elite] [-method M] [-episodes N] ... RUN_DIR
 //	mytask -config FILE -nats URL ...   (the coordinator of workers over NATS JetStream)
 //	mytask worker -nats URL [-workers N]
 //	mytask bench [-seeds N] [-out DIR] [-long] [-no-target] [-variants LIST] [CONFIG ...]
@@ -64,6 +65,7 @@ var subcommands = map[string]func(ctx context.Context, args []string, stdout, st
 	"worker":  workerCmd,
 	"bench":   benchCmd,
 	"configs": configsCmd,
+	"sample":  sampleCmd,
 }
 
 // Run is the whole command without its process-wide setup (signals, GOGC;

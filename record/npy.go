@@ -25,6 +25,7 @@ const (
 	dtypeF64  = "<f8"
 	dtypeBool = "|b1"
 	dtypeU8   = "|u1"
+	dtypeI64  = "<i8"
 )
 
 // maxHeader bounds an .npy header; numpy's own are a few hundred bytes.
@@ -105,7 +106,7 @@ func readNPY(r io.Reader, size uint64) (npyHeader, []byte, error) {
 	if err != nil {
 		return npyHeader{}, nil, fmt.Errorf(".npy header %q: %w", strings.TrimSpace(string(raw)), err)
 	}
-	item := map[string]uint64{dtypeF32: 4, dtypeF64: 8, dtypeBool: 1, dtypeU8: 1}[h.descr]
+	item := map[string]uint64{dtypeF32: 4, dtypeF64: 8, dtypeBool: 1, dtypeU8: 1, dtypeI64: 8}[h.descr]
 	if item == 0 {
 		return h, nil, nil // the caller names the dtype it wants
 	}

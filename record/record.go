@@ -20,6 +20,10 @@
 // so that every entry of the file loads as an array in NumPy
 // (json.loads(d["spaces"].tobytes())). Read checks all of it, and also
 // reads files of earlier builds, whose spaces were a raw spaces.json entry.
+//
+// A dataset (CreateDataset; `evolve sample` writes them) is a recording
+// with five more arrays saying which agent, generation and episode each
+// step came from: see Source.
 package record
 
 import (
@@ -42,6 +46,9 @@ type Step struct {
 	Reward                              float64
 	Terminated, Truncated, EpisodeStart bool
 	Value, LogProb                      float32
+	// Source is where a dataset's step came from (CreateDataset); nil in
+	// a recording (Create).
+	Source *Source
 }
 
 // Writer collects steps and writes them to a .npz file on Close.
@@ -49,6 +56,7 @@ type Writer struct {
 	path     string
 	obs, act envs.Space
 	spaces   []byte // the JSON of spaces.npy
+	dataset  []byte // the JSON of dataset.npy; nil for a recording
 	t        Trajectory
 	closed   bool
 }
@@ -109,7 +117,16 @@ func (w *Writer) Add(s Step) error {
 	if len(s.Action) != w.act.FlatSize() {
 		return fmt.Errorf("record %s: step %d: %d action values, want %d for %v", w.path, n, len(s.Action), w.act.FlatSize(), w.act)
 	}
+	switch {
+	case w.dataset != nil && s.Source == nil:
+		return fmt.Errorf("record %s: step %d: a dataset's steps need their Source", w.path, n)
+	case w.dataset == nil && s.Source != nil:
+		return fmt.Errorf("record %s: step %d: a Source, but the file is a recording (record.CreateDataset writes datasets)", w.path, n)
+	}
 	t := &w.t
+	if s.Source != nil {
+		t.Sources = append(t.Sources, *s.Source)
+	}
 	t.Observations = append(t.Observations, append([]float32(nil), s.Obs...))
 	t.Actions = append(t.Actions, append([]float32(nil), s.Action...))
 	t.Rewards = append(t.Rewards, s.Reward)
@@ -141,11 +158,7 @@ func (w *Writer) writeNPZ(out io.Writer) error {
 	t := &w.t
 	n := len(t.Rewards)
 	z := zip.NewWriter(out)
-	entries := []struct {
-		name, descr string
-		shape       []int
-		data        []byte
-	}{
+	entries := []npzEntry{
 		{"observations", dtypeF32, []int{n, w.obs.FlatSize()}, encodeF32(flatten(t.Observations))},
 		{"actions", dtypeF32, []int{n, w.act.FlatSize()}, encodeF32(flatten(t.Actions))},
 		{"rewards", dtypeF64, []int{n}, encodeF64(t.Rewards)},
@@ -154,6 +167,11 @@ func (w *Writer) writeNPZ(out io.Writer) error {
 		{"episode_starts", dtypeBool, []int{n}, encodeBool(t.EpisodeStarts)},
 		{"values", dtypeF32, []int{n}, encodeF32(t.Values)},
 		{"log_probs", dtypeF32, []int{n}, encodeF32(t.LogProbs)},
+		{"spaces", dtypeU8, []int{len(w.spaces)}, w.spaces},
+	}
+	if w.dataset != nil {
+		entries = append(entries, datasetEntries(t.Sources)...)
+		entries = append(entries, npzEntry{"dataset", dtypeU8, []int{len(w.dataset)}, w.dataset})
 	}
 	for _, e := range entries {
 		f, err := z.CreateHeader(&zip.FileHeader{Name: e.name + ".npy", Method: zip.Deflate})
@@ -164,14 +182,14 @@ func (w *Writer) writeNPZ(out io.Writer) error {
 			return fmt.Errorf("%s.npy: %w", e.name, err)
 		}
 	}
-	f, err := z.CreateHeader(&zip.FileHeader{Name: "spaces.npy", Method: zip.Deflate})
-	if err != nil {
-		return err
-	}
-	if err := writeNPY(f, dtypeU8, []int{len(w.spaces)}, w.spaces); err != nil {
-		return fmt.Errorf("spaces.npy: %w", err)
-	}
 	return z.Close()
+}
+
+// npzEntry is one array of a .npz file, its values encoded.
+type npzEntry struct {
+	name, descr string
+	shape       []int
+	data        []byte
 }
 
 func flatten(rows [][]float32) []float32 {
@@ -191,6 +209,11 @@ type Trajectory struct {
 	EpisodeStarts                 []bool
 	Values, LogProbs              []float32
 	ObservationSpace, ActionSpace envs.Space
+	// Sources is where each step came from, and Dataset the JSON of how
+	// the dataset was made: a dataset's (see CreateDataset); nil in a
+	// recording.
+	Sources []Source
+	Dataset json.RawMessage
 }
 
 // Len returns the number of steps.
@@ -342,30 +365,39 @@ func read(path string) (*Trajectory, error) {
 		return nil, err
 	}
 	t.LogProbs = decodeF32(b)
+	if err := readSources(t, files, array); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
 // spacesEntry returns the spaces' JSON: spaces.npy's bytes (a 1-D uint8
 // array), or the raw spaces.json entry of files written before.
 func spacesEntry(files map[string]*zip.File, open func(string) ([]byte, error)) ([]byte, error) {
-	f := files["spaces.npy"]
+	if files["spaces.npy"] == nil && files["spaces.json"] != nil {
+		return open("spaces.json")
+	}
+	return u8Entry(files, "spaces.npy")
+}
+
+// u8Entry returns the bytes of the entry name, a 1-D uint8 array of at
+// most 1 MiB (JSON, in this format).
+func u8Entry(files map[string]*zip.File, name string) ([]byte, error) {
+	f := files[name]
 	if f == nil {
-		if files["spaces.json"] != nil {
-			return open("spaces.json")
-		}
-		return nil, errors.New("no entry spaces.npy")
+		return nil, fmt.Errorf("no entry %s", name)
 	}
 	r, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("spaces.npy: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer r.Close()
 	h, data, err := readNPY(r, min(f.UncompressedSize64, 1<<20))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("spaces.npy: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	case h.descr != dtypeU8 || len(h.shape) != 1:
-		return nil, fmt.Errorf("spaces.npy: dtype %q shape %v, want a 1-D %q array of JSON", h.descr, h.shape, dtypeU8)
+		return nil, fmt.Errorf("%s: dtype %q shape %v, want a 1-D %q array of JSON", name, h.descr, h.shape, dtypeU8)
 	}
 	return data, nil
 }

@@ -273,16 +273,7 @@ func TestNPYHeaderIsNumpys(t *testing.T) {
 // TestNumpyLoadsTheFile runs numpy.load on a written trajectory, when a
 // Python with NumPy is installed.
 func TestNumpyLoadsTheFile(t *testing.T) {
-	python := ""
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import numpy").Run() == nil {
-			python = p
-			break
-		}
-	}
-	if python == "" {
-		t.Skip("no python3 with numpy (tried python3 and /usr/bin/python3): numpy.load of a trajectory untested")
-	}
+	python := numpyPython(t, "a trajectory")
 	path, _ := writeTrajectory(t, 5)
 	script := `
 import json, sys
@@ -313,4 +304,17 @@ print("ok")
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("numpy.load: %v\n%s", err, out)
 	}
+}
+
+// numpyPython returns a Python with NumPy, or skips the test saying that
+// numpy.load of what was untested.
+func numpyPython(t *testing.T, what string) string {
+	t.Helper()
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import numpy").Run() == nil {
+			return p
+		}
+	}
+	t.Skipf("no python3 with numpy (tried python3 and /usr/bin/python3): numpy.load of %s untested", what)
+	return ""
 }

@@ -10,6 +10,7 @@
 //	evolve plot [-o DIR] runs/cartpole      # chart fitness, training, hyperparameters and network as PNGs
 //	evolve plot bench/ runs/cartpole_2      # compare runs, or a bench's (seeds as mean and band): comparison.png
 //	evolve play -agent runs/cartpole        # watch the elite play (-gif OUT.gif, -record OUT.npz)
+//	evolve sample -o data.npz runs/cartpole # every kept checkpoint's agents play: one dataset (.npz)
 //	evolve -config pop.toml -nats nats://server:4222   # train on workers of other machines
 //	evolve worker -nats nats://server:4222 [-workers N] # a worker: trains tasks of any run there
 //	evolve bench -no-target configs/*.toml  # 3 seeds of each config -> bench/BENCHMARKS.md, benchmarks.csv

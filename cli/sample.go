@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/jsonfloat"
+	"github.com/evolverl/evolve/record"
+)
+
+// sampleFlags are the options of `evolve sample`.
+type sampleFlags struct {
+	run, out    string
+	generations string
+	elite       bool
+	method      sampleMethod
+	episodes    int
+	seed        int64
+	maxSteps    int
+	workers     int
+}
+
+// sampleCmd is `evolve sample [flags] -o OUT.npz RUN_DIR`: it plays every
+// agent of a run's kept checkpoints (or of chosen generations, or the
+// elite) for N episodes and writes the steps as one dataset.
+func sampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCommand("evolve sample", "usage: evolve sample -o OUT.npz [-generations all|last|G,G,...] [-elite]\n"+
+		"                     [-method greedy|stochastic|temperature|epsilon] [-temperature T] [-epsilon E]\n"+
+		"                     [-episodes N] [-seed S] [-max-steps N] [-workers N] RUN_DIR\n\n"+
+		"Plays the agents of a run's kept checkpoints, N episodes each, and writes their steps as one\n"+
+		"dataset (.npz: the arrays of evolve play -record, plus the agent, generation, fitness and\n"+
+		"episode of every step; docs/datasets.md) — behaviour of mixed quality for offline RL.\n\n", stderr)
+	fs := c.fs
+	var f sampleFlags
+	fs.StringVar(&f.out, "o", "", "write the dataset to `OUT.npz`")
+	fs.StringVar(&f.generations, "generations", "all", "play the checkpoints of these generations: all kept, last, or a `LIST` such as 0,10,20")
+	fs.BoolVar(&f.elite, "elite", false, "play the run's elite (elite.safetensors) instead of its checkpoints")
+	fs.StringVar(&f.method.name, "method", "stochastic", "pick actions by `METHOD`: greedy, stochastic, temperature (with -temperature) or epsilon (with -epsilon)")
+	fs.Float64Var(&f.method.temperature, "temperature", 1, "with -method temperature: sample from the policy tempered by `T` > 0")
+	fs.Float64Var(&f.method.epsilon, "epsilon", 0, "with -method epsilon: act uniformly at random with probability `E`, else greedily")
+	fs.IntVar(&f.episodes, "episodes", 10, "play `N` episodes with each agent")
+	fs.Int64Var(&f.seed, "seed", 0, "episode k of every agent starts from reset seed S+k; actions are drawn from streams of `S`")
+	fs.IntVar(&f.maxSteps, "max-steps", 100000, "cut episodes at `N` steps")
+	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "play `N` agents at once (never changes the dataset)")
+	pos, status, ok := c.parseInterspersed(args)
+	if !ok {
+		return status
+	}
+	if status, ok := f.check(c, pos); !ok {
+		return status
+	}
+	fail := func(status int, err error) int {
+		fmt.Fprintf(stderr, "evolve sample: %v\n", err)
+		return status
+	}
+	jobs, err := f.sources()
+	if err != nil {
+		return fail(exitBadInput, err)
+	}
+	steps, err := f.play(ctx, jobs, stderr)
+	switch {
+	case ctx.Err() != nil:
+		return fail(130, errors.New("interrupted; nothing written"))
+	case errors.Is(err, errBadInput):
+		return fail(exitBadInput, err)
+	case err != nil:
+		return fail(exitFailure, err)
+	}
+	if err := f.write(jobs, steps); err != nil {
+		return fail(exitFailure, err)
+	}
+	episodes := len(jobs) * f.episodes
+	fmt.Fprintf(stdout, "wrote %s: %d episodes of %d agents, %d steps\n", f.out, episodes, len(jobs), countSteps(steps))
+	return exitOK
+}
+
+// check checks the flags and the one argument, the run directory.
+func (f *sampleFlags) check(c *command, pos []string) (int, bool) {
+	set := c.set()
+	m := &f.method
+	switch {
+	case len(pos) != 1:
+		return c.misuse("want one run directory, got %d arguments", len(pos)), false
+	case f.out == "":
+		return c.misuse("-o: give the dataset's file, OUT.npz"), false
+	case !strings.EqualFold(filepath.Ext(f.out), ".npz"):
+		return c.misuse("-o %s: want a file name ending in .npz (the dataset is NumPy arrays in a zip)", f.out), false
+	case !slices.Contains(sampleMethods, m.name):
+		return c.misuse("-method %q: want one of %s", m.name, strings.Join(sampleMethods, ", ")), false
+	case set["temperature"] && m.name != "temperature":
+		return c.misuse("-temperature applies to -method temperature only"), false
+	case set["epsilon"] && m.name != "epsilon":
+		return c.misuse("-epsilon applies to -method epsilon only"), false
+	case !(m.temperature > 0) || math.IsInf(m.temperature, 0):
+		return c.misuse("-temperature %g: want a finite T > 0 (-method greedy is the limit T → 0)", m.temperature), false
+	case !(m.epsilon >= 0 && m.epsilon <= 1):
+		return c.misuse("-epsilon %g: want a probability in [0, 1]", m.epsilon), false
+	case f.episodes < 1:
+		return c.misuse("-episodes %d: want >= 1", f.episodes), false
+	case f.seed < 0:
+		return c.misuse("-seed %d: want >= 0", f.seed), false
+	case f.maxSteps < 1:
+		return c.misuse("-max-steps %d: want >= 1", f.maxSteps), false
+	case f.workers < 1:
+		return c.misuse("-workers %d: want >= 1", f.workers), false
+	case f.elite && set["generations"]:
+		return c.misuse("-elite and -generations exclude each other: the elite is one agent, not a checkpoint"), false
+	}
+	f.run = pos[0]
+	return exitOK, true
+}
+
+// sampleJob is one agent to play: its file and where it came from.
+type sampleJob struct {
+	file       string
+	index, gen int
+	fitness    float64
+}
+
+// sources lists the agents to play, in the dataset's order: the chosen
+// checkpoints oldest first, each in population order; or the elite.
+func (f *sampleFlags) sources() ([]sampleJob, error) {
+	if f.elite {
+		return f.eliteSource()
+	}
+	ckpts, err := evo.ReadCheckpoints(f.run)
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := chooseGenerations(f.generations, ckpts)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []sampleJob
+	for _, c := range chosen {
+		for _, m := range c.Members {
+			jobs = append(jobs, sampleJob{file: m.File, index: m.Index, gen: c.Generation, fitness: m.Fitness})
+		}
+	}
+	return jobs, nil
+}
+
+// chooseGenerations returns the checkpoints -generations names.
+func chooseGenerations(spec string, ckpts []evo.Checkpoint) ([]evo.Checkpoint, error) {
+	kept := make([]string, len(ckpts))
+	for i, c := range ckpts {
+		kept[i] = strconv.Itoa(c.Generation)
+	}
+	switch spec {
+	case "all":
+		return ckpts, nil
+	case "last":
+		return ckpts[len(ckpts)-1:], nil
+	}
+	var out []evo.Checkpoint
+	for _, g := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(g))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("-generations %q: %q is not a generation (want all, last, or numbers such as 0,10,20)%w", spec, g, errBadInput)
+		}
+		i := slices.IndexFunc(ckpts, func(c evo.Checkpoint) bool { return c.Generation == n })
+		if i < 0 {
+			return nil, fmt.Errorf("-generations: the run keeps no checkpoint of generation %d (it keeps %s; [checkpoint] keep says how many)%w",
+				n, strings.Join(kept, ", "), errBadInput)
+		}
+		if slices.ContainsFunc(out, func(c evo.Checkpoint) bool { return c.Generation == n }) {
+			return nil, fmt.Errorf("-generations %q: generation %d twice%w", spec, n, errBadInput)
+		}
+		out = append(out, ckpts[i])
+	}
+	return out, nil
+}
+
+// eliteSource is the run's elite, described by summary.json.
+func (f *sampleFlags) eliteSource() ([]sampleJob, error) {
+	file, err := runElite(f.run)
+	if err != nil {
+		return nil, fmt.Errorf("-elite: %w%w", err, errBadInput)
+	}
+	path := filepath.Join(f.run, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-elite: %w%w", err, errBadInput)
+	}
+	var sum struct {
+		Fitness jsonfloat.F64   `json:"elite_fitness"`
+		Index   int             `json:"elite_index"`
+		Elite   evo.EliteRecord `json:"elite"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return nil, fmt.Errorf("-elite: %s: %w%w", path, err, errBadInput)
+	}
+	if sum.Index < 0 || sum.Elite.Generation < 0 {
+		return nil, fmt.Errorf("-elite: %s: elite_index %d, generation %d%w", path, sum.Index, sum.Elite.Generation, errBadInput)
+	}
+	return []sampleJob{{file: file, index: sum.Index, gen: sum.Elite.Generation, fitness: float64(sum.Fitness)}}, nil
+}
+
+// play plays every job's episodes, -workers at a time, and returns each
+// job's steps; the result does not depend on the number of workers.
+func (f *sampleFlags) play(ctx context.Context, jobs []sampleJob, stderr io.Writer) ([][]record.Step, error) {
+	cfg, err := evo.ReadRunConfig(f.run)
+	if err != nil {
+		return nil, fmt.Errorf("%w%w", err, errBadInput)
+	}
+	steps := make([][]record.Step, len(jobs))
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(f.workers)
+	for j := range jobs {
+		eg.Go(func() error {
+			var err error
+			steps[j], err = f.playAgent(ctx, jobs[j], j, cfg.Env.ID, cfg.Env.Options)
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for j, job := range jobs {
+		returns := episodeReturns(steps[j])
+		mean, std := meanStd(returns)
+		fmt.Fprintf(stderr, "generation %d agent %d (fitness %.2f): return %.2f ± %.2f over %d episodes\n",
+			job.gen, job.index, job.fitness, mean, std, len(returns))
+	}
+	return steps, nil
+}
+
+// playAgent plays job j's episodes on a new env id: episode k from reset
+// seed -seed + k, actions drawn from a stream of (-seed, j).
+func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id string, opts envs.Options) ([]record.Step, error) {
+	a, err := agent.Load(job.file)
+	if err != nil {
+		return nil, fmt.Errorf("%w%w", err, errBadInput)
+	}
+	id = envs.LegacyMinAtarID(id, opts, a.ActionSpace())
+	env, err := envs.Make(id, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: [env]: %w%w", filepath.Join(f.run, "config.toml"), err, errBadInput)
+	}
+	defer envs.Close(env)
+	if err := sameSpaces(env, a, filepath.Join(f.run, "config.toml"), id, job.file); err != nil {
+		return nil, fmt.Errorf("%w%w", err, errBadInput)
+	}
+	rng := rand.New(rand.NewPCG(uint64(f.seed), uint64(j)))
+	var steps []record.Step
+	for k := range f.episodes {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ep := j*f.episodes + k
+		obs, info := env.Reset(f.seed + int64(k))
+		a.ResetState(-1)
+		for n := 0; n < f.maxSteps; n++ {
+			p, err := a.Policy(obs, [][]bool{info.ActionMask})
+			if err != nil {
+				return nil, fmt.Errorf("%s: episode %d step %d: %w", job.file, k+1, n+1, err)
+			}
+			c := f.method.pick(p, a.ActionSpace(), info.ActionMask, rng)
+			prev := slices.Clone(obs)
+			var r float64
+			var term, trunc bool
+			obs, r, term, trunc, info = env.Step(c.action)
+			cut := !term && n+1 == f.maxSteps // cut by -max-steps: truncated, as by a time limit
+			steps = append(steps, record.Step{Obs: prev, Action: c.action, Reward: r,
+				Terminated: term, Truncated: trunc || cut, EpisodeStart: n == 0,
+				Value: p.Values[0], LogProb: c.logProb,
+				Source: &record.Source{Agent: job.index, Generation: job.gen, Episode: ep,
+					Fitness: job.fitness, BehaviorLogProb: c.behaviorProb}})
+			if term || trunc {
+				break
+			}
+		}
+	}
+	return steps, nil
+}
+
+// write writes the dataset, all of it or (on error) nothing.
+func (f *sampleFlags) write(jobs []sampleJob, steps [][]record.Step) error {
+	cfg, err := evo.ReadRunConfig(f.run)
+	if err != nil {
+		return err
+	}
+	a, err := agent.Load(jobs[0].file)
+	if err != nil {
+		return err
+	}
+	gens := []int{}
+	for _, j := range jobs {
+		if !slices.Contains(gens, j.gen) {
+			gens = append(gens, j.gen)
+		}
+	}
+	info := datasetInfo{Format: "evolve-dataset", Version: 1, Run: f.run, Env: cfg.Env.ID, EnvOptions: cfg.Env.Options,
+		Method: f.method.name, Temperature: f.method.temperature, Epsilon: f.method.epsilon,
+		Generations: gens, Elite: f.elite, EpisodesPerAgent: f.episodes, Seed: f.seed, MaxSteps: f.maxSteps}
+	w, err := record.CreateDataset(f.out, a.ObservationSpace(), a.ActionSpace(), info)
+	if err != nil {
+		return fmt.Errorf("-o: %w", err)
+	}
+	for _, s := range steps {
+		for _, st := range s {
+			if err := w.Add(st); err != nil {
+				return fmt.Errorf("-o: %w", err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("-o: %w", err)
+	}
+	return nil
+}
+
+// datasetInfo is a dataset's dataset.npy: how it was made.
+type datasetInfo struct {
+	Format           string       `json:"format"`
+	Version          int          `json:"version"`
+	Run              string       `json:"run"`
+	Env              string       `json:"env"`
+	EnvOptions       envs.Options `json:"env_options,omitempty"`
+	Method           string       `json:"method"`
+	Temperature      float64      `json:"temperature"`
+	Epsilon          float64      `json:"epsilon"`
+	Generations      []int        `json:"generations"`
+	Elite            bool         `json:"elite"`
+	EpisodesPerAgent int          `json:"episodes_per_agent"`
+	Seed             int64        `json:"seed"`
+	MaxSteps         int          `json:"max_steps"`
+}
+
+// episodeReturns returns the return of each episode in steps.
+func episodeReturns(steps []record.Step) []float64 {
+	var out []float64
+	for _, s := range steps {
+		if s.EpisodeStart {
+			out = append(out, 0)
+		}
+		out[len(out)-1] += s.Reward
+	}
+	return out
+}
+
+func countSteps(steps [][]record.Step) int {
+	n := 0
+	for _, s := range steps {
+		n += len(s)
+	}
+	return n
+}
