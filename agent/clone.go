@@ -40,6 +40,9 @@ func (a *PPO) Clone(seed uint64) *PPO {
 	if a.rewNorm != nil {
 		c.rewNorm = &RunningNorm{Mean: slices.Clone(a.rewNorm.Mean), Var: slices.Clone(a.rewNorm.Var), Count: a.rewNorm.Count}
 	}
+	if a.rnd != nil {
+		c.rnd = a.rnd.clone()
+	}
 	c.pcg = rand.NewPCG(seed, 0x70706f)
 	c.rng = rand.New(c.pcg)
 	c.Steps, c.Updates, c.TotalSteps = a.Steps, a.Updates, a.TotalSteps

@@ -67,6 +67,27 @@ type Config struct {
 	// generation in a run), starting from the weights the agent had when
 	// the vector was bound. 0 (the default) acts with the current weights.
 	ActorLag int `toml:"actor_lag,omitzero" json:"actor_lag,omitempty"`
+	// RNDCoef turns on Random Network Distillation (Burda et al. 2019; see
+	// rnd.go) when > 0: an intrinsic reward for observations a trained
+	// predictor cannot yet tell from a fixed random network, learnt by a
+	// second critic as a non-episodic return, its advantages added to the
+	// extrinsic ones with weight RNDCoef (theirs: 1). 0 (the default) is
+	// plain PPO.
+	RNDCoef float64 `toml:"rnd_coef,omitzero" json:"rnd_coef,omitempty"`
+	// RNDExtCoef weights the extrinsic advantages with RND; 0 means 2
+	// (Burda et al.'s).
+	RNDExtCoef float64 `toml:"rnd_ext_coef,omitzero" json:"rnd_ext_coef,omitempty"`
+	// RNDGamma discounts the intrinsic return; 0 means 0.99.
+	RNDGamma float64 `toml:"rnd_gamma,omitzero" json:"rnd_gamma,omitempty"`
+	// RNDHidden is the width of the two hidden layers of RND's target,
+	// predictor and intrinsic critic, and RNDEmbed the width of the target's
+	// and the predictor's output; 0 means 64 each.
+	RNDHidden int `toml:"rnd_hidden,omitzero" json:"rnd_hidden,omitempty"`
+	RNDEmbed  int `toml:"rnd_embed,omitzero" json:"rnd_embed,omitempty"`
+	// RNDUpdateProportion is the fraction of each minibatch's observations
+	// the predictor learns from (drawn per row), which keeps the intrinsic
+	// reward from vanishing as fast when many envs run; 0 means 0.25.
+	RNDUpdateProportion float64 `toml:"rnd_update_proportion,omitzero" json:"rnd_update_proportion,omitempty"`
 	// UpdateEpochs is the number of passes over each rollout.
 	UpdateEpochs int `toml:"update_epochs" json:"update_epochs"`
 	// TargetKL stops an update early, after the minibatch whose approximate
@@ -203,6 +224,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateKLAdaptive()...)
 	errs = append(errs, c.validateAdvantage()...)
+	errs = append(errs, c.validateRND()...)
 	if !finite(c.ActionStdInit) || math.Abs(c.ActionStdInit) > 20 {
 		bad("action_std_init", c.ActionStdInit, "a log standard deviation in [-20, 20]")
 	}

@@ -63,6 +63,9 @@ func (a *PPO) SetConfig(cfg Config) error {
 	if cfg.UseSDE != a.cfg.UseSDE {
 		return fmt.Errorf("agent: use_sde cannot change after creation")
 	}
+	if cfg.rndOn() != a.cfg.rndOn() || cfg.rnd().hidden != a.cfg.rnd().hidden || cfg.rnd().embed != a.cfg.rnd().embed {
+		return fmt.Errorf("agent: RND (rnd_coef > 0 or not, rnd_hidden, rnd_embed) cannot change after creation")
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("agent: set config: %w", err)
 	}

@@ -40,7 +40,9 @@ type rollout struct {
 	// V-trace the truncated episodes' preprocessed final observations with
 	// their indices in the buffer, the learner's log-probabilities and the
 	// log importance weights.
-	lag            actorLag
+	lag actorLag
+	// With RND: each env's intrinsic discounted return so far.
+	rndRet         []float64
 	finObs         []float32
 	finIdx         []int
 	piLogp, logRho []float32
@@ -136,6 +138,11 @@ func (a *PPO) collect(ended *[]float64) (steps, episodes int, returns float64, e
 	if err := a.estimate(stale); err != nil {
 		return 0, 0, 0, err
 	}
+	if a.rnd != nil {
+		if a.rndReward, err = a.rndAdvantages(a.roll.obs); err != nil {
+			return 0, 0, 0, err
+		}
+	}
 	if a.valNorm != nil {
 		// skrl's order: the values, then the returns.
 		a.standardizeTrain(a.roll.buf.Values)
@@ -178,6 +185,11 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 		res, err := r.vec.Step(r.out.envActions)
 		if err != nil {
 			return 0, 0, 0, err
+		}
+		if a.rnd != nil {
+			if err := a.rndStep(t, r.obs, res); err != nil {
+				return 0, 0, 0, err
+			}
 		}
 		if a.rewNorm != nil {
 			copy(r.raw, res.Rewards)
@@ -283,9 +295,23 @@ func (a *PPO) Learn() (Stats, error) {
 		a.adam.LR = a.cfg.LR
 	}
 	st.LR = a.adam.LR
+	var err error
 	if a.recurrent() {
-		return a.learnSequences(buf, st)
+		st, err = a.learnSequences(buf, st)
+	} else {
+		st, err = a.learnFlat(buf, st)
 	}
+	if err != nil || a.rnd == nil {
+		return st, err
+	}
+	st.IntrinsicReward = a.rndReward
+	st.RNDLoss, err = a.rndLearn()
+	return st, err
+}
+
+// learnFlat is Learn for feed-forward agents: shuffled minibatches of
+// single steps.
+func (a *PPO) learnFlat(buf *buffer.Rollout, st Stats) (Stats, error) {
 	batch := buffer.NewBatch(buf.Dims, min(a.cfg.BatchSize, buf.Steps*buf.Envs))
 	for range a.cfg.UpdateEpochs {
 		batches, err := buf.Minibatches(a.rng, batch.Cap)

@@ -21,6 +21,10 @@ type Stats struct {
 	EarlyStop   bool
 	// LR is the learning rate of the update's last epoch.
 	LR float64
+	// IntrinsicReward is the mean normalised intrinsic reward of the
+	// rollout and RNDLoss the mean loss of RND's predictor and intrinsic
+	// critic over their minibatches; both 0 without RND (rnd_coef).
+	IntrinsicReward, RNDLoss float64
 }
 
 // minibatch is the training input of one update, flat or in sequences.

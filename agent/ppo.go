@@ -27,6 +27,7 @@ type PPO struct {
 	norm                  *RunningNorm // nil unless cfg.NormalizeObs
 	rewNorm               *RunningNorm // the discounted return's statistics; nil unless cfg.NormalizeReward
 	valNorm               *RunningNorm // the value targets' statistics; nil unless cfg.NormalizeValue
+	rnd                   *rndModule   // Random Network Distillation; nil unless cfg.RNDCoef > 0
 	scale                 []imageScale // bounded images in an observation, scaled unless norm is set
 	pcg                   *rand.PCG
 	rng                   *rand.Rand
@@ -49,6 +50,8 @@ type PPO struct {
 	// the next stochastic act redraws their matrices.
 	sdeExpl  []float32
 	sdeStale []bool
+	// rndReward is the mean intrinsic reward of the last rollout (RND).
+	rndReward float64
 }
 
 // New returns an agent for the given spaces with freshly initialised
@@ -90,6 +93,11 @@ func New(obsSpace, actSpace envs.Space, cfg Config, seed uint64) (*PPO, error) {
 	}
 	if cfg.NormalizeValue {
 		a.valNorm = newValueNorm()
+	}
+	if cfg.rndOn() {
+		if a.rnd, err = newRND(obsSpace.FlatSize(), cfg.rnd(), cfg.LR, a.rng); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -28,6 +28,7 @@ import (
 //	adam.v.<tensor>       (adam.m.actor.encoder.mlp.0.weight, ..., adam.v.actor.log_std)
 //	norm.mean, norm.var   [observation size], when normalize_obs is set: the running
 //	                      statistics rounded to float32, for readers in other languages
+//	rnd.*                 with rnd_coef > 0: RND's networks and moments (rnd_save.go)
 //
 // and its "__metadata__" holds the strings
 //
@@ -84,6 +85,7 @@ type agentJSON struct {
 	RNG              string          `json:"rng"`
 	History          []string        `json:"history"`
 	Env              *EnvRef         `json:"env,omitempty"` // version 2 only
+	RND              *rndJSON        `json:"rnd,omitempty"` // rnd_coef > 0 only (see rnd_save.go)
 }
 
 type adamJSON struct {
@@ -162,6 +164,9 @@ func (a *PPO) encodeFile() ([]namedTensor, map[string]string, error) {
 			tensors = append(tensors, namedTensor{Name: s.name, Shape: []int{len(f)}, Data: f})
 		}
 	}
+	rndTensors, rndDesc := a.rndFile()
+	tensors = append(tensors, rndTensors...)
+	d.RND = rndDesc
 	rng, err := a.pcg.MarshalBinary()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rng state: %w", err)
@@ -403,6 +408,9 @@ func (a *PPO) bindTensors(tensors []namedTensor, d agentJSON) error {
 		add("norm.mean", n, &normMean)
 		add("norm.var", n, &normVar)
 	}
+	if err := a.rndAllocate(add); err != nil {
+		return err
+	}
 	got := make(map[string]bool, len(tensors))
 	for _, t := range tensors {
 		w, ok := wanted[t.Name]
@@ -430,7 +438,7 @@ func (a *PPO) bindTensors(tensors []namedTensor, d agentJSON) error {
 	if a.valNorm, err = loadScalarNorm(d.ValueNorm, "normalize_value", a.cfg.NormalizeValue, "the value targets"); err != nil {
 		return fmt.Errorf("value_norm: %w", err)
 	}
-	return nil
+	return a.rndRestore(d.RND)
 }
 
 // restoreState restores the optimizer's settings, the counters, the

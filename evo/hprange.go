@@ -34,7 +34,7 @@ const (
 func HPNames() []string {
 	return []string{"lr", "batch_size", "learn_step", "ent_coef", "clip_coef", "vf_coef",
 		"max_grad_norm", "update_epochs", "gamma", "gae_lambda", "kl_threshold", "sde_sample_freq",
-		"vtrace_rho_clip", "vtrace_c_clip"}
+		"vtrace_rho_clip", "vtrace_c_clip", "rnd_coef"}
 }
 
 // hpField returns a pointer to the hyperparameter name of c: a float or an
@@ -69,6 +69,8 @@ func hpField(c *agent.Config, name string) (f *float64, i *int) {
 		return &c.VTraceRhoClip, nil
 	case "vtrace_c_clip":
 		return &c.VTraceCClip, nil
+	case "rnd_coef":
+		return &c.RNDCoef, nil
 	}
 	return nil, nil
 }

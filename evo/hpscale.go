@@ -27,15 +27,15 @@ const (
 )
 
 // HPScale returns the scale of hyperparameter name's range r: r.Scale when
-// set, else the hyperparameter's default (log for lr, ent_coef and
-// kl_threshold, log1m for gamma and gae_lambda, pow2 for batch_size and
+// set, else the hyperparameter's default (log for lr, ent_coef,
+// kl_threshold and rnd_coef, log1m for gamma and gae_lambda, pow2 for batch_size and
 // learn_step, linear for the others).
 func HPScale(name string, r HPRange) string {
 	if r.Scale != "" {
 		return r.Scale
 	}
 	switch name {
-	case "lr", "ent_coef", "kl_threshold":
+	case "lr", "ent_coef", "kl_threshold", "rnd_coef":
 		return ScaleLog
 	case "gamma", "gae_lambda":
 		return ScaleLog1m

@@ -235,6 +235,9 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	if (name == "learn_step" || name == "batch_size") && r.Max > maxLearnStep {
 		return append(errs, fmt.Errorf("%s.max = %v: want <= %d", key, r.Max, maxLearnStep))
 	}
+	if name == "rnd_coef" && !(r.Min > 0) {
+		errs = append(errs, fmt.Errorf("%s.min = %v: want > 0 (a mutation cannot turn RND off or on)", key, r.Min))
+	}
 	if v := hpValue(c.PPO, name); v < r.Min || v > r.Max {
 		errs = append(errs, fmt.Errorf("ppo.%s = %v: outside [%s] min = %v, max = %v", name, v, key, r.Min, r.Max))
 	}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# mountaincar.sh [SEEDS] — trains docs/bench/rnd/mountaincar-ppo.toml and
+# mountaincar-rnd.toml, one run per seed (default "1 2 3"), into
+# bench/rnd/mc-METHOD-sS; a run already there is skipped. report.py reads
+# them.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+seeds=${1:-1 2 3}
+out=${OUT:-bench/rnd}
+evolve=${EVOLVE:-$out/evolve}
+[ -x "$evolve" ] || go build -o "$evolve" ./cmd/evolve
+for s in $seeds; do
+	for method in rnd ppo; do
+		dir=$out/mc-$method-s$s
+		[ -f "$dir/summary.json" ] && continue
+		"$evolve" -config "docs/bench/rnd/mountaincar-$method.toml" -seed "$s" -out "$dir" -quiet -workers 1 >/dev/null
+		echo "$method seed $s: $(grep -o '"elite_fitness":[^,]*' "$dir/summary.json"), $(grep -o '"global_steps": *[0-9]*' "$dir/summary.json")"
+	done
+done
