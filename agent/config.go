@@ -88,6 +88,17 @@ type Config struct {
 	// the predictor learns from (drawn per row), which keeps the intrinsic
 	// reward from vanishing as fast when many envs run; 0 means 0.25.
 	RNDUpdateProportion float64 `toml:"rnd_update_proportion,omitzero" json:"rnd_update_proportion,omitempty"`
+	// DemoRho and DemoPhi turn on PPO with demonstrations (PPO+D; see
+	// demos.go) when either is > 0: the probabilities that an env's next
+	// episode in a rollout is a replay of a reward demonstration (given by
+	// SetDemos, or the agent's own best episodes) or of a value
+	// demonstration (its own episodes of highest value). DemoAlpha sharpens
+	// the choice among value demos (0 means 10) and DemoCapacity bounds the
+	// demos held (0 means 51).
+	DemoRho      float64 `toml:"demo_rho,omitzero" json:"demo_rho,omitempty"`
+	DemoPhi      float64 `toml:"demo_phi,omitzero" json:"demo_phi,omitempty"`
+	DemoAlpha    float64 `toml:"demo_alpha,omitzero" json:"demo_alpha,omitempty"`
+	DemoCapacity int     `toml:"demo_capacity,omitzero" json:"demo_capacity,omitempty"`
 	// UpdateEpochs is the number of passes over each rollout.
 	UpdateEpochs int `toml:"update_epochs" json:"update_epochs"`
 	// TargetKL stops an update early, after the minibatch whose approximate
@@ -225,6 +236,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateKLAdaptive()...)
 	errs = append(errs, c.validateAdvantage()...)
 	errs = append(errs, c.validateRND()...)
+	errs = append(errs, c.validateDemos()...)
 	if !finite(c.ActionStdInit) || math.Abs(c.ActionStdInit) > 20 {
 		bad("action_std_init", c.ActionStdInit, "a log standard deviation in [-20, 20]")
 	}

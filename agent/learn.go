@@ -40,12 +40,17 @@ type rollout struct {
 	// V-trace the truncated episodes' preprocessed final observations with
 	// their indices in the buffer, the learner's log-probabilities and the
 	// log importance weights.
-	lag actorLag
-	// With RND: each env's intrinsic discounted return so far.
-	rndRet         []float64
+	lag            actorLag
 	finObs         []float32
 	finIdx         []int
 	piLogp, logRho []float32
+
+	// With RND: each env's intrinsic discounted return so far.
+	rndRet []float64
+	// With PPO+D: the replays and the demos of this vector, and the
+	// critic's values of replayed rows.
+	demo *demoState
+	dout actOut
 }
 
 // Train collects rollouts of learn_step transitions from vec and updates
@@ -113,6 +118,9 @@ func (a *PPO) startRollout(vec *envs.Vector) error {
 	}
 	r.obs = append([]float32(nil), res.Obs...)
 	r.setMasks(res.Infos)
+	if a.cfg.demosOn() {
+		r.demo = a.newDemoState(n)
+	}
 	a.roll = r
 	return nil
 }
@@ -182,6 +190,11 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 		copy(slot.Actions, r.out.actions)
 		copy(slot.LogProbs, r.out.logp)
 		copy(slot.Values, r.out.values)
+		if r.demo != nil {
+			if err := a.demoRows(r.demo, slot, &r.dout); err != nil {
+				return 0, 0, 0, err
+			}
+		}
 		res, err := r.vec.Step(r.out.envActions)
 		if err != nil {
 			return 0, 0, 0, err
@@ -221,6 +234,9 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 				clear(r.state[i*size : (i+1)*size]) // a new episode starts from a zero state
 			}
 		}
+		if r.demo != nil {
+			a.demoStep(r.demo, r.obs, slot, res)
+		}
 		copy(r.obs, res.Obs)
 		r.setMasks(res.Infos)
 		steps += n
@@ -229,6 +245,9 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 	// Bootstrap the rollout's last step from the value of the next observation.
 	x := bufs.Grow(r.xfinal, len(r.obs))
 	a.preprocess(x, r.obs, false)
+	if r.demo != nil {
+		a.demoNextObs(r.demo, x) // a replay goes on with its demo's observation
+	}
 	if err := a.values(x, r.state, &r.fout); err != nil {
 		return 0, 0, 0, err
 	}

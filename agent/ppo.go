@@ -52,6 +52,8 @@ type PPO struct {
 	sdeStale []bool
 	// rndReward is the mean intrinsic reward of the last rollout (RND).
 	rndReward float64
+	// demos are the given demonstrations (SetDemos), replayed with PPO+D.
+	demos []Demo
 }
 
 // New returns an agent for the given spaces with freshly initialised

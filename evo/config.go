@@ -45,6 +45,9 @@ type Config struct {
 	// when population.selection = "pbt".
 	PBT        *PBTConfig       `toml:"pbt,omitempty"`
 	Checkpoint CheckpointConfig `toml:"checkpoint"`
+	// Demos is the [demos] section, set when the config has one (PPO+D's
+	// demonstrations).
+	Demos *DemosConfig `toml:"demos,omitempty"`
 }
 
 // EnvConfig is the [env] section.
@@ -427,6 +430,7 @@ type fileConfig struct {
 	HP         map[string]HPRange `toml:"hp"`
 	PBT        *PBTConfig         `toml:"pbt,omitempty"`
 	Checkpoint CheckpointConfig   `toml:"checkpoint"`
+	Demos      *DemosConfig       `toml:"demos,omitempty"`
 }
 
 // netFile is [net] as written: netconf.Spec without what the agent sets
@@ -461,7 +465,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	}
 	n := c.Net
 	f := fileConfig{Seed: c.Seed, OutDir: c.OutDir, Env: c.Env, Population: c.Population, PPO: ppo,
-		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint}
+		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint, Demos: c.Demos}
 	if f.Env.Options == nil {
 		f.Env.Options = envs.Options{}
 	}

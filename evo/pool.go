@@ -18,6 +18,10 @@ type Task struct {
 	Mutation      string
 	EvalSeed      int64
 	Agent         *agent.PPO
+	// Demos are the demonstrations the agent replays with PPO+D (shared,
+	// read-only); a remote pool does not carry them (runs with [demos]
+	// train on local workers).
+	Demos []agent.Demo `json:"-"`
 }
 
 // Result is a finished Task: its report and the trained agent (Task.Agent

@@ -147,6 +147,9 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	t.finished, t.stopReason, t.wallBefore = pop.Finished, pop.StopReason, pop.WallSeconds
 	t.pb2 = pop.PB2
 	t.resumed = true
+	if err := t.initDemos(); err != nil {
+		return nil, err
+	}
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
 	return t, nil

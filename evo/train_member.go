@@ -18,14 +18,16 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 	// so that the tournament compares like with like (exactly so on envs
 	// that draw random numbers only at reset).
 	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
+	demos := t.generationDemos(g)
 	tasks := make([]Task, len(t.members))
 	for i, m := range t.members {
-		tasks[i] = Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Agent: m.Agent}
+		tasks[i] = Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Agent: m.Agent, Demos: demos}
 	}
 	pool := t.opts.Pool
 	if pool == nil {
 		pool = LocalPool{Workers: t.Workers()}
 	}
+
 	results, err := pool.Train(ctx, t.cfg, tasks, func(steps int) { t.progSteps.Add(int64(steps)) })
 	if err != nil {
 		return nil, err
@@ -68,6 +70,9 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		}
 	}()
 	a := m.Agent
+	if err := a.SetDemos(m.Demos); err != nil {
+		return MemberReport{}, fmt.Errorf("agent %d: %w", m.Index, err)
+	}
 	r = MemberReport{Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, Config: a.Config(), TrainReturn: math.NaN()}
 	vec, err := envs.MakeVector(id, t.cfg.Env.NumEnvs, t.cfg.Env.Options)
 	if err != nil {

@@ -26,9 +26,12 @@ type Trainer struct {
 	log    *slog.Logger
 	digest string
 
-	members    []*Member
-	gen        int // generations completed
-	totalSteps int
+	members []*Member
+	demos   *demoLoader // PPO+D's demonstrations ([demos]); nil without
+	// loggedDemos is set once the demos in use have been logged.
+	loggedDemos bool
+	gen         int // generations completed
+	totalSteps  int
 	// measureSteps are the env steps spent on evaluation and elite
 	// confirmation so far; with totalSteps, the run's global steps.
 	measureSteps int
@@ -97,6 +100,9 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		t.members = append(t.members, &Member{Index: i, Parent: -1, Mutation: "initial", Agent: a})
 	}
 	t.nextIndex = cfg.Population.Size
+	if err := t.initDemos(); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -33,6 +33,7 @@ func (c Config) validate(build bool) error {
 	c.checkMutation(&ps)
 	ps.add(c.validateStrategy()...)
 	c.checkTournamentAndCheckpoints(&ps)
+	c.checkDemos(&ps)
 	if ppoOK { // ranges derive from, and are checked against, valid [ppo] values
 		names := make([]string, 0, len(c.HP))
 		for name := range c.HP {
