@@ -40,15 +40,21 @@ func (c Config) metricsBase() int { return 17 + len(c.metricsHPs()) + 2 }
 // generation; global_steps: the run's training, evaluation and
 // confirmation steps so far), the elite's score after the generation, and
 // update_lr, the learning rate of the agent's last update (lr decayed by
-// anneal_lr; lr without it). A run begun with fewer columns goes on
-// writing the ones it began with (see truncateMetrics).
+// anneal_lr; lr without it), and with RND (ppo.rnd_coef > 0)
+// intrinsic_reward and rnd_loss of the agent's last update. A run begun
+// with fewer columns goes on writing the ones it began with (see
+// truncateMetrics).
 func (c Config) metricsHeader() []string {
 	h := []string{"generation", "agent", "parent", "fitness", "diverged", "steps", "total_steps", "wall_s",
 		"train_return", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac",
 		"explained_variance", "grad_norm"}
 	h = append(h, c.metricsHPs()...)
 	h = append(h, "net", "mutation")
-	return append(h, "eval_steps", "global_steps", "elite_fitness", "update_lr")
+	h = append(h, "eval_steps", "global_steps", "elite_fitness", "update_lr")
+	if c.PPO.RNDCoef > 0 {
+		h = append(h, "intrinsic_reward", "rnd_loss")
+	}
+	return h
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -69,6 +75,9 @@ func (c Config) metricsRows(rep GenerationReport, wall float64, width int) [][]s
 		}
 		row = append(row, r.Config.Net.String(), r.Mutation)
 		row = append(row, strconv.Itoa(r.EvalSteps), strconv.Itoa(rep.GlobalSteps), fmtFloat(rep.EliteFitness), fmtFloat(st.LR))
+		if c.PPO.RNDCoef > 0 {
+			row = append(row, fmtFloat(st.IntrinsicReward), fmtFloat(st.RNDLoss))
+		}
 		rows = append(rows, row[:width])
 	}
 	return rows

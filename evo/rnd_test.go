@@ -23,6 +23,8 @@ func rndConfig(t *testing.T) Config {
 func TestRNDRunIsReproducibleAndResumes(t *testing.T) {
 	dir := sameRunWhateverWorkers(t, rndConfig)
 	wantColumnMoves(t, dir, "rnd_coef")
+	wantColumnMoves(t, dir, "intrinsic_reward")
+	wantColumnMoves(t, dir, "rnd_loss")
 }
 
 // TestRNDConfigErrorsNameTheKey: a range that reaches 0 (a mutation would

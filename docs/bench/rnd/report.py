@@ -37,7 +37,7 @@ def fmt(steps):
 def main(root):
     runs = collections.defaultdict(list)
     for name in sorted(os.listdir(root)):
-        m = re.fullmatch(r"(ppo|rnd)-(\d+)-s(\d+)", name) or re.fullmatch(r"mc-(ppo|rnd)-s(\d+)", name)
+        m = re.fullmatch(r"(ppo|rnd|ppod)-(\d+)-s(\d+)", name) or re.fullmatch(r"mc-(ppo|rnd)-s(\d+)", name)
         path = os.path.join(root, name)
         if not m or not os.path.exists(os.path.join(path, "summary.json")):
             continue
@@ -55,16 +55,16 @@ def main(root):
     def order(k):
         env, method = k
         n = int(env.split("-")[1]) if env.startswith("DeepSea") else 10**6
-        return (n, method)
+        return (n, ["ppo", "rnd", "ppod"].index(method))
     for key in sorted(runs, key=order):
         rs = sorted(runs[key])
         hits = [r[1] for r in rs if r[1] is not None]
         med = fmt(int(statistics.median([r[1] if r[1] is not None else float("inf") for r in rs]))
                   if len(hits) * 2 > len(rs) else None)
         each = ", ".join(fmt(r[1]) for r in rs)
-        scores = ", ".join(f"{r[2]:.2f}" for r in rs)
+        scores = ", ".join(f"{r[2] + 0.0:.2f}".replace("-0.00", "0.00") for r in rs)
         spent = ", ".join(fmt(r[3]) for r in rs)
-        name = {"ppo": "PPO", "rnd": "PPO + RND"}[key[1]]
+        name = {"ppo": "PPO", "rnd": "PPO + RND", "ppod": "PPO+D (5 demos)"}[key[1]]
         print(f"| {key[0]} | {name} | {len(hits)}/{len(rs)} | {med} ({each}) | {scores} | {spent} |")
 
 

@@ -2,7 +2,7 @@
 // episode that moves right on every row, found by trying each action after
 // the prefix already known (Deep Sea is deterministic), recorded in the
 // format of package record, as a user's own recordings would be. PPO+D's
-// benchmark (docs/benchmarks.md#ppod) replays them:
+// benchmark (docs/benchmarks.md#random-network-distillation-and-ppod) replays them:
 //
 //	go run ./docs/bench/rnd/deepsea-demos -size 30 -mapping-seed 1 -episodes 5 -o demos/ds30-s1.npz
 package main
