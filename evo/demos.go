@@ -36,7 +36,7 @@ func (c Config) checkDemos(ps *problems) {
 		ps.add(errors.New(`demos.dir = "": want the directory of the demonstrations (.npz files)`))
 	default:
 		if st, err := os.Stat(c.Demos.Dir); err != nil {
-			ps.add(fmt.Errorf("demos.dir: %w", pathErr(err)))
+			ps.add(fmt.Errorf("demos.dir = %q: %w", c.Demos.Dir, pathErr(err)))
 		} else if !st.IsDir() {
 			ps.add(fmt.Errorf("demos.dir: %s is not a directory", c.Demos.Dir))
 		}
@@ -92,7 +92,7 @@ func (l *demoLoader) load(obs, act envs.Space, strict bool, warn func(msg string
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
 		if strict {
-			return nil, badInput(fmt.Errorf("demos.dir: %w", pathErr(err)))
+			return nil, badInput(fmt.Errorf("demos.dir = %q: %w", l.dir, pathErr(err)))
 		}
 		warn("demos.dir unreadable: the demos read so far stay", "dir", l.dir, "error", err)
 		return l.demos, nil

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/evolverl/evolve/envs"
@@ -69,6 +70,9 @@ func run(size, seed, episodes int, out string) error {
 		if !found {
 			return fmt.Errorf("row %d: neither action moves right", row)
 		}
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
 	}
 	w, err := record.Create(out, env.ObservationSpace(), env.ActionSpace())
 	if err != nil {
