@@ -188,6 +188,17 @@ func (a *PPO) ParamCounts() (actor, critic int) {
 	return actor, critic
 }
 
+// RNDParamCount returns the number of weights of the agent's Random
+// Network Distillation networks — target, predictor and intrinsic critic —
+// or 0 without RND.
+func (a *PPO) RNDParamCount() int {
+	n := 0
+	if a.rnd != nil {
+		a.rnd.eachTensor(func(_ string, _ []int, d *[]float32, _ bool) { n += len(*d) })
+	}
+	return n
+}
+
 // NormCount returns the number of observations the running normaliser has
 // seen, and false when observation normalisation is off.
 func (a *PPO) NormCount() (float64, bool) {

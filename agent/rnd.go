@@ -156,6 +156,23 @@ func (s rndSettings) specs(obs int) (embed, value netconf.Spec) {
 	return rndSpec(obs, s.hidden, s.embed), rndSpec(obs, s.hidden, 1)
 }
 
+// RNDParamCounts returns the weights of the RND networks an agent of
+// config c has for observations of obs values: the fixed target's, and the
+// predictor's and the intrinsic critic's, which train (with gradients and
+// Adam's moments); 0, 0 without RND.
+func RNDParamCounts(c Config, obs int) (target, trained int64, err error) {
+	if !c.rndOn() {
+		return 0, 0, nil
+	}
+	es, vs := c.rnd().specs(obs)
+	ne, err1 := netconf.ParamCount(es)
+	nv, err2 := netconf.ParamCount(vs)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, err
+	}
+	return ne, ne + nv, nil
+}
+
 // newRND returns a fresh RND module for observations of size obs, its
 // weights drawn from rng.
 func newRND(obs int, s rndSettings, lr float64, rng *rand.Rand) (*rndModule, error) {

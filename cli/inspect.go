@@ -55,20 +55,23 @@ type inspection struct {
 }
 
 type networkInfo struct {
-	Description    string       `json:"description"`
-	Encoder        string       `json:"encoder"`
-	Latent         int          `json:"latent"`
-	Head           []int        `json:"head"`
-	HeadActivation string       `json:"head_activation"`
-	Output         int          `json:"output"`
-	OutputGain     float64      `json:"output_gain"`
-	ActorParams    int          `json:"actor_params"`
-	CriticParams   int          `json:"critic_params"`
-	TotalParams    int          `json:"total_params"`
-	ShareEncoders  bool         `json:"share_encoders"`
-	Backend        string       `json:"backend"`
-	Actor          netconf.Spec `json:"actor"`
-	Critic         netconf.Spec `json:"critic"`
+	Description    string  `json:"description"`
+	Encoder        string  `json:"encoder"`
+	Latent         int     `json:"latent"`
+	Head           []int   `json:"head"`
+	HeadActivation string  `json:"head_activation"`
+	Output         int     `json:"output"`
+	OutputGain     float64 `json:"output_gain"`
+	ActorParams    int     `json:"actor_params"`
+	CriticParams   int     `json:"critic_params"`
+	TotalParams    int     `json:"total_params"`
+	// RNDParams counts RND's target, predictor and intrinsic critic
+	// (rnd_coef > 0), not in TotalParams.
+	RNDParams     int          `json:"rnd_params,omitempty"`
+	ShareEncoders bool         `json:"share_encoders"`
+	Backend       string       `json:"backend"`
+	Actor         netconf.Spec `json:"actor"`
+	Critic        netconf.Spec `json:"critic"`
 }
 
 type kv struct{ key, value string }
@@ -173,7 +176,7 @@ func inspect(path string) (*inspection, error) {
 	in.Network = networkInfo{Description: desc, Encoder: encoder, Latent: actor.Latent.Size,
 		Head: slices.Clone(actor.Head.Hidden), HeadActivation: string(actor.Head.Activation),
 		Output: actor.Output, OutputGain: actor.OutputGain,
-		ActorParams: na, CriticParams: nc, TotalParams: na + nc,
+		ActorParams: na, CriticParams: nc, TotalParams: na + nc, RNDParams: a.RNDParamCount(),
 		ShareEncoders: in.Config.ShareEncoders, Backend: backend, Actor: actor, Critic: critic}
 	if in.Network.Head == nil {
 		in.Network.Head = []int{}
@@ -253,6 +256,9 @@ func printInspection(w io.Writer, in *inspection) {
 	line("  head", "%v %s", n.Head, n.HeadActivation)
 	line("  output", "%d (gain %g)", n.Output, n.OutputGain)
 	line("  parameters", "actor %s, critic %s, total %s", commas(n.ActorParams), commas(n.CriticParams), commas(n.TotalParams))
+	if n.RNDParams > 0 {
+		line("  RND", "%s more (target, predictor and intrinsic critic)", commas(n.RNDParams))
+	}
 	line("  shared encoders", "%s", yesNo(n.ShareEncoders))
 	line("  backend", "%s", n.Backend)
 	line("hyperparameters", "")

@@ -103,6 +103,10 @@ func (f *sampleFlags) check(c *command, pos []string) (int, bool) {
 		return c.misuse("-o %s: want a file name ending in .npz (the dataset is NumPy arrays in a zip)", f.out), false
 	case !slices.Contains(sampleMethods, m.name):
 		return c.misuse("-method %q: want one of %s", m.name, strings.Join(sampleMethods, ", ")), false
+	case m.name == "temperature" && !set["temperature"]:
+		return c.misuse("-method temperature needs -temperature T"), false
+	case m.name == "epsilon" && !set["epsilon"]:
+		return c.misuse("-method epsilon needs -epsilon E"), false
 	case set["temperature"] && m.name != "temperature":
 		return c.misuse("-temperature applies to -method temperature only"), false
 	case set["epsilon"] && m.name != "epsilon":
@@ -121,6 +125,10 @@ func (f *sampleFlags) check(c *command, pos []string) (int, bool) {
 		return c.misuse("-workers %d: want >= 1", f.workers), false
 	case f.elite && set["generations"]:
 		return c.misuse("-elite and -generations exclude each other: the elite is one agent, not a checkpoint"), false
+	}
+	// The output's directory is checked before anything is played.
+	if st, err := os.Stat(filepath.Dir(f.out)); err != nil || !st.IsDir() {
+		return c.misuse("-o %s: %s is not a directory", f.out, filepath.Dir(f.out)), false
 	}
 	f.run = pos[0]
 	return exitOK, true
@@ -189,6 +197,12 @@ func chooseGenerations(spec string, ckpts []evo.Checkpoint) ([]evo.Checkpoint, e
 
 // eliteSource is the run's elite, described by summary.json.
 func (f *sampleFlags) eliteSource() ([]sampleJob, error) {
+	if _, err := os.Stat(filepath.Join(f.run, "summary.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(f.run, "elite.safetensors")); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("-elite: %s: no such file, though the run has a summary (removed?)%w",
+				filepath.Join(f.run, "elite.safetensors"), errBadInput)
+		}
+	}
 	file, err := runElite(f.run)
 	if err != nil {
 		return nil, fmt.Errorf("-elite: %w%w", err, errBadInput)
@@ -306,7 +320,11 @@ func (f *sampleFlags) write(jobs []sampleJob, steps [][]record.Step) error {
 			gens = append(gens, j.gen)
 		}
 	}
-	info := datasetInfo{Format: "evolve-dataset", Version: 1, Run: f.run, Env: cfg.Env.ID, EnvOptions: cfg.Env.Options,
+	run, err := filepath.Abs(f.run)
+	if err != nil {
+		return err
+	}
+	info := datasetInfo{Format: "evolve-dataset", Version: 1, Run: run, Env: cfg.Env.ID, EnvOptions: cfg.Env.Options,
 		Method: f.method.name, Temperature: f.method.temperature, Epsilon: f.method.epsilon,
 		Generations: gens, Elite: f.elite, EpisodesPerAgent: f.episodes, Seed: f.seed, MaxSteps: f.maxSteps}
 	w, err := record.CreateDataset(f.out, a.ObservationSpace(), a.ActionSpace(), info)

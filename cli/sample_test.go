@@ -188,6 +188,8 @@ func TestSampleBadInput(t *testing.T) {
 		{[]string{"-o", "X", "-method", "temperature", "-temperature", "0", run}, "-temperature 0: want a finite T > 0"},
 		{[]string{"-o", "X", "-method", "epsilon", "-epsilon", "1.5", run}, "-epsilon 1.5: want a probability"},
 		{[]string{"-o", "X", "-epsilon", "0.1", run}, "-epsilon applies to -method epsilon only"},
+		{[]string{"-o", "X", "-method", "epsilon", run}, "-method epsilon needs -epsilon E"},
+		{[]string{"-o", filepath.Join(t.TempDir(), "no", "d.npz"), run}, "is not a directory"},
 		{[]string{"-o", "X", "-elite", "-generations", "0", run}, "exclude each other"},
 		{[]string{"-o", "X", "-episodes", "0", run}, "-episodes 0"},
 		{[]string{"-o", "X", "-generations", "7", run}, "keeps no checkpoint of generation 7 (it keeps 0, "},

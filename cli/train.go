@@ -29,6 +29,7 @@ const trainSynopsis = "usage: evolve -config FILE|NAME [-set KEY=VALUE ...] [-ou
 	"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n" +
 	"       evolve plot [-o DIR] RUN_DIR|BENCH_DIR ...   (compare runs)\n" +
 	"       evolve play -agent FILE|DIR [-env ID] [-episodes N] [-gif OUT.gif] [-record OUT.npz] ...\n" +
+	"       evolve sample -o OUT.npz [-generations LIST | -elite] [-method M] [-episodes N] ... RUN_DIR\n" +
 	"       evolve bench [-seeds N] [-out DIR] [-long] [-no-target] [-variants LIST] [CONFIG ...]\n\n"
 
 // trainFlags are the flags of a training run (evolve -config, -resume).

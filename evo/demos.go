@@ -55,7 +55,10 @@ func (t *Trainer) initDemos() error {
 	}
 	t.demos = &demoLoader{dir: t.cfg.Demos.Dir, seen: map[string]bool{}}
 	a := t.members[0].Agent
-	_, err := t.demos.load(a.ObservationSpace(), a.ActionSpace(), true, t.log.Warn)
+	demos, err := t.demos.load(a.ObservationSpace(), a.ActionSpace(), true, t.log.Warn)
+	if err == nil && len(demos) == 0 {
+		t.log.Warn("demos.dir holds no demonstration yet (*.npz): until one is added, PPO+D replays only the agents' own episodes", "dir", t.demos.dir)
+	}
 	return err
 }
 

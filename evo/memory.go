@@ -80,6 +80,9 @@ type memEstimate struct {
 	// agentFile is the size of one agent file, checkpoint that of one
 	// checkpoint directory on disk.
 	agentFile, checkpoint int64
+	// rndTarget and rndTrained are RND's weights (rnd_coef > 0): the fixed
+	// target's, and the predictor's and intrinsic critic's (in weights).
+	rndTarget, rndTrained int64
 }
 
 // estimate computes c's memEstimate for an env of the given spaces, with
@@ -104,6 +107,12 @@ func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
 		return memEstimate{}, err
 	}
 	e := memEstimate{agents: int64(c.Population.Size), weights: satAdd(satAdd(na, nc), int64(logStd)), netKeys: netKeys(actor, na)}
+	// RND's networks: the predictor and the intrinsic critic train as the
+	// others do; the fixed target is weights only.
+	if e.rndTarget, e.rndTrained, err = agent.RNDParamCounts(c.PPO, obs.FlatSize()); err != nil {
+		return memEstimate{}, err
+	}
+	e.weights = satAdd(e.weights, e.rndTrained)
 	maskN, _ := envs.MaskSize(act)
 	in := memInputs{actor: actor, critic: critic, n: int64(max(1, c.Env.NumEnvs)),
 		obsN: int64(obs.FlatSize()), actN: int64(act.FlatSize()), mask: int64(maskN)}
@@ -183,7 +192,13 @@ func (c Config) perAgentParts(in memInputs, e memEstimate) []memPart {
 	// Weights, gradients and Adam's two moments, the backend's copies of
 	// some weights, and the clone (weights and moments) of each agent made
 	// while the next generation is selected: eight floats per weight.
-	netBytes := satMul(8*f32, e.weights)
+	netBytes := satAdd(satMul(8*f32, e.weights), satMul(2*f32, e.rndTarget))
+	if e.rndTrained > 0 {
+		// RND's rollout: the raw and normalised observations and next
+		// observations, the target's outputs and six floats per step.
+		perStep = satAdd(perStep, satMul(f32, satAdd(satMul(4, in.obsN), int64(max(64, c.PPO.RNDEmbed))+6)))
+		rollout = satMul(steps, perStep)
+	}
 	// Each part names its keys, the larger factor first.
 	rolloutKeys, workKeys := []string{in.learnKey}, []string{rowsKey}
 	if in.state > satAdd(in.obsN, in.actN) {
@@ -210,7 +225,7 @@ func (c Config) onceParts(in memInputs, e *memEstimate) []memPart {
 	}
 	workers = min(workers, e.agents)
 	vec := satMul(workers, satAdd(satMul(in.n, satAdd(envBytes, satMul(3*f32, in.obsN))), envBytes))
-	e.agentFile = satMul(3*f32, e.weights)
+	e.agentFile = satAdd(satMul(3*f32, e.weights), satMul(f32, e.rndTarget))
 	return []memPart{
 		{fmt.Sprintf("env vectors (env.num_envs = %d, %d at once)", in.n, workers), []string{"env.num_envs"}, vec},
 		{"one agent file being written or read", e.netKeys, e.agentFile},

@@ -77,6 +77,15 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if HoldsRun(cfg.OutDir) {
 		return nil, badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", cfg.OutDir, cfg.OutDir))
 	}
+	if cfg.Demos != nil && cfg.Demos.Dir != "" {
+		// Relative to where the run starts; config.toml records it whole,
+		// so that a resume from elsewhere reads the same directory.
+		d := *cfg.Demos
+		if abs, err := filepath.Abs(d.Dir); err == nil {
+			d.Dir = abs
+		}
+		cfg.Demos = &d
+	}
 	t, err := newTrainer(cfg, cfg.OutDir, opts)
 	if err != nil {
 		return nil, err

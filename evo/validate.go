@@ -236,6 +236,9 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	if (name == "learn_step" || name == "batch_size") && r.Max > maxLearnStep {
 		return append(errs, fmt.Errorf("%s.max = %v: want <= %d", key, r.Max, maxLearnStep))
 	}
+	if v := hpValue(c.PPO, name); name == "rnd_coef" && v == 0 {
+		errs = append(errs, fmt.Errorf("ppo.rnd_coef = 0 with an [hp.rnd_coef] range: to turn RND off, remove the [hp.rnd_coef] table"))
+	}
 	if name == "rnd_coef" && !(r.Min > 0) {
 		errs = append(errs, fmt.Errorf("%s.min = %v: want > 0 (a mutation cannot turn RND off or on)", key, r.Min))
 	}

@@ -19,13 +19,17 @@ import (
 )
 
 func main() {
-	size := flag.Int("size", 30, "Deep Sea's N")
-	seed := flag.Int("mapping-seed", 1, "the action mapping's seed (env option mapping_seed)")
+	size := flag.Int("size", 20, "Deep Sea's N (env option size; deepsea-ppod.toml's 20)")
+	seed := flag.Int("mapping-seed", 0, "the action mapping's seed (env option mapping_seed; the env's default 0)")
 	episodes := flag.Int("episodes", 5, "episodes to record (all the same: the env is deterministic)")
 	out := flag.String("o", "", "the .npz file to write")
 	flag.Parse()
-	if *out == "" {
-		fmt.Fprintln(os.Stderr, "deepsea-demos: -o OUT.npz is needed")
+	switch {
+	case *out == "" || filepath.Ext(*out) != ".npz":
+		fmt.Fprintln(os.Stderr, "deepsea-demos: -o OUT.npz is needed (a [demos] dir reads *.npz files)")
+		os.Exit(2)
+	case *size < 1 || *episodes < 1:
+		fmt.Fprintln(os.Stderr, "deepsea-demos: -size and -episodes must be >= 1")
 		os.Exit(2)
 	}
 	if err := run(*size, *seed, *episodes, *out); err != nil {
