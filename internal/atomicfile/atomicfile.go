@@ -25,6 +25,16 @@ func Write(path string, write func(io.Writer) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	// CreateTemp makes the file 0600; the result gets the mode a file
+	// replaced had, else 0644 (what os.Create gives under the usual umask),
+	// so that datasets and agent files can be shared as other files are.
+	mode := os.FileMode(0o644)
+	if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm()
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return err
+	}
 	if err = write(tmp); err != nil {
 		return err
 	}

@@ -34,3 +34,25 @@ func TestWriteKeepsOldFileOnFailure(t *testing.T) {
 		t.Fatalf("after a successful write: %q", got)
 	}
 }
+
+// TestWriteModes: a new file is 0644 (not CreateTemp's 0600), and a file
+// replaced keeps its mode.
+func TestWriteModes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := WriteBytes(path, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteBytes(path, []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("replaced file mode %v, want its 0600 kept", st.Mode().Perm())
+	}
+}
