@@ -214,3 +214,48 @@ func TestSampleBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleRecurrentAgents samples an LSTM population greedily: each
+// episode's actions and values are what the agent gives stepping through
+// it from a zero state, as a deployed agent would.
+func TestSampleRecurrentAgents(t *testing.T) {
+	config, _ := writeTiny(t, 1024)
+	b := mustRead(t, config)
+	text := strings.Replace(string(b), "[net]\n[net.mlp]\nhidden = [16]\n", "[net]\nencoder = \"lstm\"\n[net.lstm]\nhidden = 16\n", 1)
+	if text == string(b) {
+		t.Fatal("the tiny config's [net] was not found to make it an LSTM")
+	}
+	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
+		t.Fatalf("training: exit %d\n%s", code, stderr)
+	}
+	run := filepath.Join(filepath.Dir(config), "run")
+	tr, err := record.Read(sample(t, run, "-method", "greedy", "-episodes", "2", "-generations", "last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpts, err := evo.ReadCheckpoints(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[int]string{}
+	for _, m := range ckpts[len(ckpts)-1].Members {
+		files[m.Index] = m.File
+	}
+	var a *agent.PPO
+	for i, s := range tr.Sources {
+		if tr.EpisodeStarts[i] {
+			if a, err = agent.Load(files[s.Agent]); err != nil {
+				t.Fatal(err)
+			}
+			a.ResetState(-1)
+		}
+		act, _, values, err := a.ActInfo(tr.Observations[i], nil, true)
+		if err != nil || !slices.Equal(act, tr.Actions[i]) || values[0] != tr.Values[i] {
+			t.Fatalf("step %d (agent %d): action %v value %v, the LSTM stepping through the episode from a zero state acts %v with value %v (%v)",
+				i, s.Agent, tr.Actions[i], tr.Values[i], act, values, err)
+		}
+	}
+}
