@@ -37,7 +37,7 @@ def fmt(steps):
 def main(root):
     runs = collections.defaultdict(list)
     for name in sorted(os.listdir(root)):
-        m = re.fullmatch(r"(ppo|rnd|ppod)-(\d+)-s(\d+)", name) or re.fullmatch(r"mc-(ppo|rnd)-s(\d+)", name)
+        m = re.fullmatch(r"(ppo|rnd|ppod)-(\d+)-s(\d+)", name) or re.fullmatch(r"mc-(ppo|rnd|rnd4)-s(\d+)", name)
         path = os.path.join(root, name)
         if not m or not os.path.exists(os.path.join(path, "summary.json")):
             continue
@@ -55,7 +55,7 @@ def main(root):
     def order(k):
         env, method = k
         n = int(env.split("-")[1]) if env.startswith("DeepSea") else 10**6
-        return (n, ["ppo", "rnd", "ppod"].index(method))
+        return (n, ["ppo", "rnd", "rnd4", "ppod"].index(method))
     for key in sorted(runs, key=order):
         rs = sorted(runs[key])
         hits = [r[1] for r in rs if r[1] is not None]
@@ -64,7 +64,7 @@ def main(root):
         each = ", ".join(fmt(r[1]) for r in rs)
         scores = ", ".join(f"{r[2] + 0.0:.2f}".replace("-0.00", "0.00") for r in rs)
         spent = ", ".join(fmt(r[3]) for r in rs)
-        name = {"ppo": "PPO", "rnd": "PPO + RND", "ppod": "PPO+D (5 demos)"}[key[1]]
+        name = {"ppo": "PPO", "rnd": "PPO + RND", "rnd4": "PPO + RND, rnd_coef 4", "ppod": "PPO+D (5 demos)"}[key[1]]
         print(f"| {key[0]} | {name} | {len(hits)}/{len(rs)} | {med} ({each}) | {scores} | {spent} |")
 
 
