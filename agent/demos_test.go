@@ -48,24 +48,12 @@ func deepSeaDemo(t *testing.T, n int) Demo {
 // demoAgent is a PPO+D agent on 4 Deep Seas of size n, bound to its vector.
 func demoAgent(t *testing.T, n int, rho, phi float64, demos []Demo) *PPO {
 	t.Helper()
-	vec, err := envs.MakeVector("DeepSea-v0", 4, envs.Options{"size": n, "flat": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vec.Close() })
 	cfg := probeConfig(netconf.EncoderMLP)
 	cfg.LearnStep, cfg.BatchSize, cfg.LR, cfg.DemoRho, cfg.DemoPhi = 4*32, 64, 1e-3, rho, phi
-	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 5)
-	if err != nil {
-		t.Fatal(err)
+	if demos == nil {
+		demos = []Demo{}
 	}
-	if err := a.SetDemos(demos); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.startRollout(vec); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return boundAgent(t, "DeepSea-v0", envs.Options{"size": n, "flat": true}, cfg, 5, demos)
 }
 
 // TestDemoReplaysEnterTheRollout: with demo_rho 1 every env replays the

@@ -142,10 +142,13 @@ func (a *PPO) tensors() [][]float32 {
 	return out
 }
 
-func (a *PPO) tensorSizes() []int {
-	var sizes []int
-	for _, t := range a.tensors() {
-		sizes = append(sizes, len(t))
+func (a *PPO) tensorSizes() []int { return sizesOf(a.tensors()) }
+
+// sizesOf returns the length of each slice.
+func sizesOf(tensors [][]float32) []int {
+	sizes := make([]int, len(tensors))
+	for i, t := range tensors {
+		sizes[i] = len(t)
 	}
 	return sizes
 }

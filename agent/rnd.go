@@ -217,13 +217,7 @@ func (m *rndModule) trained() [][]float32 {
 	return out
 }
 
-func (m *rndModule) sizes() []int {
-	var n []int
-	for _, d := range m.trained() {
-		n = append(n, len(d))
-	}
-	return n
-}
+func (m *rndModule) sizes() []int { return sizesOf(m.trained()) }
 
 // clone returns a deep copy without the work buffers.
 func (m *rndModule) clone() *rndModule {

@@ -16,22 +16,10 @@ import (
 // id, bound to its vector.
 func rndAgent(t *testing.T, id string, opts envs.Options, seed uint64) *PPO {
 	t.Helper()
-	vec, err := envs.MakeVector(id, 4, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vec.Close() })
 	cfg := probeConfig(netconf.EncoderMLP)
 	cfg.LearnStep, cfg.BatchSize, cfg.LR = 4*64, 64, 1e-3
 	cfg.RNDCoef, cfg.RNDHidden, cfg.RNDEmbed = 0.5, 16, 8
-	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.startRollout(vec); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return boundAgent(t, id, opts, cfg, seed, nil)
 }
 
 // mlpRef is a second implementation of an RND network's forward pass, from

@@ -21,11 +21,6 @@ func lagAgent(t *testing.T, advantage string, lag int) *PPO {
 // lagAgentOn is lagAgent on another env.
 func lagAgentOn(t *testing.T, id string, opts envs.Options, advantage string, lag int) *PPO {
 	t.Helper()
-	vec, err := envs.MakeVector(id, 4, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vec.Close() })
 	cfg := probeConfig(netconf.EncoderMLP)
 	cfg.LearnStep, cfg.BatchSize, cfg.LR, cfg.ActorLag = 4*64, 64, 3e-3, lag
 	if advantage != "" {
@@ -34,9 +29,27 @@ func lagAgentOn(t *testing.T, id string, opts envs.Options, advantage string, la
 	if advantage == AdvantageVTrace {
 		cfg.VTraceRhoClip, cfg.VTraceCClip = 1, 1
 	}
-	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 7)
+	return boundAgent(t, id, opts, cfg, 7, nil)
+}
+
+// boundAgent is a new agent of cfg (seeded by seed) on a vector of 4 envs
+// of id, closed when the test ends, given demos (when not nil) and bound
+// to the vector, its first rollout not collected yet.
+func boundAgent(t *testing.T, id string, opts envs.Options, cfg Config, seed uint64, demos []Demo) *PPO {
+	t.Helper()
+	vec, err := envs.MakeVector(id, 4, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() { vec.Close() })
+	a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if demos != nil {
+		if err := a.SetDemos(demos); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := a.startRollout(vec); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ Reads every run directory METHOD-N-sS (Deep Sea) and mc-METHOD-sS
 (MountainCar) under the given directory: its summary.json (the confirmed
 elite's score, the global env steps: training, evaluation and confirmation)
 and metrics.csv (the global steps when the elite first reached the target).
-Standard library only.
+Standard library only (and python/evolve_compare.py's format of steps).
 """
 
 import collections
@@ -17,6 +17,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
+from evolve_compare import fmt_steps as fmt  # noqa: E402 (the tuner report's format of steps)
+
 
 def first_target(run, target):
     """Global steps after the generation whose confirmed elite first reached target."""
@@ -26,12 +29,6 @@ def first_target(run, target):
         if float(r["elite_fitness"]) >= target:
             return int(r["global_steps"])
     return None
-
-
-def fmt(steps):
-    if steps is None:
-        return "never"
-    return f"{steps / 1e6:.2f}M" if steps >= 1e6 else f"{steps / 1e3:.0f}k"
 
 
 def main(root):
