@@ -27,7 +27,9 @@
 // Gymnasium's unseeded reset() calls: an episode of Gymnasium replays here
 // from its seed. LunarLander draws as Gymnasium's does too (terrain, initial
 // push, wind phases, engine dispersion), though another Box2D port makes
-// its physics differ. The other envs, which have no Gymnasium original, take
+// its physics differ. POPGym's card games shuffle with NumPy's shuffle, so
+// they deal what POPGym's envs deal. The other envs, which have no
+// Gymnasium original (and the noise of NoisyPositionOnlyCartPole), take
 // Go's math/rand/v2 draws from the same bits. Vector seeds env i with
 // SubSeed(seed, i), which lies below 2³² as NumPy's legacy RandomState
 // requires, so a built-in env and its "gym:" twin get the same seeds.
@@ -54,6 +56,10 @@
 // MinAtar/Breakout, Asterix, Freeway, SpaceInvaders and Seaquest, each as
 // -v0 (the full action set) and -v1 (the minimal set), as MinAtar names
 // them ([C, 10, 10] binary images, sticky actions, difficulty ramping; see
-// NewMinAtar). Register adds
+// NewMinAtar), and five of POPGym's memory tasks under POPGym's ids, each
+// at Easy, Medium and Hard: RepeatPrevious, CountRecall, Autoencode,
+// PositionOnlyCartPole and NoisyPositionOnlyCartPole (popgym-<Task><Level>-v0;
+// their card games deal, and the noiseless CartPole starts, as POPGym's do
+// from the same seed). Register adds
 // a user's own environment under a new id.
 package envs

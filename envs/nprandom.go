@@ -117,6 +117,40 @@ func (g *npRandom) Integers(lo, hi int64) int64 {
 	return lo + int64(m>>32)
 }
 
+// interval is NumPy's random_interval(max): an integer in [0, max] drawn by
+// masking a raw draw to the smallest all-ones mask that covers max and
+// drawing again while it exceeds max. Draws are 32-bit (next_uint32, so
+// they share 64-bit outputs) when max fits in 32 bits, 64-bit otherwise;
+// max = 0 draws nothing.
+func (g *npRandom) interval(max uint64) uint64 {
+	if max == 0 {
+		return 0
+	}
+	mask := ^uint64(0) >> bits.LeadingZeros64(max)
+	if max <= 1<<32-1 {
+		for {
+			if v := uint64(g.uint32()) & mask; v <= max {
+				return v
+			}
+		}
+	}
+	for {
+		if v := g.Uint64() & mask; v <= max {
+			return v
+		}
+	}
+}
+
+// Shuffle permutes x in place as Generator.shuffle does a one-dimensional
+// array: Fisher–Yates from the last element down, element i swapped with
+// element interval(i). (Go's rand.Shuffle uses other draws, so it differs.)
+func (g *npRandom) Shuffle(x []int) {
+	for i := len(x) - 1; i > 0; i-- {
+		j := g.interval(uint64(i))
+		x[i], x[j] = x[j], x[i]
+	}
+}
+
 // SeedSequence constants (NumPy's bit_generator.pyx, after O'Neill's
 // seed_seq_fe): the hash multipliers and their start values, the mixing
 // multipliers and the xor-shift of half a 32-bit word.

@@ -3,6 +3,7 @@ package envs
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -20,6 +21,11 @@ type numpyReference struct {
 		// IntegersAndRandom holds integers(-9999, 9999), integers(-9999,
 		// 9999), random(), integers(-9999, 9999), random(), in this order.
 		IntegersAndRandom []float64 `json:"integers_and_random"`
+		// Shuffles holds shuffle(arange(52)) then shuffle(arange(104))
+		// from one generator, and RandomAfterShuffles the random() after
+		// them.
+		Shuffles            [][]int `json:"shuffles"`
+		RandomAfterShuffles float64 `json:"random_after_shuffles"`
 	} `json:"cases"`
 }
 
@@ -50,8 +56,8 @@ func parseHex64(t *testing.T, s string) uint64 {
 
 // TestNpRandomMatchesNumPy holds the port to NumPy's own numbers, bit for
 // bit: the SeedSequence state, PCG64's raw output, Generator.random,
-// Generator.uniform and Generator.integers interleaved with doubles (the
-// 32-bit draws share 64-bit outputs).
+// Generator.uniform, Generator.integers interleaved with doubles (the
+// 32-bit draws share 64-bit outputs) and Generator.shuffle.
 func TestNpRandomMatchesNumPy(t *testing.T) {
 	ref := readNumpyReference(t)
 	for _, c := range ref.Cases {
@@ -91,6 +97,20 @@ func TestNpRandomMatchesNumPy(t *testing.T) {
 			if got != want {
 				t.Fatalf("seed %d: draw %d of integers/random = %v, want %v", c.Seed, i, got, want)
 			}
+		}
+		g.Seed(c.Seed)
+		for _, want := range c.Shuffles {
+			got := make([]int, len(want))
+			for i := range got {
+				got[i] = i
+			}
+			g.Shuffle(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d: shuffle of %d = %v, want %v", c.Seed, len(want), got, want)
+			}
+		}
+		if got := g.Float64(); got != c.RandomAfterShuffles {
+			t.Errorf("seed %d: random after the shuffles = %v, want %v", c.Seed, got, c.RandomAfterShuffles)
 		}
 	}
 }

@@ -36,6 +36,16 @@ def record(seed):
             mixed.append(int(g.integers(-9999, 9999)))
         else:
             mixed.append(float(g.random()))
+    # Generator.shuffle draws with random_interval on 32-bit draws; two
+    # shuffles in a row (POPGym's CountRecall shuffles two decks) and a
+    # double after them show that the halves of 64-bit outputs carry over.
+    g = np.random.Generator(np.random.PCG64(seed))
+    shuffles = []
+    for n in [52, 104]:
+        x = np.arange(n)
+        g.shuffle(x)
+        shuffles.append([int(v) for v in x])
+    after_shuffles = float(g.random())
     return {
         "seed": seed,
         "seed_sequence_state": hex64(ss.generate_state(4, np.uint64)),
@@ -43,6 +53,8 @@ def record(seed):
         "random": [float(x) for x in doubles],
         "uniform_pm005": [float(x) for x in uniform],
         "integers_and_random": mixed,
+        "shuffles": shuffles,
+        "random_after_shuffles": after_shuffles,
     }
 
 

@@ -1,6 +1,7 @@
 // Package pytest finds a Python interpreter with Gymnasium (and, for the
-// MinAtar tests, the original MinAtar) for the tests that hold evolve
-// against them, and skips them, saying why, where there is none.
+// MinAtar and POPGym tests, the original MinAtar or POPGym) for the tests
+// that hold evolve against them, and skips them, saying why, where there is
+// none.
 package pytest
 
 import (
@@ -21,6 +22,12 @@ const GymnasiumSrcEnv = "EVOLVE_GYMNASIUM_SRC"
 // the directory that holds the package minatar), for machines where it is
 // not installed.
 const MinAtarSrcEnv = "EVOLVE_MINATAR_SRC"
+
+// POPGymSrcEnv names the environment variable that may point at a
+// directory to put on PYTHONPATH for POPGym (proroklab/popgym's source: the
+// directory that holds the package popgym), for machines where it is not
+// installed.
+const POPGymSrcEnv = "EVOLVE_POPGYM_SRC"
 
 // snapshotGlob is where the PyTorch peers' setup (../shared/peers) unpacks
 // Gymnasium's source on the development machine.
@@ -48,7 +55,34 @@ func Gymnasium(t testing.TB) string {
 // how to run it, when none works.
 func MinAtar(t testing.TB) string {
 	t.Helper()
-	src := os.Getenv(MinAtarSrcEnv)
+	python, tried := find(t, "import gymnasium, numpy, minatar.gym", withSource(os.Getenv(MinAtarSrcEnv)))
+	if python == "" {
+		t.Skipf("no Python that imports gymnasium, numpy and MinAtar (tried %s); to run this test against the original MinAtar, "+
+			"set %s to the directory holding MinAtar's package minatar (kenjyoung/MinAtar) and have gymnasium and numpy (or %s)",
+			strings.Join(tried, ", "), MinAtarSrcEnv, GymnasiumSrcEnv)
+	}
+	return python
+}
+
+// POPGym returns an interpreter that imports gymnasium, numpy and POPGym
+// (whose package registers its popgym-* ids with Gymnasium), and sets
+// PYTHONPATH for the test: Gymnasium's paths as for Gymnasium, each also
+// with $EVOLVE_POPGYM_SRC in front when it is set. The test is skipped,
+// saying how to run it, when none works.
+func POPGym(t testing.TB) string {
+	t.Helper()
+	python, tried := find(t, "import gymnasium, numpy, popgym", withSource(os.Getenv(POPGymSrcEnv)))
+	if python == "" {
+		t.Skipf("no Python that imports gymnasium, numpy and POPGym (tried %s); to run this test against the original POPGym, "+
+			"set %s to the directory holding POPGym's package popgym (proroklab/popgym) and have gymnasium and numpy (or %s)",
+			strings.Join(tried, ", "), POPGymSrcEnv, GymnasiumSrcEnv)
+	}
+	return python
+}
+
+// withSource lists Gymnasium's paths, each followed by itself with src in
+// front when src is set.
+func withSource(src string) []string {
 	var paths []string
 	for _, p := range gymnasiumPaths() {
 		paths = append(paths, p)
@@ -56,13 +90,7 @@ func MinAtar(t testing.TB) string {
 			paths = append(paths, joinPath(src, p))
 		}
 	}
-	python, tried := find(t, "import gymnasium, numpy, minatar.gym", paths)
-	if python == "" {
-		t.Skipf("no Python that imports gymnasium, numpy and MinAtar (tried %s); to run this test against the original MinAtar, "+
-			"set %s to the directory holding MinAtar's package minatar (kenjyoung/MinAtar) and have gymnasium and numpy (or %s)",
-			strings.Join(tried, ", "), MinAtarSrcEnv, GymnasiumSrcEnv)
-	}
-	return python
+	return paths
 }
 
 // NumPy returns an interpreter on which `import numpy` works, keeping the
