@@ -47,15 +47,16 @@ func fastCases() []fastCase {
 			return c
 		}
 	}
-	lstm := func(layers int, shared bool) func() Config {
+	recurrent := func(kind netconf.EncoderKind, layers int, shared bool) func() Config {
 		return func() Config {
-			c := probeConfig(netconf.EncoderLSTM)
-			c.Net.LSTM.Hidden, c.Net.LSTM.Layers = 16, layers
+			c := probeConfig(kind)
+			c.Net.Memory().Hidden, c.Net.Memory().Layers = 16, layers
 			c.ShareEncoders = shared
 			c.MaxSeqLen = 8
 			return c
 		}
 	}
+	lstm := func(layers int, shared bool) func() Config { return recurrent(netconf.EncoderLSTM, layers, shared) }
 	match := func(kind string) func(t *testing.T) *envs.Vector {
 		return func(t *testing.T) *envs.Vector { v, _ := matchVector(t, kind, 4); return v }
 	}
@@ -77,6 +78,9 @@ func fastCases() []fastCase {
 		{"lstm-2layers-shared", novel, lstm(2, true)},
 		{"lstm-gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("PendulumNoVel-v1", 4, nil); return v }, lstm(1, false)},
 		{"lstm-gaussian-sde", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("PendulumNoVel-v1", 4, nil); return v }, withSDE(lstm(1, false), -1)},
+		{"gru-1layer", novel, recurrent(netconf.EncoderGRU, 1, false)},
+		{"gru-2layers-shared", novel, recurrent(netconf.EncoderGRU, 2, true)},
+		{"gru-gaussian", func(t *testing.T) *envs.Vector { v, _ := envs.MakeVector("PendulumNoVel-v1", 4, nil); return v }, recurrent(netconf.EncoderGRU, 1, false)},
 		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig},
 		{"dict-shared", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, func() Config { c := xorConfig(); c.ShareEncoders = true; return c }},
 	}

@@ -66,6 +66,11 @@ func benchEncoders() []benchEncoder {
 		{"cnn", "Catch-v0", cnn},
 		{"cnn-breakout", "MinAtar/Breakout-v0", breakout},
 		{"lstm", "CartPoleNoVel-v1", lstm},
+		{"gru", "CartPoleNoVel-v1", func() Config { // the lstm case with a GRU of the same width
+			c := lstm()
+			c.Net, _ = c.Net.WithMemory(netconf.EncoderGRU)
+			return c
+		}},
 	}
 }
 
@@ -227,14 +232,15 @@ func netFLOPs(s netconf.Spec) (total, first float64) {
 			c, h, w = out, oh, ow
 		}
 		in = c * h * w
-	case s.Encoder == netconf.EncoderLSTM:
-		for range s.LSTM.Layers {
-			f := 2 * float64(4*s.LSTM.Hidden*(in+s.LSTM.Hidden))
+	case s.Recurrent():
+		gates := len(netconf.Gates(s.Encoder)) // 4 for an LSTM, 3 for a GRU
+		for range s.Memory().Layers {
+			f := 2 * float64(gates*s.Memory().Hidden*(in+s.Memory().Hidden))
 			if first == 0 {
 				first = f
 			}
 			total += f
-			in = s.LSTM.Hidden
+			in = s.Memory().Hidden
 		}
 	}
 	lat := 2 * float64(in*s.Latent.Size)

@@ -151,7 +151,7 @@ func (c Config) validateDemos() []error {
 		on  bool
 		why string
 	}{
-		{c.Net.Encoder == "lstm", `net.encoder = "lstm" (a replay has no recurrent state)`},
+		{c.Net.Encoder.Recurrent(), fmt.Sprintf("net.encoder = %q (a replay has no recurrent state)", c.Net.Encoder)},
 		{c.Advantage == AdvantageVTrace, `advantage = "vtrace"`},
 		{c.ActorLag != 0, "actor_lag"},
 		{c.rndOn(), "rnd_coef > 0"},

@@ -232,20 +232,18 @@ func (a *PPO) ValueScale() (mean, std float64, ok bool) {
 	return float64(m), float64(s), true
 }
 
-// recurrent reports whether the networks carry an LSTM state.
-func (a *PPO) recurrent() bool {
-	return a.actorSpec.Encoder == netconf.EncoderLSTM && !a.actorSpec.Dict()
-}
+// recurrent reports whether the networks carry a recurrent (LSTM or GRU) state.
+func (a *PPO) recurrent() bool { return a.actorSpec.Recurrent() }
 
-// stateSize is the number of floats of recurrent state per env: h and c of
-// every LSTM layer, for the actor and (unless shared) the critic.
+// stateSize is the number of floats of recurrent state per env: h (and an
+// LSTM's c) of every layer, for the actor and (unless shared) the critic.
 func (a *PPO) stateSize() int {
 	if !a.recurrent() {
 		return 0
 	}
-	n := 2 * a.actorSpec.LSTM.Layers * a.actorSpec.LSTM.Hidden
+	n := a.actorSpec.StateSize()
 	if !a.cfg.ShareEncoders {
-		n *= 2
+		n += a.criticSpec.StateSize()
 	}
 	return n
 }

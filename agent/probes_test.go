@@ -22,8 +22,8 @@ func probeConfig(kind netconf.EncoderKind) Config {
 	switch kind {
 	case netconf.EncoderMLP:
 		cfg.Net.MLP.Hidden = []int{32}
-	case netconf.EncoderLSTM:
-		cfg.Net.LSTM.Hidden = 32
+	case netconf.EncoderLSTM, netconf.EncoderGRU:
+		cfg.Net.Memory().Hidden = 32
 		cfg.MaxSeqLen = 8
 		cfg.BatchSize = 64
 	}
@@ -145,18 +145,23 @@ func TestProbe6(t *testing.T) {
 	}
 }
 
-// TestProbe7 needs memory: only an LSTM policy can recall the cue of the
-// first step at the fifth. A correct agent earns +1 per episode; chance is 0.
+// TestProbe7 needs memory: only a recurrent policy (an LSTM or a GRU) can
+// recall the cue of the first step at the fifth. A correct agent earns +1 per
+// episode; chance is 0.
 func TestProbe7(t *testing.T) {
-	cfg := probeConfig(netconf.EncoderLSTM)
-	cfg.MaxSeqLen, cfg.BatchSize = 5, 128 // a sequence per episode, 25 per minibatch
-	a := trainProbe(t, "Probe7-v0", cfg, 6000)
-	env, _ := envs.Make("Probe7-v0", nil)
-	ret, err := a.Evaluate(env, 40, 1000, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ret < 0.8 {
-		t.Errorf("mean return %.2f over 40 episodes, want > 0.8 (chance is 0)", ret)
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderLSTM, netconf.EncoderGRU} {
+		t.Run(string(kind), func(t *testing.T) {
+			cfg := probeConfig(kind)
+			cfg.MaxSeqLen, cfg.BatchSize = 5, 128 // a sequence per episode, 25 per minibatch
+			a := trainProbe(t, "Probe7-v0", cfg, 6000)
+			env, _ := envs.Make("Probe7-v0", nil)
+			ret, err := a.Evaluate(env, 40, 1000, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ret < 0.8 {
+				t.Errorf("mean return %.2f over 40 episodes, want > 0.8 (chance is 0)", ret)
+			}
+		})
 	}
 }

@@ -93,6 +93,17 @@ func TestPyReaderMatchesGo(t *testing.T) {
 			c.ShareEncoders = true
 			return c
 		}, 6},
+		{"gru-novel", vec("CartPoleNoVel-v1"), func() Config {
+			c := probeConfig(netconf.EncoderGRU)
+			c.Net.GRU.Hidden = 16
+			return c
+		}, 6},
+		{"gru-2layers-shared", vec("CartPoleNoVel-v1"), func() Config {
+			c := probeConfig(netconf.EncoderGRU)
+			c.Net.GRU.Hidden, c.Net.GRU.Layers = 16, 2
+			c.ShareEncoders = true
+			return c
+		}, 6},
 		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig, 1},
 	}
 	const rows = 3

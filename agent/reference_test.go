@@ -62,6 +62,11 @@ type refStep struct {
 
 func loadPPORef(t *testing.T, name string) *ppoRef {
 	t.Helper()
+	if strings.HasPrefix(name, "gru_") { // this package's own, not the shared folder's
+		var r ppoRef
+		readTestdata(t, name+".json", &r)
+		return &r
+	}
 	path := filepath.Join(ppoRefDir, name+".json")
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -107,6 +112,8 @@ func refCases() []refCase {
 	lstm := netconf.Spec{Encoder: netconf.EncoderLSTM,
 		LSTM:   &netconf.LSTM{Hidden: 8, Layers: 1, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 2},
 		Latent: netconf.Latent{Size: 8, Min: 4, Max: 64}, Head: bounds(8, 64)}
+	gru := lstm.Clone()
+	gru.Encoder, gru.GRU, gru.LSTM = netconf.EncoderGRU, gru.LSTM, nil
 	image := envs.NewBox(float32(math.Inf(-1)), inf, 2, 6, 5) // unbounded: no scaling
 	var cases []refCase
 	for _, clip := range []string{"", "_clip"} {
@@ -120,6 +127,10 @@ func refCases() []refCase {
 			refCase{"lstm_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), lstm, "lstm", "encoder.lstm"},
 		)
 	}
+	for _, clip := range []string{"", "_clip"} {
+		// Written by testdata/gen_ppo_gru.py in the shared references' format.
+		cases = append(cases, refCase{"gru_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), gru, "gru", "encoder.gru"})
+	}
 	return cases
 }
 
@@ -127,7 +138,7 @@ func refCases() []refCase {
 // the agent: the Params, our tensor name and how PyTorch's index maps to
 // ours. Linear weights are transposed ([out, in] → [in, out]; a latent
 // after a CNN reads C·H·W rows), conv weights keep their layout, and an
-// LSTM's fused [4H, ·] matrices split into per-gate [·, H] ones.
+// LSTM's fused [4H, ·] (a GRU's [3H, ·]) matrices split into per-gate [·, H] ones.
 func refLayout(a *PPO, c refCase, name string, shape []int) (func(i int) *float32, error) {
 	net, rest, _ := strings.Cut(name, ".")
 	params := a.actor
@@ -158,12 +169,12 @@ func refLayout(a *PPO, c refCase, name string, shape []int) (func(i int) *float3
 		}
 		return func(i int) *float32 { return &t.Data[(i%in)*out+i/in] }, nil
 	}
-	if c.encoder == "lstm" {
-		if l, ok := strings.CutPrefix(rest, "lstm."); ok {
+	if c.encoder == "lstm" || c.encoder == "gru" {
+		if l, ok := strings.CutPrefix(rest, c.encoder+"."); ok {
 			kind, layer, _ := strings.Cut(l, "_l") // weight_ih, 0
-			h := c.net.LSTM.Hidden
-			gates := [4]string{"i", "f", "g", "o"}
-			var ts [4]*netconf.Tensor
+			h := c.net.Memory().Hidden
+			gates := netconf.Gates(c.net.Encoder)
+			ts := make([]*netconf.Tensor, len(gates))
 			short := map[string]string{"weight_ih": "w_ih", "weight_hh": "w_hh", "bias_ih": "b_ih", "bias_hh": "b_hh"}[kind]
 			for q, g := range gates {
 				t, err := tensor(c.prefix + "." + layer + "." + short + "." + g)
@@ -177,7 +188,7 @@ func refLayout(a *PPO, c refCase, name string, shape []int) (func(i int) *float3
 			}
 			in := shape[1]
 			return func(i int) *float32 {
-				row, col := i/in, i%in // PyTorch [4H, in]: gate row/h, unit row%h
+				row, col := i/in, i%in // PyTorch [G·H, in]: gate row/h, unit row%h
 				return &ts[row/h].Data[col*h+row%h]
 			}, nil
 		}
@@ -247,7 +258,7 @@ func maxParamError(t *testing.T, a *PPO, c refCase, ref map[string]refTensor) (f
 }
 
 // TestUpdateReplaysPyTorchReferences runs every minibatch of each reference
-// PPO update (MLP, CNN and LSTM networks over padded BPTT sequences; every
+// PPO update (MLP, CNN, LSTM and GRU networks over padded BPTT sequences; every
 // action space) through our update, on each backend, and compares losses,
 // entropy, approximate KL, clip fraction, gradient norm and the parameters
 // after the first and the last step to the data README's tolerances.
@@ -426,7 +437,11 @@ func refSequences(t *testing.T, ref *ppoRef, seqs []int, actWidth int) minibatch
 		}
 	}
 	for _, s := range seqs {
+		// A GRU's files have no cell states: their c0 fields are empty.
 		for _, st := range []refTensor{ref.ActorH0, ref.ActorC0, ref.CriticH0, ref.CriticC0} {
+			if st.Data == nil {
+				continue
+			}
 			for _, x := range st.Data[s*h : (s+1)*h] {
 				mb.hidden = append(mb.hidden, float32(x))
 			}

@@ -27,8 +27,8 @@ func smallNet(kind netconf.EncoderKind) netconf.Spec {
 	switch kind {
 	case netconf.EncoderMLP:
 		s.MLP.Hidden = []int{32}
-	case netconf.EncoderLSTM:
-		s.LSTM.Hidden = 16
+	case netconf.EncoderLSTM, netconf.EncoderGRU:
+		s.Memory().Hidden = 16
 	case netconf.EncoderCNN:
 		s.CNN.Channels, s.CNN.Kernels, s.CNN.Strides = []int{8}, []int{3}, []int{2}
 	}
@@ -93,6 +93,9 @@ func testAgents(t testing.TB, net func(netconf.EncoderKind) netconf.Spec) []test
 		}},
 		{"gaussian sde", pObs, pAct, func(c *Config) {
 			c.Net, c.UseSDE, c.SDESampleFreq, c.ActionStdInit = net(netconf.EncoderMLP), true, 4, -1
+		}},
+		{"gru gaussian norm", obs5, pAct, func(c *Config) {
+			c.Net, c.NormalizeObs = net(netconf.EncoderGRU), true
 		}},
 	}
 }

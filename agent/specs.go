@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/evolverl/evolve/envs"
@@ -117,8 +116,8 @@ type imageScale struct {
 // net already lists them (a mutated or loaded agent), they are checked
 // against obs and kept. It also returns the bounded image keys to scale.
 func dictInputs(obs envs.Dict, net netconf.Spec) ([]netconf.KeyInput, []imageScale, error) {
-	if net.Encoder == netconf.EncoderLSTM {
-		return nil, nil, errors.New(`encoder "lstm" does not take dict observations (use "mlp" or "cnn": every key gets its own encoder)`)
+	if net.Encoder.Recurrent() {
+		return nil, nil, fmt.Errorf(`encoder %q does not take dict observations (use "mlp" or "cnn": every key gets its own encoder)`, net.Encoder)
 	}
 	if net.Dict() && len(net.Inputs) != len(obs.Keys) {
 		return nil, nil, fmt.Errorf("net.inputs lists %d keys, the observation space has %d", len(net.Inputs), len(obs.Keys))

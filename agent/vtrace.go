@@ -6,7 +6,6 @@ import (
 
 	"github.com/evolverl/evolve/buffer"
 	"github.com/evolverl/evolve/internal/bufs"
-	"github.com/evolverl/evolve/netconf"
 )
 
 // The estimators of Config.Advantage.
@@ -40,8 +39,8 @@ func (c Config) validateAdvantage() []error {
 				bad(f.key, f.v, `> 0 with advantage = "vtrace" (IMPALA's is 1)`)
 			}
 		}
-		if c.Net.Encoder == netconf.EncoderLSTM {
-			errs = append(errs, fmt.Errorf(`advantage = "vtrace": not with net.encoder = "lstm" (the learner's log-probabilities would need the rollout replayed through the LSTM); use "gae"`))
+		if c.Net.Encoder.Recurrent() {
+			errs = append(errs, fmt.Errorf(`advantage = "vtrace": not with net.encoder = %q (the learner's log-probabilities would need the rollout replayed through the recurrent encoder); use "gae"`, c.Net.Encoder))
 		}
 	default:
 		bad("advantage", fmt.Sprintf("%q", c.Advantage), `"gae", "mc" or "vtrace"`)

@@ -13,8 +13,9 @@ import (
 )
 
 // widthRE matches the layer widths in netconf.Spec.String's description:
-// "mlp[64 64]", "cnn[32 32]" (channels), "head[64]", "latent 32", "lstm 2x64".
-var widthRE = regexp.MustCompile(`(?:mlp|cnn|head)\[([0-9 ]*)\]|latent ([0-9]+)|lstm ([0-9]+)x([0-9]+)`)
+// "mlp[64 64]", "cnn[32 32]" (channels), "head[64]", "latent 32", "lstm 2x64",
+// "gru 2x64".
+var widthRE = regexp.MustCompile(`(?:mlp|cnn|head)\[([0-9 ]*)\]|latent ([0-9]+)|(?:lstm|gru) ([0-9]+)x([0-9]+)`)
 
 // hiddenUnits sums the widths of a net description's hidden layers
 // (encoder, latent and head; CNN channels count as units), and reports
@@ -44,11 +45,11 @@ func hiddenUnits(net string) (int, bool) {
 // netPartRE matches the parts of netconf.Spec.String's description that
 // mutations change: "mlp[64 64] ReLU ln" and "head[64] ReLU" (widths,
 // activation, layer norm), "cnn[32 32] k[3 3] s[2 2] ReLU" (channels,
-// kernel sizes, strides, activation), "lstm 2x64" (layers × hidden) and
+// kernel sizes, strides, activation), "lstm 2x64" or "gru 2x64" (layers × hidden) and
 // "latent 32"; a Dict network's encoders carry their key ("img: cnn[...]").
 var netPartRE = regexp.MustCompile(`(?:([^\s:{},]+): )?(mlp|head)(\[[0-9 ]*\]) (\w+)( ln)?` +
 	`|(?:([^\s:{},]+): )?cnn(\[[0-9 ]*\]) k(\[[0-9 ]*\]) s(\[[0-9 ]*\]) (\w+)` +
-	`|lstm ([0-9]+)x([0-9]+)|latent ([0-9]+)`)
+	`|(lstm|gru) ([0-9]+)x([0-9]+)|latent ([0-9]+)`)
 
 // netPart is one part of a network's description: what it is ("cnn
 // kernels", "img: mlp widths") and its value ("[3 3]").
@@ -74,9 +75,9 @@ func netParts(net string) ([]netPart, bool) {
 			parts = append(parts, netPart{pre + " channels", m[7]}, netPart{pre + " kernels", m[8]},
 				netPart{pre + " strides", m[9]}, netPart{pre + " activation", m[10]})
 		case m[11] != "":
-			parts = append(parts, netPart{"lstm layers×hidden", m[11] + "×" + m[12]})
+			parts = append(parts, netPart{m[11] + " layers×hidden", m[12] + "×" + m[13]})
 		default:
-			parts = append(parts, netPart{"latent size", m[13]})
+			parts = append(parts, netPart{"latent size", m[14]})
 		}
 	}
 	return parts, len(parts) > 0

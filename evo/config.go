@@ -355,7 +355,7 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 	if !md.IsDefined("net", "encoder") {
 		cfg.Net.Encoder = netconf.EncoderMLP
 	}
-	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM} {
+	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU} {
 		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) {
 			errs = append(errs, fmt.Errorf("[net.%s] given, but net.encoder = %q: remove it or set encoder = %q", k, cfg.Net.Encoder, k))
 		}
@@ -364,10 +364,10 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 		return err
 	}
 	switch cfg.Net.Encoder {
-	case netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM:
+	case netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU:
 		fillNetDefaults(md, &cfg.Net)
 	default:
-		return fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\" or \"lstm\"", cfg.Net.Encoder)
+		return fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\", \"lstm\" or \"gru\"", cfg.Net.Encoder)
 	}
 	cfg.PPO.Net = cfg.Net
 	return nil
@@ -395,6 +395,11 @@ func fillNetDefaults(md toml.MetaData, n *netconf.Spec) {
 			n.LSTM = &netconf.LSTM{}
 		}
 		fillAbsent(md, n.LSTM, netconf.DefaultLSTM(), "net", "lstm")
+	case netconf.EncoderGRU:
+		if n.GRU == nil {
+			n.GRU = &netconf.GRU{}
+		}
+		fillAbsent(md, n.GRU, netconf.DefaultLSTM(), "net", "gru")
 	}
 	fillAbsent(md, &n.Latent, netconf.DefaultLatent(), "net", "latent")
 	fillAbsent(md, &n.Head, netconf.DefaultHead(), "net", "head")
@@ -442,8 +447,12 @@ type netFile struct {
 	MLP     *netconf.MLP        `toml:"mlp,omitempty"`
 	CNN     *netconf.CNN        `toml:"cnn,omitempty"`
 	LSTM    *netconf.LSTM       `toml:"lstm,omitempty"`
-	Latent  netconf.Latent      `toml:"latent"`
-	Head    netconf.MLP         `toml:"head"`
+	GRU     *netconf.GRU        `toml:"gru,omitempty"`
+	// Memory is written only when set, so that other configs (and their digests) stay
+	// as they were.
+	Memory []netconf.EncoderKind `toml:"memory,omitempty"`
+	Latent netconf.Latent        `toml:"latent"`
+	Head   netconf.MLP           `toml:"head"`
 }
 
 // MarshalTOML returns the resolved config as a TOML file that LoadConfig
@@ -465,7 +474,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	}
 	n := c.Net
 	f := fileConfig{Seed: c.Seed, OutDir: c.OutDir, Env: c.Env, Population: c.Population, PPO: ppo,
-		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint, Demos: c.Demos}
+		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, GRU: n.GRU, Memory: n.Memories, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint, Demos: c.Demos}
 	if f.Env.Options == nil {
 		f.Env.Options = envs.Options{}
 	}

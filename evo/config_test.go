@@ -57,6 +57,11 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"checkpoint every 0", "[checkpoint]\nevery = 0\n", []string{"checkpoint.every = 0"}},
 		{"negative workers", "[population]\nworkers = -1\n", []string{"population.workers = -1"}},
 		{"lstm below its bound", "[net]\nencoder = \"lstm\"\n[net.lstm]\nhidden = 8\n", []string{"net.lstm", "hidden 8"}},
+		{"gru above its bound", "[net]\nencoder = \"gru\"\n[net.gru]\nhidden = 1024\n", []string{"net.gru", "hidden 1024"}},
+		{"an lstm table for a gru", "[net]\nencoder = \"gru\"\n[net.lstm]\nhidden = 32\n", []string{"[net.lstm]", `encoder = "gru"`}},
+		{"unknown encoder", "[net]\nencoder = \"transformer\"\n", []string{`net.encoder = "transformer"`, `"gru"`}},
+		{"unknown memory model", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"transformer\"]\n", []string{`net.memory: "transformer" is not a memory model`}},
+		{"memory without a recurrent encoder", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nmemory = [\"lstm\", \"gru\"]\n", []string{"net.memory", `does not list the encoder "mlp"`}},
 		{"bad bptt", "[ppo]\nbptt = \"sometimes\"\n", []string{"ppo.bptt", "sometimes"}},
 		{"table in upper case", "[NET]\nencoder = \"lstm\"\n", []string{"keys not in lower case", "NET.encoder"}},
 		{"key in upper case", "[hp.lr]\nMin = 0.0001\n", []string{"keys not in lower case", "hp.lr.Min"}},
@@ -130,7 +135,7 @@ func TestEmptyConfigIsTheDefaults(t *testing.T) {
 func TestResolvedConfigReadsBackEqual(t *testing.T) {
 	pbt := strings.Replace(tinyConfig, "[population]\n", "[population]\nselection = \"pbt\"\nfitness = \"train\"\ninit = \"sample\"\n", 1) +
 		"[hp.gamma]\nmin = 0.9\nmax = 0.999\nscale = \"log1m\"\n[pbt]\nttest = false\n"
-	for _, text := range []string{tinyConfig, "", "[net]\nencoder = \"lstm\"\n[hp.ent_coef]\nmax = 0.05\n[env.options]\nmax_episode_steps = 100\n", pbt} {
+	for _, text := range []string{tinyConfig, "", "[net]\nencoder = \"lstm\"\n[hp.ent_coef]\nmax = 0.05\n[env.options]\nmax_episode_steps = 100\n", "[net]\nencoder = \"gru\"\nmemory = [\"gru\", \"lstm\"]\n[net.gru]\nhidden = 32\n", pbt} {
 		cfg, err := ParseConfig([]byte(text))
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/evolverl/evolve/agent"
-	"github.com/evolverl/evolve/netconf"
 )
 
 // The scales of an [hp.<name>] range (HPRange.Scale): where a range's
@@ -137,7 +136,7 @@ func clampHP(name string, r HPRange, v float64) float64 {
 // rollout become that share.
 func fitSizes(c *agent.Config, numEnvs int) {
 	c.BatchSize = min(c.BatchSize, c.LearnStep)
-	if numEnvs >= 1 && c.Net.Encoder == netconf.EncoderLSTM {
+	if numEnvs >= 1 && c.Net.Encoder.Recurrent() {
 		c.MaxSeqLen = max(1, min(c.MaxSeqLen, c.LearnStep/numEnvs))
 	}
 }

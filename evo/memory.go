@@ -91,7 +91,15 @@ type memEstimate struct {
 // value their [hp] range lets rl_hp mutations reach; the networks count at
 // their initial size. It fails when the spaces or the network do not fit.
 func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
-	actor, critic, logStd, err := agent.DeriveSpecs(obs, act, c.Net)
+	net := c.Net
+	if slices.Contains(net.Memories, netconf.EncoderLSTM) && net.Recurrent() {
+		// A memory gene counts its largest model: an LSTM has more weights and state.
+		var err error
+		if net, err = net.WithMemory(netconf.EncoderLSTM); err != nil {
+			return memEstimate{}, err
+		}
+	}
+	actor, critic, logStd, err := agent.DeriveSpecs(obs, act, net)
 	if err != nil {
 		return memEstimate{}, err
 	}
@@ -125,8 +133,8 @@ func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
 		in.batch, in.batchKey = int64(min(r.Max, maxLearnStep)), "hp.batch_size.max"
 	}
 	if actor.Recurrent() {
-		// h and c of every layer, for the actor and the critic.
-		in.state = satMul(satMul(2, int64(actor.LSTM.Layers)), int64(actor.LSTM.Hidden))
+		// h (and an LSTM's c) of every layer, for the actor and the critic.
+		in.state = int64(actor.StateSize())
 		if !c.PPO.ShareEncoders {
 			in.state = satMul(in.state, 2)
 		}
@@ -312,8 +320,15 @@ func actFloats(s netconf.Spec) (perRow, fixed int64) {
 	case s.Encoder == netconf.EncoderCNN:
 		cnn(s.CNN, s.Input)
 		perRow = satAdd(perRow, latent)
-	case s.Encoder == netconf.EncoderLSTM:
-		perRow = satAdd(perRow, satMul(14, satMul(int64(s.LSTM.Layers), int64(s.LSTM.Hidden))))
+	case s.Recurrent():
+		// Per row and unit an LSTM layer keeps 14 floats (gates and their gradients 8, h
+		// and c entering, c, tanh c, y and dy), a GRU layer 13 (gates, both gradients 9,
+		// r's operand, h entering, y and dy).
+		k := int64(14)
+		if s.Encoder == netconf.EncoderGRU {
+			k = 13
+		}
+		perRow = satAdd(perRow, satMul(k, satMul(int64(s.Memory().Layers), int64(s.Memory().Hidden))))
 		perRow = satAdd(perRow, latent)
 	}
 	mlp(&s.Head)
@@ -335,7 +350,8 @@ func netKeys(s netconf.Spec, total int64) []string {
 	head, lat := total-h, total-l
 	enc := total - head - lat
 	enc2 := map[netconf.EncoderKind][]string{netconf.EncoderMLP: {"net.mlp.hidden"},
-		netconf.EncoderCNN: {"net.cnn.channels"}, netconf.EncoderLSTM: {"net.lstm.hidden", "net.lstm.layers"}}[s.Encoder]
+		netconf.EncoderCNN: {"net.cnn.channels"}, netconf.EncoderLSTM: {"net.lstm.hidden", "net.lstm.layers"},
+		netconf.EncoderGRU: {"net.gru.hidden", "net.gru.layers"}}[s.Encoder]
 	switch {
 	case head >= lat && head >= enc:
 		return []string{"net.head.hidden"}

@@ -100,6 +100,12 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		if cfg.Population.Init == InitSample {
 			ppo = cfg.sampleHPs(i)
 		}
+		if ms := cfg.Net.Memories; len(ms) > 1 {
+			// A memory gene: the population starts with every listed model, in turn.
+			if ppo.Net, err = ppo.Net.WithMemory(ms[i%len(ms)]); err != nil {
+				return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
+			}
+		}
 		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), ppo, deriveSeed(cfg.Seed, i, 0, purposeInit))
 		if err != nil {
 			return nil, badInput(fmt.Errorf("agent %d: %w", i, err))

@@ -63,12 +63,18 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 	runtest.SameRun(t, dirs[0], dirs[1])
 }
 
-// TestWorkersDoNotChangeRecurrentResults repeats the check for LSTM agents
-// (BPTT) on Probe7.
+// TestWorkersDoNotChangeRecurrentResults repeats the check for LSTM and GRU
+// agents (BPTT) on Probe7.
 func TestWorkersDoNotChangeRecurrentResults(t *testing.T) {
+	for _, kind := range []string{"lstm", "gru"} {
+		t.Run(kind, func(t *testing.T) { workersDoNotChangeRecurrentResults(t, kind) })
+	}
+}
+
+func workersDoNotChangeRecurrentResults(t *testing.T, kind string) {
 	var dirs []string
 	for _, w := range []int{1, 2} {
-		cfg, err := ParseConfig([]byte(`
+		cfg, err := ParseConfig([]byte(strings.ReplaceAll(`
 seed = 5
 out_dir = "unused"
 [env]
@@ -97,7 +103,7 @@ no_mutation = 0.25
 architecture = 0.25
 parameters = 0.25
 rl_hp = 0.25
-`))
+`, "lstm", kind)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/nearest"
-	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
 
@@ -205,7 +204,7 @@ func (c Config) validateSizes() []error {
 		errs = append(errs, fmt.Errorf("ppo.batch_size = %d: want <= ppo.learn_step (%d): a minibatch is drawn from one rollout", p.BatchSize, p.LearnStep))
 	}
 	n := c.Env.NumEnvs
-	if c.Net.Encoder == netconf.EncoderLSTM && n >= 1 && p.LearnStep >= n && p.MaxSeqLen > p.LearnStep/n {
+	if c.Net.Encoder.Recurrent() && n >= 1 && p.LearnStep >= n && p.MaxSeqLen > p.LearnStep/n {
 		errs = append(errs, fmt.Errorf("ppo.max_seq_len = %d: want <= learn_step/num_envs = %d: a BPTT sequence lies within one env's part of a rollout (a longer one is only padding)",
 			p.MaxSeqLen, p.LearnStep/n))
 	} else if p.MaxSeqLen > maxLearnStep {

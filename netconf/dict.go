@@ -18,7 +18,7 @@ type KeyInput struct {
 
 // Dict reports whether s is a network for Dict observations: one encoder and latent layer
 // per entry of s.Inputs, whose latents are concatenated (in the order of Inputs) and fed to
-// the head. Such a network ignores s.Encoder, s.MLP, s.CNN and s.LSTM (they stay the
+// the head. Such a network ignores s.Encoder, s.MLP, s.CNN, s.LSTM and s.GRU (they stay the
 // configuration the per-key encoders were derived from), and its s.Input is [total], the
 // sum of the keys' flat sizes: the flat Dict observation, keys in order.
 func (s Spec) Dict() bool { return len(s.Inputs) > 0 }

@@ -8,7 +8,8 @@
 //
 //	input ─┬─ MLP:  Linear → [LayerNorm] → act, per hidden layer     ─┐
 //	       ├─ CNN:  Conv2d (NCHW, no padding) → act, per layer, flatten ├─ latent: Linear → act
-//	       └─ LSTM: stacked, PyTorch gates i f g o                     ─┘        │
+//	       ├─ LSTM: stacked, PyTorch gates i f g o                      │        │
+//	       └─ GRU:  stacked, PyTorch gates r z n                       ─┘        │
 //	                                                                   head (MLP) → out: Linear
 //
 // A network for Dict observations (Spec.Inputs) has one MLP or CNN encoder and one latent
@@ -34,7 +35,7 @@
 //     for the new entries.
 //
 // Conventions match PyTorch's (and the reference data in shared/testdata/nets) except that
-// dense and LSTM weight matrices are stored [in, out] so a layer is x·W + b without a
+// dense, LSTM and GRU weight matrices are stored [in, out] so a layer is x·W + b without a
 // transpose; conv weights are PyTorch's [out, in, k, k]. Every random draw comes from a
 // *rand.Rand the caller hands in: the same seed gives the same weights bit for bit.
 package netconf

@@ -20,6 +20,9 @@ func smallSpec(kind EncoderKind, act Activation, norm bool) Spec {
 	case EncoderLSTM:
 		s.LSTM = &LSTM{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{3}
+	case EncoderGRU:
+		s.GRU = &GRU{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
+		s.Input = []int{3}
 	case EncoderDict:
 		s.Encoder = EncoderMLP
 		s.MLP = &MLP{Hidden: []int{5, 4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8}

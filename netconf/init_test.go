@@ -9,7 +9,7 @@ import (
 )
 
 func TestInitIsReproducibleBitForBit(t *testing.T) {
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
 		s := validSpec(kind)
 		a, err := Init(s, rand.New(rand.NewPCG(42, 7)))
 		if err != nil {
@@ -42,6 +42,16 @@ func TestParamNamesAreStableAndReadable(t *testing.T) {
 		"head.0.norm.bias", "out.weight", "out.bias")
 	if got := p.Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("names\n%v\nwant\n%v", got, want)
+	}
+	g := smallSpec(EncoderGRU, ReLU, false)
+	g.GRU.Layers = 1
+	pg, _ := Zeros(g)
+	for i, q := range []string{"r", "z", "n"} {
+		for j, kind := range []string{"w_ih", "w_hh", "b_ih", "b_hh"} {
+			if got, want := pg[4*i+j].Name, "encoder.gru.0."+kind+"."+q; got != want {
+				t.Fatalf("GRU tensor %d is %s, want %s", 4*i+j, got, want)
+			}
+		}
 	}
 	c := validSpec(EncoderCNN) // 3×16×16 → 32×7×7 → 32×3×3
 	pc, _ := Zeros(c)
@@ -80,7 +90,7 @@ func gramError(d []float32, rows, cols int, gain float64) float64 {
 }
 
 func TestInitIsOrthogonalWithTheRightGains(t *testing.T) {
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
 		s := validSpec(kind)
 		s.Head.LayerNorm = true
 		p, err := Init(s, rand.New(rand.NewPCG(1, 2)))

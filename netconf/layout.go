@@ -70,18 +70,18 @@ func ParamCount(s Spec) (int64, error) {
 	if err := s.Validate(); err != nil {
 		return 0, err
 	}
-	if !s.Recurrent() || s.LSTM.Layers <= 2 {
+	if !s.Recurrent() || s.Memory().Layers <= 2 {
 		return countValues(s), nil
 	}
-	// Every LSTM layer after the first has the shapes of the second: count the network with
-	// one and with two layers, and add the difference once per further layer.
+	// Every recurrent layer after the first has the shapes of the second: count the network
+	// with one and with two layers, and add the difference once per further layer.
 	one, two := s.Clone(), s.Clone()
-	one.LSTM.Layers, two.LSTM.Layers = 1, 2
+	one.Memory().Layers, two.Memory().Layers = 1, 2
 	n1, n2 := countValues(one), countValues(two)
 	if n2 == paramLimit {
 		return paramLimit, nil
 	}
-	return satAdd(n2, satMul(int64(s.LSTM.Layers-2), n2-n1)), nil
+	return satAdd(n2, satMul(int64(s.Memory().Layers-2), n2-n1)), nil
 }
 
 // countValues sums the sizes of s's tensors, saturating at paramLimit.
@@ -120,6 +120,23 @@ func satMul(x, y int64) int64 {
 // LSTMGates returns PyTorch's gate order, the suffixes of an LSTM layer's per-gate tensors
 // (a function, so no package state can change it).
 func LSTMGates() [4]string { return [4]string{"i", "f", "g", "o"} }
+
+// GRUGates returns PyTorch's gate order of a GRU layer: reset, update, new.
+func GRUGates() [3]string { return [3]string{"r", "z", "n"} }
+
+// Gates returns the gate suffixes of a recurrent encoder's per-gate tensors: LSTMGates for
+// an LSTM, GRUGates for a GRU, nil for the others.
+func Gates(kind EncoderKind) []string {
+	switch kind {
+	case EncoderLSTM:
+		g := LSTMGates()
+		return g[:]
+	case EncoderGRU:
+		g := GRUGates()
+		return g[:]
+	}
+	return nil
+}
 
 // slot is one tensor of a spec's layout with what Init and Transfer need to know about it.
 type slot struct {
@@ -171,8 +188,8 @@ func slots(s Spec) iter.Seq[slot] {
 			ok = mlpSlots(yield, "encoder.mlp", s.Input[0], *s.MLP, "")
 		case EncoderCNN:
 			ok = cnnSlots(yield, "encoder.cnn", s.Input[0], *s.CNN)
-		case EncoderLSTM:
-			ok = lstmSlots(yield, "encoder.lstm", s.Input[0], *s.LSTM)
+		case EncoderLSTM, EncoderGRU:
+			ok = recurrentSlots(yield, "encoder."+string(s.Encoder), s.Input[0], *s.Memory(), Gates(s.Encoder))
 		}
 		if !ok {
 			return
@@ -250,11 +267,11 @@ func cnnSlots(yield func(slot) bool, prefix string, in int, c CNN) bool {
 	return true
 }
 
-func lstmSlots(yield func(slot) bool, prefix string, in int, m LSTM) bool {
+func recurrentSlots(yield func(slot) bool, prefix string, in int, m LSTM, gates []string) bool {
 	h := m.Hidden
 	for layer := range m.Layers {
 		p := prefix + "." + strconv.Itoa(layer)
-		for _, q := range LSTMGates() {
+		for _, q := range gates {
 			if !(yield(slot{TensorSpec: TensorSpec{p + ".w_ih." + q, []int{in, h}, RoleWeight}, gain: 1, outAxis: 1}) &&
 				yield(slot{TensorSpec: TensorSpec{p + ".w_hh." + q, []int{h, h}, RoleWeight}, gain: 1, outAxis: 1}) &&
 				yield(biasSlot(p+".b_ih."+q, h)) &&

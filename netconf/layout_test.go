@@ -13,7 +13,7 @@ import (
 // defaults, a head without layers, deeper LSTMs.
 func layoutSpecs() map[string]Spec {
 	specs := map[string]Spec{}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderDict} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderDict} {
 		specs["small/"+string(kind)] = smallSpec(kind, ReLU, false)
 		specs["small/"+string(kind)+"/layernorm"] = smallSpec(kind, Tanh, true)
 		specs["transfer/"+string(kind)] = transferSpec(kind, ReLU)
@@ -21,13 +21,15 @@ func layoutSpecs() map[string]Spec {
 		noHead.Head.Hidden, noHead.Head.MinLayers = nil, 0
 		specs["transfer/"+string(kind)+"/no-head"] = noHead
 	}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
 		specs["default/"+string(kind)] = validSpec(kind)
 	}
-	for _, layers := range []int{1, 2, 3} {
-		s := smallSpec(EncoderLSTM, ReLU, false)
-		s.LSTM.Layers = layers
-		specs[fmt.Sprintf("lstm/%d-layers", layers)] = s
+	for _, kind := range []EncoderKind{EncoderLSTM, EncoderGRU} {
+		for _, layers := range []int{1, 2, 3} {
+			s := smallSpec(kind, ReLU, false)
+			s.Memory().Layers = layers
+			specs[fmt.Sprintf("%s/%d-layers", kind, layers)] = s
+		}
 	}
 	return specs
 }
@@ -163,6 +165,11 @@ func TestParamCountOfHugeSpecsSaturatesWithoutAllocating(t *testing.T) {
 		return s
 	}
 	two, _ := ParamCount(deep(2))
+	deepGRU := deep(1 << 50)
+	deepGRU.Encoder, deepGRU.GRU, deepGRU.LSTM = EncoderGRU, deepGRU.LSTM, nil
+	gru2 := deep(2)
+	gru2.Encoder, gru2.GRU, gru2.LSTM = EncoderGRU, gru2.LSTM, nil
+	twoGRU, _ := ParamCount(gru2)
 	wide := smallSpec(EncoderMLP, ReLU, false)
 	wide.MLP.Hidden, wide.MLP.MaxNodes, wide.Input = []int{1 << 40, 1 << 40}, 1<<40, []int{1 << 30}
 	cases := []struct {
@@ -171,6 +178,7 @@ func TestParamCountOfHugeSpecsSaturatesWithoutAllocating(t *testing.T) {
 		want int64
 	}{
 		{"2^50 LSTM layers (counted, not iterated)", deep(1 << 50), two + (1<<50-2)*perLayer},
+		{"2^50 GRU layers", deepGRU, twoGRU + (1<<50-2)*perLayer*3/4},
 		{"2^61 LSTM layers", deep(1 << 61), 1 << 62},
 		{"2^40 × 2^40 hidden layers", wide, 1 << 62},
 	}
@@ -203,6 +211,10 @@ func TestStateSize(t *testing.T) {
 	lstm := smallSpec(EncoderLSTM, ReLU, false) // 2 layers of 3
 	if !lstm.Recurrent() || lstm.StateSize() != 2*2*3 {
 		t.Errorf("LSTM 2×3: Recurrent %v, StateSize %d, want true, 12", lstm.Recurrent(), lstm.StateSize())
+	}
+	gru := smallSpec(EncoderGRU, ReLU, false) // h only
+	if !gru.Recurrent() || gru.StateSize() != 2*3 || gru.Memory() != gru.GRU {
+		t.Errorf("GRU 2×3: Recurrent %v, StateSize %d, want true, 6", gru.Recurrent(), gru.StateSize())
 	}
 	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderDict} {
 		if s := smallSpec(kind, ReLU, false); s.Recurrent() || s.StateSize() != 0 {

@@ -51,10 +51,15 @@ func Mutations() []Mutation {
 		{"cnn.add_channel", KindNode, EncoderCNN, encoderCNN(cnnAddChannel, "cnn.add_channel")},
 		{"cnn.remove_channel", KindNode, EncoderCNN, encoderCNN(cnnRemoveChannel, "cnn.remove_channel")},
 		{"cnn.change_kernel", KindNode, EncoderCNN, cnnChangeKernel},
-		{"lstm.add_layer", KindLayer, EncoderLSTM, encoderLSTM(lstmAddLayer, "lstm.add_layer")},
-		{"lstm.remove_layer", KindLayer, EncoderLSTM, encoderLSTM(lstmRemoveLayer, "lstm.remove_layer")},
-		{"lstm.add_node", KindNode, EncoderLSTM, encoderLSTM(lstmAddNode, "lstm.add_node")},
-		{"lstm.remove_node", KindNode, EncoderLSTM, encoderLSTM(lstmRemoveNode, "lstm.remove_node")},
+		{"lstm.add_layer", KindLayer, EncoderLSTM, encoderRecurrent(EncoderLSTM, lstmAddLayer, "lstm.add_layer")},
+		{"lstm.remove_layer", KindLayer, EncoderLSTM, encoderRecurrent(EncoderLSTM, lstmRemoveLayer, "lstm.remove_layer")},
+		{"lstm.add_node", KindNode, EncoderLSTM, encoderRecurrent(EncoderLSTM, lstmAddNode, "lstm.add_node")},
+		{"lstm.remove_node", KindNode, EncoderLSTM, encoderRecurrent(EncoderLSTM, lstmRemoveNode, "lstm.remove_node")},
+		{"gru.add_layer", KindLayer, EncoderGRU, encoderRecurrent(EncoderGRU, lstmAddLayer, "gru.add_layer")},
+		{"gru.remove_layer", KindLayer, EncoderGRU, encoderRecurrent(EncoderGRU, lstmRemoveLayer, "gru.remove_layer")},
+		{"gru.add_node", KindNode, EncoderGRU, encoderRecurrent(EncoderGRU, lstmAddNode, "gru.add_node")},
+		{"gru.remove_node", KindNode, EncoderGRU, encoderRecurrent(EncoderGRU, lstmRemoveNode, "gru.remove_node")},
+		{"memory.switch", KindLayer, EncoderMemory, memorySwitch},
 		{"dict.mlp.add_layer", KindLayer, EncoderDict, perKey(EncoderMLP, "dict.mlp.add_layer")},
 		{"dict.mlp.remove_layer", KindLayer, EncoderDict, perKey(EncoderMLP, "dict.mlp.remove_layer")},
 		{"dict.mlp.add_node", KindNode, EncoderDict, perKey(EncoderMLP, "dict.mlp.add_node")},
@@ -80,15 +85,16 @@ const EncoderDict EncoderKind = "dict"
 
 // MutationsFor returns the mutations that apply to s's encoder kind (and those for any
 // network); for a Dict network, the per-key encoder mutations ("dict.…") instead of the
-// encoder's.
+// encoder's; and memory.switch when s lists more than one memory model (Spec.Memories).
 func MutationsFor(s Spec) []Mutation {
 	kind := s.Encoder
 	if s.Dict() {
 		kind = EncoderDict
 	}
+	memory := s.Recurrent() && len(s.Memories) > 1
 	var ms []Mutation
 	for _, m := range Mutations() {
-		if m.Encoder == "" || m.Encoder == kind {
+		if m.Encoder == "" || m.Encoder == kind || memory && m.Encoder == EncoderMemory {
 			ms = append(ms, m)
 		}
 	}
@@ -280,15 +286,17 @@ func cnnChangeKernel(s Spec, rng *rand.Rand) (Spec, string, bool) {
 	return c, fmt.Sprintf("%s: layer %d kernel %d -> %d", name, ch.layer, old, ch.k), true
 }
 
-type lstmOp func(l *LSTM, rng *rand.Rand) (string, bool)
+// recurrentOp changes the sizes of an LSTM or GRU encoder.
+type recurrentOp func(l *LSTM, rng *rand.Rand) (string, bool)
 
-func encoderLSTM(op lstmOp, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
+// encoderRecurrent applies op to the sizes of a kind (LSTM or GRU) encoder.
+func encoderRecurrent(kind EncoderKind, op recurrentOp, name string) func(Spec, *rand.Rand) (Spec, string, bool) {
 	return func(s Spec, rng *rand.Rand) (Spec, string, bool) {
-		if s.Encoder != EncoderLSTM || s.LSTM == nil || s.Dict() {
-			return s.Clone(), name + ": no LSTM encoder", false
+		if s.Encoder != kind || s.Memory() == nil {
+			return s.Clone(), fmt.Sprintf("%s: no %s encoder", name, strings.ToUpper(string(kind))), false
 		}
 		c := s.Clone()
-		d, ok := op(c.LSTM, rng)
+		d, ok := op(c.Memory(), rng)
 		if !ok {
 			return s.Clone(), name + ": " + d, false
 		}

@@ -110,6 +110,7 @@ func TestMutationRegistry(t *testing.T) {
 	want := []string{"mlp.add_layer", "mlp.remove_layer", "mlp.add_node", "mlp.remove_node",
 		"cnn.add_layer", "cnn.remove_layer", "cnn.add_channel", "cnn.remove_channel", "cnn.change_kernel",
 		"lstm.add_layer", "lstm.remove_layer", "lstm.add_node", "lstm.remove_node",
+		"gru.add_layer", "gru.remove_layer", "gru.add_node", "gru.remove_node", "memory.switch",
 		"dict.mlp.add_layer", "dict.mlp.remove_layer", "dict.mlp.add_node", "dict.mlp.remove_node",
 		"dict.cnn.add_layer", "dict.cnn.remove_layer", "dict.cnn.add_channel", "dict.cnn.remove_channel",
 		"dict.cnn.change_kernel", "latent.add_node", "latent.remove_node", "head.add_layer", "head.remove_layer", "head.add_node",
@@ -122,8 +123,13 @@ func TestMutationRegistry(t *testing.T) {
 		t.Fatalf("mutations %v", got)
 	}
 	for _, m := range MutationsFor(transferSpec(EncoderLSTM, ReLU)) {
-		if strings.HasPrefix(m.Name, "mlp.") || strings.HasPrefix(m.Name, "cnn.") || strings.HasPrefix(m.Name, "dict.") {
+		if strings.HasPrefix(m.Name, "mlp.") || strings.HasPrefix(m.Name, "cnn.") || strings.HasPrefix(m.Name, "dict.") || strings.HasPrefix(m.Name, "gru.") {
 			t.Fatalf("MutationsFor(lstm) offers %s", m.Name)
+		}
+	}
+	for _, m := range MutationsFor(transferSpec(EncoderGRU, ReLU)) {
+		if strings.HasPrefix(m.Name, "mlp.") || strings.HasPrefix(m.Name, "cnn.") || strings.HasPrefix(m.Name, "dict.") || strings.HasPrefix(m.Name, "lstm.") {
+			t.Fatalf("MutationsFor(gru) offers %s", m.Name)
 		}
 	}
 	for _, m := range MutationsFor(transferSpec(EncoderDict, ReLU)) {
@@ -141,7 +147,7 @@ func TestRandomMutationSequencesStayValid(t *testing.T) {
 	if testing.Short() {
 		steps = 200
 	}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderDict} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderDict} {
 		t.Run(string(kind), func(t *testing.T) {
 			// Small bounds keep thousands of transfers fast; the operators only see the bounds.
 			s := transferSpec(kind, ReLU)
@@ -151,8 +157,8 @@ func TestRandomMutationSequencesStayValid(t *testing.T) {
 				s.MLP.MaxNodes, s.MLP.LayerNorm = 40, true
 			case EncoderCNN:
 				s.CNN.MaxChannels, s.CNN.MaxLayers = 16, 5
-			case EncoderLSTM:
-				s.LSTM.MaxHidden = 24
+			case EncoderLSTM, EncoderGRU:
+				s.Memory().MaxHidden = 24
 			case EncoderDict:
 				s.Inputs[0].MLP.MaxNodes, s.Inputs[0].MLP.LayerNorm = 40, true
 				s.Inputs[1].CNN.MaxChannels, s.Inputs[1].CNN.MaxLayers = 16, 5

@@ -26,6 +26,7 @@ type Tensor struct {
 //	encoder.lstm.{l}.w_ih.{q}     [in, hidden]     q ∈ {i, f, g, o}; transposed from PyTorch
 //	encoder.lstm.{l}.w_hh.{q}     [hidden, hidden]
 //	encoder.lstm.{l}.b_ih.{q}     [hidden]         (and b_hh.{q}: PyTorch's two biases)
+//	encoder.gru.{l}.*.{q}         as the LSTM's, q ∈ {r, z, n}
 //	latent.weight, latent.bias    [encoder out, latent], [latent]; after a CNN the weight is
 //	                              [C, H, W, latent] (the same memory as [C·H·W, latent])
 //	head.{i}.weight, head.{i}.bias, head.{i}.norm.*   as the encoder's MLP

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// EncoderKind names the encoder of a network: "mlp", "cnn" or "lstm".
+// EncoderKind names the encoder of a network: "mlp", "cnn", "lstm" or "gru".
 type EncoderKind string
 
 // The encoder kinds a Spec can name.
@@ -15,7 +15,11 @@ const (
 	EncoderMLP  EncoderKind = "mlp"
 	EncoderCNN  EncoderKind = "cnn"
 	EncoderLSTM EncoderKind = "lstm"
+	EncoderGRU  EncoderKind = "gru"
 )
+
+// Recurrent reports whether k is a recurrent encoder: an LSTM or a GRU.
+func (k EncoderKind) Recurrent() bool { return k == EncoderLSTM || k == EncoderGRU }
 
 // Activation names a pointwise nonlinearity, spelled as in PyTorch's torch.nn.
 type Activation string
@@ -101,7 +105,7 @@ type CNN struct {
 }
 
 // LSTM is a stack of Layers LSTM layers of Hidden units each (PyTorch's equations and gate
-// order i, f, g, o).
+// order i, f, g, o). A GRU is sized by the same fields.
 type LSTM struct {
 	Hidden    int `toml:"hidden" json:"hidden"`
 	Layers    int `toml:"layers" json:"layers"`
@@ -110,6 +114,11 @@ type LSTM struct {
 	MinLayers int `toml:"min_layers" json:"min_layers"`
 	MaxLayers int `toml:"max_layers" json:"max_layers"`
 }
+
+// GRU is a stack of Layers GRU layers of Hidden units each (PyTorch's equations and gate
+// order r, z, n): the sizes and bounds of an LSTM, so that a network can change its memory
+// model and keep them.
+type GRU = LSTM
 
 // Latent is the fully connected layer between encoder and head; it uses the head's
 // activation.
@@ -121,20 +130,26 @@ type Latent struct {
 
 // Spec describes one network: encoder → latent → head → output layer.
 //
-// Encoder names which of MLP, CNN and LSTM is used; the other two are ignored (and may be
+// Encoder names which of MLP, CNN, LSTM and GRU is used; the others are ignored (and may be
 // nil). Input and Output come from the environment's spaces and are set by the agent, not by
-// users: Input is [features] for MLP and LSTM encoders and [C, H, W] for a CNN. OutputGain
+// users: Input is [features] for MLP, LSTM and GRU encoders and [C, H, W] for a CNN. OutputGain
 // is the gain of the output layer's orthogonal init (PolicyGain or ValueGain).
 type Spec struct {
-	Encoder    EncoderKind `toml:"encoder" json:"encoder"`
-	MLP        *MLP        `toml:"mlp,omitempty" json:"mlp,omitempty"`
-	CNN        *CNN        `toml:"cnn,omitempty" json:"cnn,omitempty"`
-	LSTM       *LSTM       `toml:"lstm,omitempty" json:"lstm,omitempty"`
-	Latent     Latent      `toml:"latent" json:"latent"`
-	Head       MLP         `toml:"head" json:"head"`
-	Input      []int       `toml:"input,omitempty" json:"input,omitempty"`
-	Output     int         `toml:"output,omitempty" json:"output,omitempty"`
-	OutputGain float64     `toml:"output_gain,omitempty" json:"output_gain,omitempty"`
+	Encoder EncoderKind `toml:"encoder" json:"encoder"`
+	MLP     *MLP        `toml:"mlp,omitempty" json:"mlp,omitempty"`
+	CNN     *CNN        `toml:"cnn,omitempty" json:"cnn,omitempty"`
+	LSTM    *LSTM       `toml:"lstm,omitempty" json:"lstm,omitempty"`
+	GRU     *GRU        `toml:"gru,omitempty" json:"gru,omitempty"`
+	// Memories, when it lists more than one model, makes the recurrent encoder's model a
+	// gene: the memory.switch mutation changes Encoder to another model of the list,
+	// keeping the sizes (see WithMemory). Every entry is a recurrent kind, Encoder among
+	// them.
+	Memories   []EncoderKind `toml:"memory,omitempty" json:"memory,omitempty"`
+	Latent     Latent        `toml:"latent" json:"latent"`
+	Head       MLP           `toml:"head" json:"head"`
+	Input      []int         `toml:"input,omitempty" json:"input,omitempty"`
+	Output     int           `toml:"output,omitempty" json:"output,omitempty"`
+	OutputGain float64       `toml:"output_gain,omitempty" json:"output_gain,omitempty"`
 	// Inputs, when not empty, makes this a network for Dict observations: one encoder per
 	// key, in the Dict's key order (see Dict). The agent derives it from the observation
 	// space; architecture mutations then change it.
@@ -164,8 +179,8 @@ func DefaultCNN() CNN {
 		MinChannels: DefaultMinChannels, MaxChannels: DefaultMaxChannels}
 }
 
-// DefaultLSTM returns the default LSTM encoder: 64 hidden units, 1 layer, 1–3 layers,
-// 16–512 hidden units.
+// DefaultLSTM returns the default LSTM (and GRU) encoder: 64 hidden units, 1 layer, 1–3
+// layers, 16–512 hidden units.
 func DefaultLSTM() LSTM {
 	return LSTM{Hidden: 64, Layers: 1, MinHidden: DefaultMinNodes, MaxHidden: DefaultMaxNodes,
 		MinLayers: DefaultMinLSTMLayers, MaxLayers: DefaultMaxLSTMLayers}
@@ -210,6 +225,11 @@ func (s *Spec) FillDefaults() {
 			s.LSTM = &LSTM{}
 		}
 		s.LSTM.fillDefaults()
+	case EncoderGRU:
+		if s.GRU == nil {
+			s.GRU = &GRU{}
+		}
+		s.GRU.fillDefaults()
 	}
 	d := DefaultLatent()
 	setIfZero(&s.Latent.Size, d.Size)
@@ -282,6 +302,11 @@ func (s Spec) Clone() Spec {
 		l := *s.LSTM
 		c.LSTM = &l
 	}
+	if s.GRU != nil {
+		g := *s.GRU
+		c.GRU = &g
+	}
+	c.Memories = slices.Clone(s.Memories)
 	c.Head = s.Head.clone()
 	c.Input = slices.Clone(s.Input)
 	if s.Inputs != nil {
@@ -432,10 +457,18 @@ func (s Spec) ValidateArchitecture() error {
 			return errors.New(`encoder "lstm": the [lstm] table is missing`)
 		}
 		err = wrapField("lstm", s.LSTM.Validate())
+	case EncoderGRU:
+		if s.GRU == nil {
+			return errors.New(`encoder "gru": the [gru] table is missing`)
+		}
+		err = wrapField("gru", s.GRU.Validate())
 	default:
-		return fmt.Errorf("encoder %q: want one of %q, %q, %q", s.Encoder, EncoderMLP, EncoderCNN, EncoderLSTM)
+		return fmt.Errorf("encoder %q: want one of %q, %q, %q, %q", s.Encoder, EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU)
 	}
 	if err != nil {
+		return err
+	}
+	if err := wrapField("memory", s.validateMemories()); err != nil {
 		return err
 	}
 	if err := wrapField("latent", s.Latent.Validate()); err != nil {
@@ -502,10 +535,8 @@ func (s Spec) String() string {
 		if s.CNN != nil {
 			fmt.Fprintf(&b, "cnn%v k%v s%v %s", s.CNN.Channels, s.CNN.Kernels, s.CNN.Strides, s.CNN.Activation)
 		}
-	case s.Encoder == EncoderLSTM:
-		if s.LSTM != nil {
-			fmt.Fprintf(&b, "lstm %dx%d", s.LSTM.Layers, s.LSTM.Hidden)
-		}
+	case s.Memory() != nil:
+		fmt.Fprintf(&b, "%s %dx%d", s.Encoder, s.Memory().Layers, s.Memory().Hidden)
 	default:
 		fmt.Fprintf(&b, "%q", s.Encoder)
 	}
@@ -518,7 +549,7 @@ func (s Spec) String() string {
 
 // EncoderOutSize is the width of the encoder's output, the latent layer's input: the last
 // MLP layer's width (the input's when it has none), C·H·W of the CNN's last feature map, or
-// the LSTM's hidden size. s must be valid and not a Dict network (see KeyInput.EncoderOutSize).
+// the LSTM's or GRU's hidden size. s must be valid and not a Dict network (see KeyInput.EncoderOutSize).
 func (s Spec) EncoderOutSize() int {
 	switch s.Encoder {
 	case EncoderMLP:
@@ -527,20 +558,40 @@ func (s Spec) EncoderOutSize() int {
 		o, _ := s.CNN.OutputShape(s.Input)
 		return o[0] * o[1] * o[2]
 	default:
-		return s.LSTM.Hidden
+		return s.Memory().Hidden
 	}
 }
 
-// Recurrent reports whether s has an LSTM encoder (a Dict network never has one).
-func (s Spec) Recurrent() bool { return s.Encoder == EncoderLSTM && !s.Dict() && s.LSTM != nil }
+// Recurrent reports whether s has a recurrent encoder, an LSTM or a GRU (a Dict network
+// never has one).
+func (s Spec) Recurrent() bool { return s.Memory() != nil }
+
+// Memory returns the sizes of s's recurrent encoder: s.LSTM or s.GRU, whichever s.Encoder
+// names, or nil when s has none (a Dict network never has one).
+func (s Spec) Memory() *LSTM {
+	switch {
+	case s.Dict():
+		return nil
+	case s.Encoder == EncoderLSTM:
+		return s.LSTM
+	case s.Encoder == EncoderGRU:
+		return s.GRU
+	}
+	return nil
+}
 
 // StateSize is the number of floats of recurrent state the network carries per sequence
-// between steps: h and c of every LSTM layer, 2·Layers·Hidden, or 0 when s is not Recurrent.
+// between steps: h and c of every LSTM layer (2·Layers·Hidden), h of every GRU layer
+// (Layers·Hidden), or 0 when s is not Recurrent.
 func (s Spec) StateSize() int {
-	if !s.Recurrent() {
+	m := s.Memory()
+	switch {
+	case m == nil:
 		return 0
+	case s.Encoder == EncoderGRU:
+		return m.Layers * m.Hidden
 	}
-	return 2 * s.LSTM.Layers * s.LSTM.Hidden
+	return 2 * m.Layers * m.Hidden
 }
 
 // outSize is the width of the MLP's output for an input of width in: its last layer's,

@@ -19,7 +19,7 @@ func validSpec(kind EncoderKind) Spec {
 }
 
 func TestDefaultSpecsAreValidAndFollowAgileRL(t *testing.T) {
-	for _, k := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, k := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
 		if err := validSpec(k).Validate(); err != nil {
 			t.Errorf("default %s spec: %v", k, err)
 		}
@@ -62,6 +62,9 @@ func TestValidateNamesWhatIsWrong(t *testing.T) {
 		{"cnn input not CHW", func(s *Spec) { s.Input = []int{16} }, EncoderCNN, "want [channels, height, width]"},
 		{"lstm hidden too small", func(s *Spec) { s.LSTM.Hidden = 8 }, EncoderLSTM, "lstm: hidden 8: want 16 to 512"},
 		{"lstm too many layers", func(s *Spec) { s.LSTM.Layers = 4 }, EncoderLSTM, "lstm: layers 4: want 1 to 3"},
+		{"gru hidden too large", func(s *Spec) { s.GRU.Hidden = 1024 }, EncoderGRU, "gru: hidden 1024: want 16 to 512"},
+		{"gru without its table", func(s *Spec) { s.GRU, s.LSTM = nil, &LSTM{} }, EncoderGRU, `encoder "gru": the [gru] table is missing`},
+		{"unknown encoder", func(s *Spec) { s.Encoder = "transformer" }, EncoderMLP, `encoder "transformer": want one of "mlp", "cnn", "lstm", "gru"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,7 +87,7 @@ func TestCNNOutputShape(t *testing.T) {
 }
 
 func TestSpecRoundTripsThroughJSON(t *testing.T) {
-	for _, k := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM} {
+	for _, k := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
 		s := validSpec(k)
 		b, err := json.Marshal(s)
 		if err != nil {

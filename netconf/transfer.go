@@ -10,8 +10,8 @@ import (
 // mutation changed the architecture. Tensor by tensor, in newSpec's layout order:
 //
 //   - The block a tensor has in common with old's tensor of the same name is copied (aligned
-//     at index 0, except conv kernels, which are aligned at their centres). LSTM gates are
-//     separate tensors, so they are transferred gate by gate and never mixed.
+//     at index 0, except conv kernels, which are aligned at their centres). LSTM and GRU gates
+//     are separate tensors, so they are transferred gate by gate and never mixed.
 //   - New output units of a layer (new rows of a conv weight, new columns of a dense or gate
 //     weight, new bias and LayerNorm entries) get a fresh init as in Init.
 //   - Weights from new inputs to old units (the outgoing weights of units a previous layer
@@ -24,8 +24,8 @@ import (
 //     reproduces its input exactly (the input is already ≥ 0); behind other activations it
 //     computes act(act(z)) instead of act(z), and a LayerNorm in the new layer normalises
 //     its input. A new conv layer from cnn.add_layer has kernel 1 and stride 1, so the feature
-//     map keeps its shape. An appended LSTM layer cannot pass its input through and gets a
-//     fresh init.
+//     map keeps its shape. An appended LSTM or GRU layer cannot pass its input through and gets
+//     a fresh init.
 //   - In a Dict network the layer that reads the concatenated latents keeps each key's block
 //     of rows with its key when the latent size changes, so growing the latent also keeps
 //     the function.

@@ -25,8 +25,8 @@ func newEncoder(s netconf.Spec, b *binding) (encoder, error) {
 		return newMLPEncoder("encoder.mlp", "latent", s.Input[0], *s.MLP, s.Latent.Size, s.Head.Activation, b), nil
 	case netconf.EncoderCNN:
 		return newCNNEncoder("encoder.cnn", "latent", s.Input, *s.CNN, s.Latent.Size, s.Head.Activation, b)
-	case netconf.EncoderLSTM:
-		return newLSTMEncoder("encoder.lstm", s.Input[0], *s.LSTM, s.Latent.Size, s.Head.Activation, b), nil
+	case netconf.EncoderLSTM, netconf.EncoderGRU:
+		return newRecurrentEncoder(s.Encoder, s.Input[0], *s.Memory(), s.Latent.Size, s.Head.Activation, b), nil
 	}
 	return nil, fmt.Errorf("nn: %s: unknown encoder %q", s, s.Encoder)
 }
@@ -118,31 +118,40 @@ func (e *cnnEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []flo
 	}
 }
 
-// lstmEncoder is a stacked LSTM and the latent layer on the top layer's output.
-type lstmEncoder struct {
-	layers []*LSTMLayer
-	slots  [][4][4]int // per layer and gate: w_ih, w_hh, b_ih, b_hh
+// recurrentEncoder is a stacked LSTM or GRU and the latent layer on the top layer's output.
+type recurrentEncoder struct {
+	lstm   []*LSTMLayer // the layers of an LSTM, or
+	gru    []*GRULayer  // those of a GRU
+	slots  [][4][4]int  // per layer: w_ih, w_hh, b_ih, b_hh, each per gate
 	hidden int
+	states int         // state vectors per layer: h and c for an LSTM, h for a GRU
 	y, dy  [][]float32 // per layer: h at every step, and its gradient
-	h0, c0 [][]float32 // per layer: the initial state [batch, hidden]
+	h0, c0 [][]float32 // per layer: the initial state [batch, hidden] (c0: LSTM only)
 	hT, cT [][]float32 // per layer: the final state
 	latent denseLayer
 	x      []float32
 }
 
-func newLSTMEncoder(prefix string, in int, m netconf.LSTM, size int, act netconf.Activation, b *binding) *lstmEncoder {
-	e := &lstmEncoder{hidden: m.Hidden}
-	gates := netconf.LSTMGates()
+func newRecurrentEncoder(kind netconf.EncoderKind, in int, m netconf.LSTM, size int, act netconf.Activation, b *binding) *recurrentEncoder {
+	e := &recurrentEncoder{hidden: m.Hidden, states: 2}
+	if kind == netconf.EncoderGRU {
+		e.states = 1
+	}
+	prefix := "encoder." + string(kind)
 	for l := range m.Layers {
 		name := prefix + "." + strconv.Itoa(l)
 		var s [4][4]int
-		for q, g := range gates {
+		for q, g := range netconf.Gates(kind) {
 			s[0][q] = b.add(name+".w_ih."+g, in*m.Hidden)
 			s[1][q] = b.add(name+".w_hh."+g, m.Hidden*m.Hidden)
 			s[2][q] = b.add(name+".b_ih."+g, m.Hidden)
 			s[3][q] = b.add(name+".b_hh."+g, m.Hidden)
 		}
-		e.layers = append(e.layers, NewLSTMLayer(in, m.Hidden))
+		if kind == netconf.EncoderGRU {
+			e.gru = append(e.gru, NewGRULayer(in, m.Hidden))
+		} else {
+			e.lstm = append(e.lstm, NewLSTMLayer(in, m.Hidden))
+		}
 		e.slots = append(e.slots, s)
 		in = m.Hidden
 	}
@@ -153,8 +162,8 @@ func newLSTMEncoder(prefix string, in int, m netconf.LSTM, size int, act netconf
 	return e
 }
 
-// weights returns layer l's tensors in p.
-func (e *lstmEncoder) weights(b *binding, p netconf.Params, l int) LSTMWeights {
+// lstmWeights returns LSTM layer l's tensors in p.
+func (e *recurrentEncoder) lstmWeights(b *binding, p netconf.Params, l int) LSTMWeights {
 	var w LSTMWeights
 	s := e.slots[l]
 	for q := range 4 {
@@ -163,43 +172,63 @@ func (e *lstmEncoder) weights(b *binding, p netconf.Params, l int) LSTMWeights {
 	return w
 }
 
-func (e *lstmEncoder) forward(b *binding, p netconf.Params, x []float32, rows int, rec *Recurrence) ([]float32, error) {
+// gruWeights returns GRU layer l's tensors in p.
+func (e *recurrentEncoder) gruWeights(b *binding, p netconf.Params, l int) GRUWeights {
+	var w GRUWeights
+	s := e.slots[l]
+	for q := range 3 {
+		w.Wih[q], w.Whh[q], w.Bih[q], w.Bhh[q] = b.data(p, s[0][q]), b.data(p, s[1][q]), b.data(p, s[2][q]), b.data(p, s[3][q])
+	}
+	return w
+}
+
+func (e *recurrentEncoder) forward(b *binding, p netconf.Params, x []float32, rows int, rec *Recurrence) ([]float32, error) {
 	e.x = x
 	steps := rec.Steps
 	batch := rows / steps
-	h := e.hidden
+	h, k := e.hidden, e.states
 	in := x
-	for l, layer := range e.layers {
-		e.h0[l], e.c0[l] = bufs.Grow(e.h0[l], batch*h), bufs.Grow(e.c0[l], batch*h)
-		e.hT[l], e.cT[l] = bufs.Grow(e.hT[l], batch*h), bufs.Grow(e.cT[l], batch*h)
+	for l := range e.slots {
+		e.h0[l], e.hT[l] = bufs.Grow(e.h0[l], batch*h), bufs.Grow(e.hT[l], batch*h)
+		if k == 2 {
+			e.c0[l], e.cT[l] = bufs.Grow(e.c0[l], batch*h), bufs.Grow(e.cT[l], batch*h)
+		}
 		if rec.State == nil {
 			clear(e.h0[l])
 			clear(e.c0[l])
 		} else {
 			for s := range batch {
-				off := s*rec.Stride + 2*l*h
+				off := s*rec.Stride + k*l*h
 				copy(e.h0[l][s*h:(s+1)*h], rec.State[off:off+h])
-				copy(e.c0[l][s*h:(s+1)*h], rec.State[off+h:off+2*h])
+				if k == 2 {
+					copy(e.c0[l][s*h:(s+1)*h], rec.State[off+h:off+2*h])
+				}
 			}
 		}
 		e.y[l] = bufs.Grow(e.y[l], rows*h)
-		layer.Forward(e.y[l], in, steps, batch, e.h0[l], e.c0[l], rec.Starts, e.hT[l], e.cT[l], e.weights(b, p, l))
+		if k == 2 {
+			e.lstm[l].Forward(e.y[l], in, steps, batch, e.h0[l], e.c0[l], rec.Starts, e.hT[l], e.cT[l], e.lstmWeights(b, p, l))
+		} else {
+			e.gru[l].Forward(e.y[l], in, steps, batch, e.h0[l], rec.Starts, e.hT[l], e.gruWeights(b, p, l))
+		}
 		in = e.y[l]
 	}
 	if rec.Final != nil {
-		for l := range e.layers {
+		for l := range e.slots {
 			for s := range batch {
-				off := s*rec.Stride + 2*l*h
+				off := s*rec.Stride + k*l*h
 				copy(rec.Final[off:off+h], e.hT[l][s*h:(s+1)*h])
-				copy(rec.Final[off+h:off+2*h], e.cT[l][s*h:(s+1)*h])
+				if k == 2 {
+					copy(rec.Final[off+h:off+2*h], e.cT[l][s*h:(s+1)*h])
+				}
 			}
 		}
 	}
 	return e.latent.forward(b, p, in, rows), nil
 }
 
-func (e *lstmEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []float32, w *workspace) {
-	top := len(e.layers) - 1
+func (e *recurrentEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []float32, w *workspace) {
+	top := len(e.slots) - 1
 	e.dy[top] = bufs.Grow(e.dy[top], len(e.y[top]))
 	e.latent.backward(b, gb, p, grad, e.y[top], dLat, e.dy[top], w.ones, w.rows)
 	for l := top; l >= 0; l-- {
@@ -209,7 +238,11 @@ func (e *lstmEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []fl
 			e.dy[l-1] = bufs.Grow(e.dy[l-1], len(in))
 			dIn = e.dy[l-1]
 		}
-		e.layers[l].Backward(dIn, e.dy[l], in, e.weights(b, p, l), e.weights(gb, grad, l))
+		if e.states == 2 {
+			e.lstm[l].Backward(dIn, e.dy[l], in, e.lstmWeights(b, p, l), e.lstmWeights(gb, grad, l))
+		} else {
+			e.gru[l].Backward(dIn, e.dy[l], in, e.gruWeights(b, p, l), e.gruWeights(gb, grad, l))
+		}
 	}
 }
 

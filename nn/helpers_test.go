@@ -108,6 +108,24 @@ func loadRefNet(t *testing.T, name string) *refNet {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parseRefNet(t, path, raw)
+}
+
+// loadOwnRefNet reads a reference network of this package's testdata, written in the same
+// format by a generator there (gen_gru.py).
+func loadOwnRefNet(t *testing.T, name string) *refNet {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseRefNet(t, path, raw)
+}
+
+// parseRefNet decodes the reference network raw, read from path.
+func parseRefNet(t *testing.T, path string, raw []byte) *refNet {
+	t.Helper()
 	ref := refNet{path: path}
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatalf("%s: %v", path, err)

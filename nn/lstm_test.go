@@ -7,29 +7,38 @@ import (
 	"testing"
 )
 
-// lstmRandomWeights returns weights uniform in ±scale.
-func lstmRandomWeights(rng *rand.Rand, in, hidden int, scale float64) LSTMWeights {
-	u := func(n int) []float32 {
+// fillGates sets every gate q's tensors of a recurrent layer (the gates' slices of an
+// LSTMWeights or GRUWeights) to fill's values, gate by gate: Wih, Whh, Bih, Bhh.
+func fillGates(wih, whh, bih, bhh [][]float32, in, hidden int, fill func(n int) []float32) {
+	for q := range wih {
+		wih[q], whh[q], bih[q], bhh[q] = fill(in*hidden), fill(hidden*hidden), fill(hidden), fill(hidden)
+	}
+}
+
+// uniform returns a fill of values uniform in ±scale; zeros a fill of zeros.
+func uniform(rng *rand.Rand, scale float64) func(n int) []float32 {
+	return func(n int) []float32 {
 		s := make([]float32, n)
 		for i := range s {
 			s[i] = float32(scale * (2*rng.Float64() - 1))
 		}
 		return s
 	}
+}
+
+func zeros(n int) []float32 { return make([]float32, n) }
+
+// lstmRandomWeights returns weights uniform in ±scale.
+func lstmRandomWeights(rng *rand.Rand, in, hidden int, scale float64) LSTMWeights {
 	var w LSTMWeights
-	for q := range 4 {
-		w.Wih[q], w.Whh[q], w.Bih[q], w.Bhh[q] = u(in*hidden), u(hidden*hidden), u(hidden), u(hidden)
-	}
+	fillGates(w.Wih[:], w.Whh[:], w.Bih[:], w.Bhh[:], in, hidden, uniform(rng, scale))
 	return w
 }
 
 // lstmZeroWeights returns zeroed weights of the layer's shapes, for gradients.
 func lstmZeroWeights(in, hidden int) LSTMWeights {
 	var w LSTMWeights
-	for q := range 4 {
-		w.Wih[q], w.Whh[q] = make([]float32, in*hidden), make([]float32, hidden*hidden)
-		w.Bih[q], w.Bhh[q] = make([]float32, hidden), make([]float32, hidden)
-	}
+	fillGates(w.Wih[:], w.Whh[:], w.Bih[:], w.Bhh[:], in, hidden, zeros)
 	return w
 }
 

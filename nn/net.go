@@ -8,7 +8,7 @@ import (
 	"github.com/evolverl/evolve/netconf"
 )
 
-// Net computes one network of a netconf.Spec in plain Go: encoder (MLP, CNN, LSTM, or one
+// Net computes one network of a netconf.Spec in plain Go: encoder (MLP, CNN, LSTM, GRU, or one
 // MLP or CNN per key of a Dict observation) → latent → head → output layer, forward for
 // any number of rows and backward to every parameter's gradient.
 //
@@ -16,7 +16,7 @@ import (
 // stored [in, out]), LayerNorm (eps 1e-5, biased variance), the seven activations with
 // gorgonia's derivatives also at the kinks (ReLU, LeakyReLU and ELU take the positive
 // branch at 0, so ReLU′(0) = 1 and ELU′(0) = 2), Conv2d (NCHW, no padding, flattened in
-// C, H, W order into the latent), and PyTorch's LSTM (gates i, f, g, o).
+// C, H, W order into the latent), and PyTorch's LSTM (gates i, f, g, o) and GRU (r, z, n).
 //
 // Weights are read in place from the Params handed to each call, so an optimizer that
 // updates Data, or code that replaces a tensor's Data, is seen by the next call. Gradients
@@ -32,7 +32,7 @@ import (
 // on each, sum the latent gradients, and BackwardEncoder once. A Net is not safe for
 // concurrent use.
 //
-// Every row (every sequence, for an LSTM) is computed by the same sequence of float32
+// Every row (every sequence, for an LSTM or GRU) is computed by the same sequence of float32
 // operations whatever the batch around it, so a row's outputs do not depend on the batch:
 // acting on N rows and training on a minibatch give the same log-probabilities.
 type Net struct {
@@ -50,18 +50,19 @@ type Net struct {
 	oneStep           Recurrence // the default recurrence: one step from zeros
 }
 
-// Recurrence is the recurrent context of a forward pass through an LSTM encoder. The rows
+// Recurrence is the recurrent context of a forward pass through an LSTM or GRU encoder. The rows
 // are time-major: step t of sequence s is row t·(rows/Steps) + s.
 type Recurrence struct {
 	// Steps is the number of time steps of every sequence.
 	Steps int
 	// State holds each sequence's initial state, Stride floats apart, this network's first:
-	// layer by layer, h then c, Hidden floats each (StateSize in all). nil means zeros.
+	// layer by layer, h then c (a GRU: h only), Hidden floats each (StateSize in all). nil
+	// means zeros.
 	// Final, if not nil, receives the state after the last step in the same layout; it may
 	// be State itself.
 	State, Final []float32
 	Stride       int
-	// Starts, if not nil, is [rows]: h and c of a sequence are zeroed before the step of a
+	// Starts, if not nil, is [rows]: the state of a sequence is zeroed before the step of a
 	// row whose entry is not 0, as at an episode start.
 	Starts []float32
 }
@@ -95,13 +96,8 @@ func New(s netconf.Spec) (*Net, error) {
 func (n *Net) Spec() netconf.Spec { return n.spec }
 
 // StateSize is the number of floats of recurrent state per sequence: 2·layers·hidden for an
-// LSTM encoder, else 0.
-func (n *Net) StateSize() int {
-	if n.spec.Encoder == netconf.EncoderLSTM && !n.spec.Dict() {
-		return 2 * n.spec.LSTM.Layers * n.spec.LSTM.Hidden
-	}
-	return 0
-}
+// LSTM encoder, layers·hidden for a GRU, else 0.
+func (n *Net) StateSize() int { return n.spec.StateSize() }
 
 // inputSize is the flat size of one input row.
 func (n *Net) inputSize() int {
@@ -113,7 +109,7 @@ func (n *Net) inputSize() int {
 }
 
 // Forward runs the whole network on rows rows of x and returns the output [rows, output].
-// rec is needed for an LSTM encoder only (nil: one step from a zero state).
+// rec is needed for an LSTM or GRU encoder only (nil: one step from a zero state).
 func (n *Net) Forward(p netconf.Params, x []float32, rows int, rec *Recurrence) ([]float32, error) {
 	lat, err := n.ForwardEncoder(p, x, rows, rec)
 	if err != nil {

@@ -107,7 +107,7 @@ func netKinks(dst []bool, n *Net) []bool {
 				}
 			}
 			dense(e.latent)
-		case *lstmEncoder:
+		case *recurrentEncoder:
 			dense(e.latent)
 		case *dictEncoder:
 			for _, k := range e.keys {

@@ -129,7 +129,7 @@ class CNN(nn.Module):
 
 
 class Encoder(nn.Module):
-    """Encoder (MLP, CNN, LSTM or one MLP/CNN per Dict key) and latent layer(s)."""
+    """Encoder (MLP, CNN, LSTM, GRU or one MLP/CNN per Dict key) and latent layer(s)."""
 
     def __init__(self, t, spec):
         super().__init__()
@@ -152,16 +152,19 @@ class Encoder(nn.Module):
             self.body = mlp(t, "encoder.mlp", spec["mlp"])
         elif self.kind == "cnn":
             self.body = CNN(t, "encoder.cnn", spec["input"], spec["cnn"])
-        elif self.kind == "lstm":
-            m = spec["lstm"]
+        elif self.kind in ("lstm", "gru"):
+            # Per-gate tensors [in, H] stacked into PyTorch's [G·H, in], in its gate order.
+            m = spec[self.kind]
             h, n = m["hidden"], m["layers"]
             self.hidden, self.layers = h, n
-            self.lstm = nn.LSTM(spec["input"][0], h, num_layers=n)
+            gates = "ifgo" if self.kind == "lstm" else "rzn"
+            module = nn.LSTM if self.kind == "lstm" else nn.GRU
+            self.lstm = module(spec["input"][0], h, num_layers=n)
             for l in range(n):
-                p = f"encoder.lstm.{l}"
-                cat = lambda kind: np.concatenate([t[f"{p}.{kind}.{q}"] for q in "ifgo"], axis=-1)
-                setattr(self.lstm, f"weight_ih_l{l}", _t(cat("w_ih").T))  # [4H, in]
-                setattr(self.lstm, f"weight_hh_l{l}", _t(cat("w_hh").T))  # [4H, H]
+                p = f"encoder.{self.kind}.{l}"
+                cat = lambda kind: np.concatenate([t[f"{p}.{kind}.{q}"] for q in gates], axis=-1)
+                setattr(self.lstm, f"weight_ih_l{l}", _t(cat("w_ih").T))  # [G·H, in]
+                setattr(self.lstm, f"weight_hh_l{l}", _t(cat("w_hh").T))  # [G·H, H]
                 setattr(self.lstm, f"bias_ih_l{l}", _t(cat("b_ih")))
                 setattr(self.lstm, f"bias_hh_l{l}", _t(cat("b_hh")))
             self.body = nn.Identity()
@@ -170,12 +173,16 @@ class Encoder(nn.Module):
         self.latent = nn.Sequential(linear(t, "latent"), activation(act))
 
     def state_size(self):
-        return 2 * self.layers * self.hidden if self.lstm is not None else 0
+        """Floats of recurrent state per row: h and c of every LSTM layer, h of every GRU
+        layer, 0 without a recurrent encoder."""
+        if self.lstm is None:
+            return 0
+        return (2 if self.kind == "lstm" else 1) * self.layers * self.hidden
 
     def forward(self, x, state=None):
-        """x [rows, flat input]; for an LSTM x may be [steps, rows, input] (time-major).
-        state: [rows, state_size] (layer by layer h then c) or None for zeros.
-        Returns the latent and the new state."""
+        """x [rows, flat input]; for an LSTM or GRU x may be [steps, rows, input]
+        (time-major). state: [rows, state_size] (layer by layer h then c; a GRU's h only)
+        or None for zeros. Returns the latent and the new state."""
         if self.kind == "dict":
             lats, off = [], 0
             for enc, n in zip(self.keys, self.sizes):
@@ -186,13 +193,18 @@ class Encoder(nn.Module):
             return self.latent(self.body(x)), None
         seq = x if x.dim() == 3 else x.unsqueeze(0)
         rows, h, n = seq.shape[1], self.hidden, self.layers
+        k = 2 if self.kind == "lstm" else 1
         if state is None:
-            state = torch.zeros(rows, 2 * n * h, dtype=seq.dtype)
-        s = state.reshape(rows, n, 2, h)
-        h0 = s[:, :, 0, :].permute(1, 0, 2).contiguous()
-        c0 = s[:, :, 1, :].permute(1, 0, 2).contiguous()
-        y, (hT, cT) = self.lstm(seq, (h0, c0))
-        new = torch.stack([hT, cT], dim=2).permute(1, 0, 2, 3).reshape(rows, 2 * n * h)
+            state = torch.zeros(rows, k * n * h, dtype=seq.dtype)
+        s = state.reshape(rows, n, k, h)
+        per = [s[:, :, j, :].permute(1, 0, 2).contiguous() for j in range(k)]  # [n, rows, h]
+        if k == 2:
+            y, (hT, cT) = self.lstm(seq, (per[0], per[1]))
+            final = [hT, cT]
+        else:
+            y, hT = self.lstm(seq, per[0])
+            final = [hT]
+        new = torch.stack(final, dim=2).permute(1, 0, 2, 3).reshape(rows, k * n * h)
         lat = self.latent(y)
         return (lat if x.dim() == 3 else lat[0]), new
 
@@ -298,7 +310,7 @@ class Agent(nn.Module):
     @torch.no_grad()
     def forward(self, raw_obs, state=None):
         """Raw observations [rows, flat size] → (actor output [rows, out], value [rows], state).
-        state ([rows, state_size], actor's LSTM state then the critic's) is carried by the
+        state ([rows, state_size], actor's recurrent state then the critic's) is carried by the
         caller; None means zeros, as at an episode start."""
         x = torch.from_numpy(self.preprocess(raw_obs))
         st = None if state is None else torch.as_tensor(np.asarray(state, np.float32))

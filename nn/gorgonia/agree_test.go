@@ -49,8 +49,9 @@ func agreePair(actorEnc, criticEnc func(s *netconf.Spec, act netconf.Activation,
 
 // agreeCases covers every encoder kind, with a shared and a separate critic: MLPs with and
 // without LayerNorm in every activation; CNNs of two layers (kernels 3 and 2, strides 1 and
-// 2) on a non-square image; LSTMs of one and two layers over 4 steps with episode starts
-// inside the sequences, the separate critic of another size; and Dict networks with an MLP
+// 2) on a non-square image; LSTMs and GRUs of one and two layers over 4 steps with episode
+// starts inside the sequences, the separate critic of another size (a one-layer GRU's an
+// LSTM); and Dict networks with an MLP
 // key and a CNN key. Feed-forward cases run on 1 and 7 rows.
 func agreeCases() []agreeCase {
 	type family struct {
@@ -139,17 +140,28 @@ func agreeCases() []agreeCase {
 			}
 		}
 	}
-	for _, layers := range []int{1, 2} {
-		a, c := agreePair(
-			func(s *netconf.Spec, _ netconf.Activation, _ bool) {
-				s.Encoder, s.Input = netconf.EncoderLSTM, []int{4}
-				s.LSTM = &netconf.LSTM{Hidden: 5, Layers: layers, MinHidden: 1, MaxHidden: 16, MinLayers: 1, MaxLayers: 3}
-			},
-			func(s *netconf.Spec, _ netconf.Activation, _ bool) {
-				s.Encoder, s.Input = netconf.EncoderLSTM, []int{4}
-				s.LSTM = &netconf.LSTM{Hidden: 3, Layers: 3 - layers, MinHidden: 1, MaxHidden: 16, MinLayers: 1, MaxLayers: 3}
-			}, netconf.Tanh, false)
-		f := family{fmt.Sprintf("lstm/%dlayer", layers), a, c}
+	recurrent := func(kind netconf.EncoderKind, hidden, layers int) func(*netconf.Spec, netconf.Activation, bool) {
+		return func(s *netconf.Spec, _ netconf.Activation, _ bool) {
+			m := &netconf.LSTM{Hidden: hidden, Layers: layers, MinHidden: 1, MaxHidden: 16, MinLayers: 1, MaxLayers: 3}
+			s.Encoder, s.Input, s.LSTM, s.GRU = kind, []int{4}, nil, nil
+			if kind == netconf.EncoderGRU {
+				s.GRU = m
+			} else {
+				s.LSTM = m
+			}
+		}
+	}
+	for _, kl := range []struct {
+		kind, criticKind netconf.EncoderKind
+		layers           int
+	}{
+		{netconf.EncoderLSTM, netconf.EncoderLSTM, 1},
+		{netconf.EncoderLSTM, netconf.EncoderLSTM, 2},
+		{netconf.EncoderGRU, netconf.EncoderLSTM, 1}, // a GRU actor beside an LSTM critic
+		{netconf.EncoderGRU, netconf.EncoderGRU, 2},
+	} {
+		a, c := agreePair(recurrent(kl.kind, 5, kl.layers), recurrent(kl.criticKind, 3, 3-kl.layers), netconf.Tanh, false)
+		f := family{fmt.Sprintf("%s/%dlayer", kl.kind, kl.layers), a, c}
 		for _, shared := range []bool{false, true} {
 			// Row t·3 + s is step t of sequence s: sequence 1 drops its initial state at
 			// step 0, sequence 0 starts anew at step 2, sequence 2 at steps 1, 2 and 3.
@@ -317,14 +329,25 @@ func TestBackendsAgreeOnOutputsAndGradients(t *testing.T) {
 
 // TestBackendsResetTheStateAtEpisodeStarts: on both backends, a sequence with an episode
 // start at step t computes from there what a fresh sequence of the remaining steps computes
-// from a zero state, for the actor, a separate LSTM critic and the final state.
+// from a zero state, for the actor, a separate critic and the final state; for a two-layer
+// LSTM and a two-layer GRU.
 func TestBackendsResetTheStateAtEpisodeStarts(t *testing.T) {
-	var c agreeCase
-	for _, ac := range agreeCases() {
-		if ac.family == "lstm" && !ac.shared && ac.actor.LSTM.Layers == 2 && ac.starts == nil {
-			c = ac
-		}
+	for _, family := range []string{"lstm", "gru"} {
+		t.Run(family, func(t *testing.T) {
+			for _, ac := range agreeCases() {
+				if ac.family == family && !ac.shared && ac.actor.Memory().Layers == 2 && ac.starts == nil {
+					checkResetAtEpisodeStart(t, ac)
+					return
+				}
+			}
+			t.Fatalf("no %s case", family)
+		})
 	}
+}
+
+// checkResetAtEpisodeStart runs c's batch 3 × 4 steps with an episode start at step 2 of
+// sequence 1 against that sequence's last two steps alone.
+func checkResetAtEpisodeStart(t *testing.T, c agreeCase) {
 	const batch, steps, start, seq = 3, 4, 2, 1 // the episode of sequence 1 starts at step 2
 	in := newAgreeInputs(t, c, 1)
 	in.batch.Starts = make([]float32, batch*steps)

@@ -294,8 +294,11 @@ func (g *graph) eachState(stride int, f func(in *G.Node, out []float32, seq, off
 		for _, r := range g.recurrent {
 			for l := range r.Layers {
 				f(r.H0[l], r.H[l], seq, off, r.Hidden)
-				f(r.C0[l], r.C[l], seq, off+r.Hidden, r.Hidden)
-				off += 2 * r.Hidden
+				off += r.Hidden
+				if r.C0 != nil { // an LSTM's
+					f(r.C0[l], r.C[l], seq, off, r.Hidden)
+					off += r.Hidden
+				}
 			}
 		}
 	}

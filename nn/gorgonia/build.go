@@ -43,7 +43,7 @@ type Net struct {
 	// hidden layer, or Latent when the head has none; nil after BuildEncoder.
 	Features *G.Node
 	Params   []ParamNode // in layout order; pass Learnables to G.Grad
-	// Recurrent is set for LSTM encoders: the state fed in and read out.
+	// Recurrent is set for LSTM and GRU encoders: the state fed in and read out.
 	Recurrent *Recurrent
 }
 
@@ -56,15 +56,16 @@ func (n *Net) Learnables() G.Nodes {
 	return ns
 }
 
-// Recurrent holds the LSTM state inputs and outputs of a graph. Reset semantics are those of
-// the reference data: before step t, h and c of every layer are multiplied by 1 − starts, so
-// an episode that starts at step t sees a zero state.
+// Recurrent holds the LSTM or GRU state inputs and outputs of a graph. Reset semantics are
+// those of the reference data: before step t, h (and an LSTM's c) of every layer is
+// multiplied by 1 − starts, so an episode that starts at step t sees a zero state.
 type Recurrent struct {
 	Layers, Hidden, Batch, Steps int
 	// Starts is an input [Steps·Batch, 1], time-major: 1 where an episode starts at that step,
 	// else 0. Write it with Data(Starts).
 	Starts *G.Node
-	// H0 and C0 are inputs [Batch, Hidden] per layer: the state before the first step.
+	// H0 and C0 are inputs [Batch, Hidden] per layer: the state before the first step (C0
+	// is nil for a GRU).
 	H0, C0 []*G.Node
 	// H and C are [Batch·Hidden] per layer: the state after the last step, copied out by
 	// every run of the machine (G.Read), so they stay valid whatever the machine reuses.
@@ -194,14 +195,18 @@ func (b *builder) network(s netconf.Spec, x *G.Node, withHead bool) (*Net, error
 		if err == nil {
 			enc, err = flatten(enc)
 		}
-	case netconf.EncoderLSTM:
+	case netconf.EncoderLSTM, netconf.EncoderGRU:
 		if err := wantShape(x, -1, s.Input[0]); err != nil {
 			return nil, err
 		}
 		if x.Shape()[0]%b.opts.Steps != 0 {
 			return nil, fmt.Errorf("input %v: %d rows do not split into %d steps", x.Name(), x.Shape()[0], b.opts.Steps)
 		}
-		enc, n.Recurrent, err = b.lstm(x, "encoder.lstm", *s.LSTM)
+		if s.Encoder == netconf.EncoderGRU {
+			enc, n.Recurrent, err = b.gru(x, "encoder.gru", *s.GRU)
+		} else {
+			enc, n.Recurrent, err = b.lstm(x, "encoder.lstm", *s.LSTM)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("build %s encoder: %w", s, err)

@@ -48,6 +48,17 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				// The mask itself too: h and c are scaled by 1 − starts.
 				return append(append(G.Nodes{n.Recurrent.Starts}, n.Recurrent.H0...), n.Recurrent.C0...)
 			}},
+		fdCase{name: "gru/resets", spec: smallSpec(netconf.EncoderGRU, netconf.Tanh, false), rows: 4 * 2, steps: 4,
+			setup: func(n *Net) {
+				copy(Data64(n.Recurrent.Starts), []float64{0, 1, 0, 0, 1, 0, 0, 1})
+				rng := rand.New(rand.NewPCG(7, 9))
+				for _, s := range n.Recurrent.H0 {
+					for i := range Data64(s) {
+						Data64(s)[i] = rng.NormFloat64() * 0.5
+					}
+				}
+			},
+			wrt: func(n *Net) G.Nodes { return append(G.Nodes{n.Recurrent.Starts}, n.Recurrent.H0...) }},
 		fdCase{name: "lstm/single-step", spec: smallSpec(netconf.EncoderLSTM, netconf.ReLU, true), rows: 3, steps: 1},
 		fdCase{name: "lstm/batch-of-one", spec: smallSpec(netconf.EncoderLSTM, netconf.GELU, false), rows: 3, steps: 3,
 			setup: func(n *Net) { copy(Data64(n.Recurrent.Starts), []float64{1, 0, 1}) }},

@@ -31,6 +31,9 @@ func smallSpec(kind netconf.EncoderKind, act netconf.Activation, norm bool) netc
 	case netconf.EncoderLSTM:
 		s.LSTM = &netconf.LSTM{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{3}
+	case netconf.EncoderGRU:
+		s.GRU = &netconf.GRU{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
+		s.Input = []int{3}
 	case netconf.EncoderDict: // the image key between two flat keys, one of a single feature
 		s.Encoder = netconf.EncoderMLP
 		s.MLP = &netconf.MLP{Hidden: []int{5, 4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8}
@@ -73,6 +76,9 @@ func transferSpec(kind netconf.EncoderKind, act netconf.Activation) netconf.Spec
 		s.Input = []int{2, 11, 10}
 	case netconf.EncoderLSTM:
 		s.LSTM = &netconf.LSTM{Hidden: 8, Layers: 2, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 3}
+		s.Input = []int{5}
+	case netconf.EncoderGRU:
+		s.GRU = &netconf.GRU{Hidden: 8, Layers: 2, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{5}
 	case netconf.EncoderDict: // a flat key and an image key; MLP is the configured template
 		s.Encoder = netconf.EncoderMLP

@@ -22,47 +22,21 @@ import (
 // steps is then one matrix product instead of Steps small ones. Each gate has its own
 // matrices, which measured faster than one fused matrix plus slicing (GORGONIA.md).
 func (b *builder) lstm(x *G.Node, prefix string, m netconf.LSTM) (*G.Node, *Recurrent, error) {
-	steps := b.opts.Steps
-	batch := x.Shape()[0] / steps
-	hid := m.Hidden
-	r := &Recurrent{Layers: m.Layers, Hidden: hid, Batch: batch, Steps: steps}
-	r.Starts = b.input(prefix+".starts", steps*batch, 1)
-	keepAll, err := G.Sub(b.scalar(1), r.Starts)
+	r, keep, err := b.recurrence(prefix, m, x)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Expanded once to [Steps·Batch, Hidden] by an outer product with a row of ones, so each
-	// step masks h and c with a plain elementwise product instead of a broadcast.
-	ones := b.constant(1, 1, hid)
-	if keepAll, err = G.Mul(keepAll, ones); err != nil {
-		return nil, nil, err
-	}
-	keep := make([]*G.Node, steps)
-	for t := range steps {
-		if keep[t], err = rows(keepAll, t*batch, (t+1)*batch); err != nil {
-			return nil, nil, err
-		}
-	}
+	steps, batch, hid := r.Steps, r.Batch, r.Hidden
 	for l := range m.Layers {
 		p := prefix + "." + strconv.Itoa(l)
 		in := x.Shape()[1]
 		var proj, whh [4]*G.Node
 		for q, gate := range netconf.LSTMGates() {
-			wih, err := b.param(p+".w_ih."+gate, in, hid)
+			wih, wh, bih, bhh, err := b.gate(p, gate, in, hid)
 			if err != nil {
 				return nil, nil, err
 			}
-			if whh[q], err = b.param(p+".w_hh."+gate, hid, hid); err != nil {
-				return nil, nil, err
-			}
-			bih, err := b.param(p+".b_ih."+gate, 1, hid)
-			if err != nil {
-				return nil, nil, err
-			}
-			bhh, err := b.param(p+".b_hh."+gate, 1, hid)
-			if err != nil {
-				return nil, nil, err
-			}
+			whh[q] = wh
 			bsum, err := G.Add(bih, bhh)
 			if err != nil {
 				return nil, nil, err
@@ -119,6 +93,50 @@ func (b *builder) lstm(x *G.Node, prefix string, m netconf.LSTM) (*G.Node, *Recu
 		}
 	}
 	return x, r, nil
+}
+
+// gate returns the parameter nodes of one gate of recurrent layer p: w_ih [in, hid],
+// w_hh [hid, hid] and the biases b_ih, b_hh [1, hid].
+func (b *builder) gate(p, gate string, in, hid int) (wih, whh, bih, bhh *G.Node, err error) {
+	if wih, err = b.param(p+".w_ih."+gate, in, hid); err != nil {
+		return
+	}
+	if whh, err = b.param(p+".w_hh."+gate, hid, hid); err != nil {
+		return
+	}
+	if bih, err = b.param(p+".b_ih."+gate, 1, hid); err != nil {
+		return
+	}
+	bhh, err = b.param(p+".b_hh."+gate, 1, hid)
+	return
+}
+
+// recurrence returns the Recurrent of a stacked LSTM or GRU of m's sizes on the builder's
+// steps of rows of x (its state nodes still empty), with its starts input, and per step the
+// mask 1 − starts[t] expanded to [Batch, Hidden].
+func (b *builder) recurrence(prefix string, m netconf.LSTM, x *G.Node) (*Recurrent, []*G.Node, error) {
+	steps := b.opts.Steps
+	batch := x.Shape()[0] / steps
+	hid := m.Hidden
+	r := &Recurrent{Layers: m.Layers, Hidden: hid, Batch: batch, Steps: steps}
+	r.Starts = b.input(prefix+".starts", steps*batch, 1)
+	keepAll, err := G.Sub(b.scalar(1), r.Starts)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Expanded once to [Steps·Batch, Hidden] by an outer product with a row of ones, so each
+	// step masks h and c with a plain elementwise product instead of a broadcast.
+	ones := b.constant(1, 1, hid)
+	if keepAll, err = G.Mul(keepAll, ones); err != nil {
+		return nil, nil, err
+	}
+	keep := make([]*G.Node, steps)
+	for t := range steps {
+		if keep[t], err = rows(keepAll, t*batch, (t+1)*batch); err != nil {
+			return nil, nil, err
+		}
+	}
+	return r, keep, nil
 }
 
 // lstmCell returns h' and c' from the gate pre-activations a (i, f, g, o) and c.

@@ -41,6 +41,8 @@ func TestTransferAfterGrowthComputesTheSameFunction(t *testing.T) {
 		{"cnn.add_layer behind ReLU", netconf.EncoderCNN, netconf.ReLU, mutation("cnn.add_layer")},
 		{"mlp.add_node", netconf.EncoderMLP, netconf.ReLU, mutation("mlp.add_node")},
 		{"lstm.add_node", netconf.EncoderLSTM, netconf.Tanh, mutation("lstm.add_node")},
+		{"gru gains hidden units", netconf.EncoderGRU, netconf.ReLU, func(s *netconf.Spec, _ *rand.Rand) { s.GRU.Hidden += 8 }},
+		{"gru.add_node", netconf.EncoderGRU, netconf.Tanh, mutation("gru.add_node")},
 		{"latent.add_node", netconf.EncoderCNN, netconf.ReLU, mutation("latent.add_node")},
 		{"cnn.add_channel", netconf.EncoderCNN, netconf.ELU, mutation("cnn.add_channel")},
 		{"dict: one key's mlp gains nodes", netconf.EncoderDict, netconf.Tanh, func(s *netconf.Spec, _ *rand.Rand) { s.Inputs[0].MLP.Hidden[1] += 8 }},
@@ -76,7 +78,7 @@ func TestTransferAfterGrowthComputesTheSameFunction(t *testing.T) {
 			}
 			steps, batch := 1, 4
 			var starts []float32
-			if c.kind == netconf.EncoderLSTM {
+			if c.kind.Recurrent() {
 				steps = 3
 				starts = []float32{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}
 			}
@@ -113,7 +115,7 @@ func TestRandomMutationSequencesBuildAndRun(t *testing.T) {
 	if testing.Short() {
 		steps = 200
 	}
-	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderDict} {
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderDict} {
 		t.Run(string(kind), func(t *testing.T) {
 			// Small bounds keep thousands of builds fast; the operators only see the bounds.
 			s := transferSpec(kind, netconf.ReLU)
@@ -123,8 +125,8 @@ func TestRandomMutationSequencesBuildAndRun(t *testing.T) {
 				s.MLP.MaxNodes, s.MLP.LayerNorm = 40, true
 			case netconf.EncoderCNN:
 				s.CNN.MaxChannels, s.CNN.MaxLayers = 16, 5
-			case netconf.EncoderLSTM:
-				s.LSTM.MaxHidden = 24
+			case netconf.EncoderLSTM, netconf.EncoderGRU:
+				s.Memory().MaxHidden = 24
 			case netconf.EncoderDict:
 				s.Inputs[0].MLP.MaxNodes, s.Inputs[0].MLP.LayerNorm = 40, true
 				s.Inputs[1].CNN.MaxChannels, s.Inputs[1].CNN.MaxLayers = 16, 5
@@ -146,7 +148,7 @@ func TestRandomMutationSequencesBuildAndRun(t *testing.T) {
 				}
 				s = n
 				rows, st := 2, 1
-				if kind == netconf.EncoderLSTM {
+				if kind.Recurrent() {
 					rows, st = 4, 2
 				}
 				for _, v := range forward(t, s, p, randomInput(rng, rows*shapeSize(s.Input)), rows, st, nil) {
