@@ -259,7 +259,7 @@ func (s *demoState) minValue() float64 {
 // (preprocessed without updating the statistics), all actions legal, the
 // demo's action with log-probability 0 and the critic's value of it.
 func (a *PPO) demoRows(s *demoState, slot buffer.Slot, out *actOut) error {
-	n, m := a.obsSpace.FlatSize(), a.actSpace.FlatSize()
+	n, m := a.inWidth(), a.actSpace.FlatSize()
 	any := false
 	for i := range s.envs {
 		e := &s.envs[i]
@@ -294,7 +294,7 @@ func (a *PPO) demoRows(s *demoState, slot buffer.Slot, out *actOut) error {
 // demoNextObs puts into x, the preprocessed observations that follow a
 // rollout, each replaying env's next demo observation.
 func (a *PPO) demoNextObs(s *demoState, x []float32) {
-	n := a.obsSpace.FlatSize()
+	n := a.inWidth()
 	for i := range s.envs {
 		if e := &s.envs[i]; e.replay != nil {
 			a.preprocess(x[i*n:(i+1)*n], e.replay.Obs[e.k], false)

@@ -99,7 +99,7 @@ func (a *PPO) startRollout(vec *envs.Vector) error {
 		return nil
 	}
 	maskSize, _ := envs.MaskSize(a.actSpace)
-	buf, err := buffer.New(buffer.Dims{Steps: steps, Envs: n, ObsSize: a.obsSpace.FlatSize(),
+	buf, err := buffer.New(buffer.Dims{Steps: steps, Envs: n, ObsSize: a.inWidth(),
 		ActSize: a.actSpace.FlatSize(), MaskSize: maskSize, HiddenSize: a.stateSize()})
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 	}
 	a.Steps += steps
 	// Bootstrap the rollout's last step from the value of the next observation.
-	x := bufs.Grow(r.xfinal, len(r.obs))
+	x := bufs.Grow(r.xfinal, a.inLen(r.obs))
 	a.preprocess(x, r.obs, false)
 	if r.demo != nil {
 		a.demoNextObs(r.demo, x) // a replay goes on with its demo's observation
@@ -258,15 +258,15 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 // this step, evaluated from the state the env's episode ended in.
 func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
 	r := a.roll
-	x := bufs.Grow(r.xfinal, len(r.obs))
+	x := bufs.Grow(r.xfinal, a.inLen(r.obs))
 	r.xfinal = x
-	width := a.obsSpace.FlatSize()
+	width, in := a.obsSpace.FlatSize(), a.inWidth()
 	for i := range dst {
 		src := res.Obs[i*width : (i+1)*width]
 		if res.FinalObs[i] != nil {
 			src = res.FinalObs[i]
 		}
-		a.preprocess(x[i*width:(i+1)*width], src, false)
+		a.preprocess(x[i*in:(i+1)*in], src, false)
 	}
 	if err := a.values(x, r.state, &r.fout); err != nil {
 		return err
@@ -283,7 +283,7 @@ func (a *PPO) finalValues(res *envs.StepResult, dst []float32) error {
 // episodes truncated at step t (in r.xfinal after finalValues) to r.finObs.
 func (a *PPO) keepFinalObs(res *envs.StepResult, t int) {
 	r := a.roll
-	w := a.obsSpace.FlatSize()
+	w := a.inWidth()
 	for i := range res.Truncated {
 		if res.Truncated[i] && !res.Terminated[i] {
 			r.finObs = append(r.finObs, r.xfinal[i*w:(i+1)*w]...)

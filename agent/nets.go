@@ -115,7 +115,7 @@ func (a *PPO) values(obs, state []float32, out *actOut) error {
 	if err != nil {
 		return err
 	}
-	rows := len(obs) / a.obsSpace.FlatSize()
+	rows := len(obs) / a.inWidth()
 	n.resize(a.dist, rows)
 	_, values, err := a.forward(n, obs, rows, 1, state, false)
 	if err != nil {
@@ -139,7 +139,7 @@ func (a *PPO) act(obs []float32, masks [][]bool, state []float32, deterministic,
 		return err
 	}
 	d := a.dist
-	rows := len(obs) / a.obsSpace.FlatSize()
+	rows := len(obs) / a.inWidth()
 	n.resize(d, rows)
 	var add []float32
 	if d.kind == categorical {

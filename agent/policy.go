@@ -85,7 +85,7 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 	if need := rows * a.stateSize(); len(a.deploy) != need {
 		a.deploy = make([]float32, need)
 	}
-	x := make([]float32, len(obs))
+	x := make([]float32, a.inLen(obs))
 	a.preprocess(x, obs, false)
 	var out actOut
 	if err := a.act(x, masks, a.deploy, deterministic, false, &out); err != nil {

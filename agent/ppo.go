@@ -29,6 +29,7 @@ type PPO struct {
 	valNorm               *RunningNorm // the value targets' statistics; nil unless cfg.NormalizeValue
 	rnd                   *rndModule   // Random Network Distillation; nil unless cfg.RNDCoef > 0
 	scale                 []imageScale // bounded images in an observation, scaled unless norm is set
+	oneHot                *oneHot      // a Discrete or MultiDiscrete observation's encoding; nil for others
 	pcg                   *rand.PCG
 	rng                   *rand.Rand
 
@@ -79,6 +80,9 @@ func New(obsSpace, actSpace envs.Space, cfg Config, seed uint64) (*PPO, error) {
 	a.critic = a.criticParams(critic)
 	if cfg.UseSDE && a.dist.kind != gaussian {
 		return nil, fmt.Errorf("agent config: use_sde = true: gSDE needs a Box action space, the env's is %v", actSpace)
+	}
+	if cfg.NormalizeObs && a.oneHot != nil {
+		return nil, fmt.Errorf("agent config: normalize_obs = true: the observation space %v is one-hot encoded, there is nothing to normalise", obsSpace)
 	}
 	if a.dist.kind == gaussian {
 		a.logStd = make([]float32, a.dist.stdLen())
@@ -253,6 +257,10 @@ func (a *PPO) stateSize() int {
 // set) if enabled, else with every bounded image (a CNN's Box input, or an
 // image key of a Dict) scaled to [0, 1] by its bounds.
 func (a *PPO) preprocess(dst, raw []float32, update bool) {
+	if a.oneHot != nil {
+		a.oneHot.encode(dst, raw)
+		return
+	}
 	if a.norm != nil {
 		if update {
 			a.norm.Update(raw)

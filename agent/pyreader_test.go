@@ -105,6 +105,12 @@ func TestPyReaderMatchesGo(t *testing.T) {
 			return c
 		}, 6},
 		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig, 1},
+		{"one-hot-discrete-gru", vec("popgym-RepeatPreviousEasy-v0"), func() Config {
+			c := probeConfig(netconf.EncoderGRU)
+			c.Net.GRU.Hidden = 16
+			return c
+		}, 6},
+		{"one-hot-multidiscrete", vec("popgym-CountRecallEasy-v0"), func() Config { return probeConfig(netconf.EncoderMLP) }, 1},
 	}
 	const rows = 3
 	for _, c := range cases {
@@ -157,7 +163,7 @@ func TestPyReaderMatchesGo(t *testing.T) {
 				for _, r := range b {
 					raw = append(raw, r...)
 				}
-				x := make([]float32, len(raw))
+				x := make([]float32, a.inLen(raw))
 				a.preprocess(x, raw, false)
 				out, val, err := a.forward(n, x, rows, 1, state, true)
 				if err != nil {

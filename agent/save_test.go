@@ -97,6 +97,7 @@ func testAgents(t testing.TB, net func(netconf.EncoderKind) netconf.Spec) []test
 		{"gru gaussian norm", obs5, pAct, func(c *Config) {
 			c.Net, c.NormalizeObs = net(netconf.EncoderGRU), true
 		}},
+		{"multi-discrete observations", envs.MultiDiscrete{Nvec: []int{4, 3}}, cpAct, func(c *Config) { c.Net = net(netconf.EncoderMLP) }},
 	}
 }
 

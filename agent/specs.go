@@ -31,6 +31,7 @@ type derivedSpecs struct {
 	dist          *dist
 	actor, critic netconf.Spec
 	scale         []imageScale // bounded images in the flat observation
+	oneHot        *oneHot      // discrete observations, one-hot encoded
 }
 
 // deriveSpecs derives the actor's and critic's full specs from the
@@ -42,7 +43,17 @@ func deriveSpecs(obsSpace, actSpace envs.Space, net netconf.Spec) (derivedSpecs,
 	}
 	spec := net.Clone()
 	var scale []imageScale
+	var hot *oneHot
 	switch obs := obsSpace.(type) {
+	case envs.Discrete, envs.MultiDiscrete:
+		if spec.Dict() {
+			return derivedSpecs{}, fmt.Errorf("net.inputs lists %d dict keys, but the observation space %v is not a Dict", len(spec.Inputs), obs)
+		}
+		if spec.Encoder == netconf.EncoderCNN {
+			return derivedSpecs{}, fmt.Errorf("cnn encoder needs image observations [C, H, W], got %v (one-hot encoded: use an mlp or a recurrent encoder)", obs)
+		}
+		hot = newOneHot(obs)
+		spec.Input = []int{hot.width}
 	case envs.Box:
 		if spec.Dict() {
 			return derivedSpecs{}, fmt.Errorf("net.inputs lists %d dict keys, but the observation space %v is not a Dict", len(spec.Inputs), obs)
@@ -68,7 +79,7 @@ func deriveSpecs(obsSpace, actSpace envs.Space, net netconf.Spec) (derivedSpecs,
 		}
 		spec.Input = []int{obs.FlatSize()}
 	default:
-		return derivedSpecs{}, fmt.Errorf("observation space %v: want a Box or a Dict of Boxes", obsSpace)
+		return derivedSpecs{}, fmt.Errorf("observation space %v: want a Box, a Discrete, a MultiDiscrete or a Dict of Boxes", obsSpace)
 	}
 	actor, critic := spec.Clone(), spec.Clone()
 	actor.Output, actor.OutputGain = d.size, netconf.PolicyGain
@@ -79,7 +90,7 @@ func deriveSpecs(obsSpace, actSpace envs.Space, net netconf.Spec) (derivedSpecs,
 	if err := critic.Validate(); err != nil {
 		return derivedSpecs{}, fmt.Errorf("critic network: %w", err)
 	}
-	return derivedSpecs{dist: d, actor: actor, critic: critic, scale: scale}, nil
+	return derivedSpecs{dist: d, actor: actor, critic: critic, scale: scale, oneHot: hot}, nil
 }
 
 // setSpecs gives the agent the specs its architecture net and its spaces
@@ -94,7 +105,7 @@ func (a *PPO) setSpecs(net netconf.Spec) error {
 	if a.cfg.UseSDE && s.dist.kind == gaussian {
 		s.dist.feat = s.actor.FeatureWidth()
 	}
-	a.dist, a.actorSpec, a.criticSpec, a.scale = s.dist, s.actor, s.critic, s.scale
+	a.dist, a.actorSpec, a.criticSpec, a.scale, a.oneHot = s.dist, s.actor, s.critic, s.scale, s.oneHot
 	a.sdeExpl, a.sdeStale = nil, nil
 	if s.actor.Dict() {
 		a.cfg.Net.Inputs = s.actor.Clone().Inputs

@@ -133,7 +133,7 @@ func (a *PPO) relabel() error {
 			buf.FinalValues[i] = r.fout.values[k]
 		}
 	}
-	x := bufs.Grow(r.xfinal, len(r.obs))
+	x := bufs.Grow(r.xfinal, a.inLen(r.obs))
 	r.xfinal = x
 	a.preprocess(x, r.obs, false)
 	return a.values(x, nil, &r.fout)

@@ -285,8 +285,18 @@ class Agent(nn.Module):
         return np.zeros((rows, n), np.float32) if n else None
 
     def preprocess(self, raw):
-        """Normalise (normalize_obs) or scale bounded images to [0, 1]: float32 [rows, size]."""
+        """One-hot encode discrete observations, normalise (normalize_obs) or scale bounded
+        images to [0, 1]: float32 [rows, network input]."""
         raw = np.asarray(raw, np.float32).reshape(-1, int(np.prod(self._flat_shape())))
+        s = self.obs_space
+        if s["type"] in ("discrete", "multi_discrete"):
+            nvec = [s["n"]] if s["type"] == "discrete" else s["nvec"]
+            start = [s.get("start", 0)] if s["type"] == "discrete" else [0] * len(nvec)
+            parts = []
+            for j, (n, lo) in enumerate(zip(nvec, start)):
+                idx = raw[:, j].astype(np.int64) - lo
+                parts.append((idx[:, None] == np.arange(n)[None, :]).astype(np.float32))
+            return np.concatenate(parts, axis=1)
         if self.norm is not None:
             mean, var = self.norm
             z = (raw.astype(np.float64) - mean) / np.sqrt(var + NORM_EPS)
@@ -305,6 +315,10 @@ class Agent(nn.Module):
         s = self.obs_space
         if s["type"] == "dict":
             return [sum(int(np.prod(sub["shape"])) for sub in s["spaces"])]
+        if s["type"] == "discrete":
+            return [1]
+        if s["type"] == "multi_discrete":
+            return [len(s["nvec"])]
         return s["shape"]
 
     @torch.no_grad()
