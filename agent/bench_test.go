@@ -232,7 +232,7 @@ func netFLOPs(s netconf.Spec) (total, first float64) {
 			c, h, w = out, oh, ow
 		}
 		in = c * h * w
-	case s.Recurrent():
+	case s.Memory() != nil:
 		gates := len(netconf.Gates(s.Encoder)) // 4 for an LSTM, 3 for a GRU
 		for range s.Memory().Layers {
 			f := 2 * float64(gates*s.Memory().Hidden*(in+s.Memory().Hidden))

@@ -298,6 +298,7 @@ func TestMutateArchitectureProperty(t *testing.T) {
 		{"mlp shared", cpObs, netconf.EncoderMLP, true, 30, true, 2},
 		{"lstm", cpObs, netconf.EncoderLSTM, false, 50, true, 2},
 		{"gru shared", cpObs, netconf.EncoderGRU, true, 50, true, 2},
+		{"transformer", cpObs, netconf.EncoderTransformer, false, 30, true, 2},
 		{"cnn", img, netconf.EncoderCNN, false, 20, false, 1},
 	}
 	for _, c := range cases {

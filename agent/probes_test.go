@@ -26,6 +26,11 @@ func probeConfig(kind netconf.EncoderKind) Config {
 		cfg.Net.Memory().Hidden = 32
 		cfg.MaxSeqLen = 8
 		cfg.BatchSize = 64
+	case netconf.EncoderTransformer:
+		t := cfg.Net.Transformer
+		t.Width, t.Heads, t.MLP, t.Context = 16, 2, 32, 6
+		cfg.MaxSeqLen = 8
+		cfg.BatchSize = 64
 	}
 	return cfg
 }
@@ -145,11 +150,11 @@ func TestProbe6(t *testing.T) {
 	}
 }
 
-// TestProbe7 needs memory: only a recurrent policy (an LSTM or a GRU) can
+// TestProbe7 needs memory: only a policy with memory (an LSTM, a GRU or a Transformer) can
 // recall the cue of the first step at the fifth. A correct agent earns +1 per
 // episode; chance is 0.
 func TestProbe7(t *testing.T) {
-	for _, kind := range []netconf.EncoderKind{netconf.EncoderLSTM, netconf.EncoderGRU} {
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer} {
 		t.Run(string(kind), func(t *testing.T) {
 			cfg := probeConfig(kind)
 			cfg.MaxSeqLen, cfg.BatchSize = 5, 128 // a sequence per episode, 25 per minibatch

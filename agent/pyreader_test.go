@@ -105,6 +105,11 @@ func TestPyReaderMatchesGo(t *testing.T) {
 			return c
 		}, 6},
 		{"dict", func(t *testing.T) *envs.Vector { return xorVector(t, 4) }, xorConfig, 1},
+		{"transformer-novel", vec("CartPoleNoVel-v1"), func() Config {
+			c := probeConfig(netconf.EncoderTransformer)
+			c.Net.Transformer.Layers, c.Net.Transformer.Context = 2, 4
+			return c
+		}, 6},
 		{"one-hot-discrete-gru", vec("popgym-RepeatPreviousEasy-v0"), func() Config {
 			c := probeConfig(netconf.EncoderGRU)
 			c.Net.GRU.Hidden = 16

@@ -98,6 +98,10 @@ func testAgents(t testing.TB, net func(netconf.EncoderKind) netconf.Spec) []test
 			c.Net, c.NormalizeObs = net(netconf.EncoderGRU), true
 		}},
 		{"multi-discrete observations", envs.MultiDiscrete{Nvec: []int{4, 3}}, cpAct, func(c *Config) { c.Net = net(netconf.EncoderMLP) }},
+		{"transformer norm", obs5, cpAct, func(c *Config) {
+			c.Net, c.NormalizeObs = net(netconf.EncoderTransformer), true
+			c.Net.Transformer.Width, c.Net.Transformer.MLP, c.Net.Transformer.Context = 16, 32, 4
+		}},
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // widthRE matches the layer widths in netconf.Spec.String's description:
 // "mlp[64 64]", "cnn[32 32]" (channels), "head[64]", "latent 32", "lstm 2x64",
 // "gru 2x64".
-var widthRE = regexp.MustCompile(`(?:mlp|cnn|head)\[([0-9 ]*)\]|latent ([0-9]+)|(?:lstm|gru) ([0-9]+)x([0-9]+)`)
+var widthRE = regexp.MustCompile(`(?:mlp|cnn|head)\[([0-9 ]*)\]|latent ([0-9]+)|(?:lstm|gru|transformer) ([0-9]+)x([0-9]+)`)
 
 // hiddenUnits sums the widths of a net description's hidden layers
 // (encoder, latent and head; CNN channels count as units), and reports
@@ -49,7 +49,7 @@ func hiddenUnits(net string) (int, bool) {
 // "latent 32"; a Dict network's encoders carry their key ("img: cnn[...]").
 var netPartRE = regexp.MustCompile(`(?:([^\s:{},]+): )?(mlp|head)(\[[0-9 ]*\]) (\w+)( ln)?` +
 	`|(?:([^\s:{},]+): )?cnn(\[[0-9 ]*\]) k(\[[0-9 ]*\]) s(\[[0-9 ]*\]) (\w+)` +
-	`|(lstm|gru) ([0-9]+)x([0-9]+)|latent ([0-9]+)`)
+	`|(lstm|gru|transformer) ([0-9]+)x([0-9]+)|latent ([0-9]+)`)
 
 // netPart is one part of a network's description: what it is ("cnn
 // kernels", "img: mlp widths") and its value ("[3 3]").

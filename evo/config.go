@@ -355,7 +355,7 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 	if !md.IsDefined("net", "encoder") {
 		cfg.Net.Encoder = netconf.EncoderMLP
 	}
-	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU} {
+	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer} {
 		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) {
 			errs = append(errs, fmt.Errorf("[net.%s] given, but net.encoder = %q: remove it or set encoder = %q", k, cfg.Net.Encoder, k))
 		}
@@ -364,10 +364,10 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 		return err
 	}
 	switch cfg.Net.Encoder {
-	case netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU:
+	case netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer:
 		fillNetDefaults(md, &cfg.Net)
 	default:
-		return fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\", \"lstm\" or \"gru\"", cfg.Net.Encoder)
+		return fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\", \"lstm\", \"gru\" or \"transformer\"", cfg.Net.Encoder)
 	}
 	cfg.PPO.Net = cfg.Net
 	return nil
@@ -400,6 +400,11 @@ func fillNetDefaults(md toml.MetaData, n *netconf.Spec) {
 			n.GRU = &netconf.GRU{}
 		}
 		fillAbsent(md, n.GRU, netconf.DefaultLSTM(), "net", "gru")
+	case netconf.EncoderTransformer:
+		if n.Transformer == nil {
+			n.Transformer = &netconf.Transformer{}
+		}
+		fillAbsent(md, n.Transformer, netconf.DefaultTransformer(), "net", "transformer")
 	}
 	fillAbsent(md, &n.Latent, netconf.DefaultLatent(), "net", "latent")
 	fillAbsent(md, &n.Head, netconf.DefaultHead(), "net", "head")
@@ -448,6 +453,8 @@ type netFile struct {
 	CNN     *netconf.CNN        `toml:"cnn,omitempty"`
 	LSTM    *netconf.LSTM       `toml:"lstm,omitempty"`
 	GRU     *netconf.GRU        `toml:"gru,omitempty"`
+	// Transformer sizes a "transformer" encoder.
+	Transformer *netconf.Transformer `toml:"transformer,omitempty"`
 	// Memory is written only when set, so that other configs (and their digests) stay
 	// as they were.
 	Memory []netconf.EncoderKind `toml:"memory,omitempty"`
@@ -474,7 +481,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	}
 	n := c.Net
 	f := fileConfig{Seed: c.Seed, OutDir: c.OutDir, Env: c.Env, Population: c.Population, PPO: ppo,
-		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, GRU: n.GRU, Memory: n.Memories, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint, Demos: c.Demos}
+		Net: netFile{Backend: c.PPO.Backend, Encoder: n.Encoder, MLP: n.MLP, CNN: n.CNN, LSTM: n.LSTM, GRU: n.GRU, Transformer: n.Transformer, Memory: n.Memories, Latent: n.Latent, Head: n.Head}, Mutation: c.Mutation, Tournament: c.Tournament, HP: c.HP, PBT: c.PBT, Checkpoint: c.Checkpoint, Demos: c.Demos}
 	if f.Env.Options == nil {
 		f.Env.Options = envs.Options{}
 	}

@@ -320,6 +320,14 @@ func actFloats(s netconf.Spec) (perRow, fixed int64) {
 	case s.Encoder == netconf.EncoderCNN:
 		cnn(s.CNN, s.Input)
 		perRow = satAdd(perRow, latent)
+	case s.Encoder == netconf.EncoderTransformer:
+		// Per row a window of Context positions, each keeping about 14 floats per
+		// width unit and 3 per MLP unit in each layer, and the attention's Context
+		// probabilities per head.
+		t := s.Transformer
+		perPos := satAdd(satMul(14, int64(t.Width)), satAdd(satMul(3, int64(t.MLP)), int64(t.Heads*t.Context)))
+		perRow = satAdd(perRow, satMul(int64(t.Context), satMul(int64(t.Layers), perPos)))
+		perRow = satAdd(perRow, latent)
 	case s.Recurrent():
 		// Per row and unit an LSTM layer keeps 14 floats (gates and their gradients 8, h
 		// and c entering, c, tanh c, y and dy), a GRU layer 13 (gates, both gradients 9,

@@ -66,7 +66,7 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 // TestWorkersDoNotChangeRecurrentResults repeats the check for LSTM and GRU
 // agents (BPTT) on Probe7.
 func TestWorkersDoNotChangeRecurrentResults(t *testing.T) {
-	for _, kind := range []string{"lstm", "gru"} {
+	for _, kind := range []string{"lstm", "gru", "transformer"} {
 		t.Run(kind, func(t *testing.T) { workersDoNotChangeRecurrentResults(t, kind) })
 	}
 }
@@ -74,7 +74,7 @@ func TestWorkersDoNotChangeRecurrentResults(t *testing.T) {
 func workersDoNotChangeRecurrentResults(t *testing.T, kind string) {
 	var dirs []string
 	for _, w := range []int{1, 2} {
-		cfg, err := ParseConfig([]byte(strings.ReplaceAll(`
+		cfg, err := ParseConfig([]byte(strings.ReplaceAll(strings.ReplaceAll(`
 seed = 5
 out_dir = "unused"
 [env]
@@ -103,7 +103,7 @@ no_mutation = 0.25
 architecture = 0.25
 parameters = 0.25
 rl_hp = 0.25
-`, "lstm", kind)))
+`, "lstm", kind), "transformer]\nhidden = 16", "transformer]\nwidth = 16\nmlp = 32\ncontext = 4\nmin_width = 8")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package evo
 import (
 	"errors"
 	"fmt"
+	"github.com/evolverl/evolve/netconf"
 	"math"
 	"sort"
 	"strings"
@@ -209,6 +210,10 @@ func (c Config) validateSizes() []error {
 			p.MaxSeqLen, p.LearnStep/n))
 	} else if p.MaxSeqLen > maxLearnStep {
 		errs = append(errs, fmt.Errorf("ppo.max_seq_len = %d: want <= %d", p.MaxSeqLen, maxLearnStep))
+	}
+	if t := c.Net.Transformer; c.Net.Encoder == netconf.EncoderTransformer && t != nil && n >= 1 && p.LearnStep >= n && t.Context > p.LearnStep/n {
+		errs = append(errs, fmt.Errorf("net.transformer.context = %d: want <= learn_step/num_envs = %d: a window fits in an env's part of a rollout",
+			t.Context, p.LearnStep/n))
 	}
 	return errs
 }

@@ -23,6 +23,10 @@ func smallSpec(kind EncoderKind, act Activation, norm bool) Spec {
 	case EncoderGRU:
 		s.GRU = &GRU{Hidden: 3, Layers: 2, MinHidden: 1, MaxHidden: 8, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{3}
+	case EncoderTransformer:
+		s.Transformer = &Transformer{Layers: 2, Heads: 2, Width: 4, MLP: 6, Context: 3, MinLayers: 1, MaxLayers: 3,
+			MinWidth: 2, MaxWidth: 8, MinContext: 2, MaxContext: 6}
+		s.Input = []int{3}
 	case EncoderDict:
 		s.Encoder = EncoderMLP
 		s.MLP = &MLP{Hidden: []int{5, 4}, Activation: act, LayerNorm: norm, MinLayers: 1, MaxLayers: 3, MinNodes: 1, MaxNodes: 8}

@@ -12,7 +12,7 @@ import (
 // Weights are orthogonal (as torch.nn.init.orthogonal_: a Gaussian matrix made orthonormal,
 // its sign fixed by the positive diagonal of R in its QR decomposition) times a gain: √2 for
 // hidden, latent and conv layers, s.OutputGain for the output layer, 1 for every LSTM and GRU
-// gate matrix. Biases are zero, LayerNorm scales one.
+// gate matrix and every matrix of a Transformer (positions included). Biases are zero, LayerNorm scales one.
 func Init(s Spec, rng *rand.Rand) (Params, error) {
 	l, err := layout(s)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestInitIsReproducibleBitForBit(t *testing.T) {
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderTransformer} {
 		s := validSpec(kind)
 		a, err := Init(s, rand.New(rand.NewPCG(42, 7)))
 		if err != nil {
@@ -90,7 +90,7 @@ func gramError(d []float32, rows, cols int, gain float64) float64 {
 }
 
 func TestInitIsOrthogonalWithTheRightGains(t *testing.T) {
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderTransformer} {
 		s := validSpec(kind)
 		s.Head.LayerNorm = true
 		p, err := Init(s, rand.New(rand.NewPCG(1, 2)))
@@ -102,7 +102,9 @@ func TestInitIsOrthogonalWithTheRightGains(t *testing.T) {
 			switch {
 			case tn.Name == "out.weight":
 				gain = PolicyGain
-			case strings.Contains(tn.Name, ".w_"):
+			case strings.Contains(tn.Name, ".w_"),
+				strings.HasPrefix(tn.Name, "encoder.transformer.") && strings.HasSuffix(tn.Name, "weight") && !strings.HasSuffix(tn.Name, "norm.weight"),
+				strings.HasSuffix(tn.Name, ".pos"):
 				gain = 1
 			case strings.HasSuffix(tn.Name, "norm.weight"):
 				for _, v := range tn.Data {

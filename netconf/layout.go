@@ -70,7 +70,7 @@ func ParamCount(s Spec) (int64, error) {
 	if err := s.Validate(); err != nil {
 		return 0, err
 	}
-	if !s.Recurrent() || s.Memory().Layers <= 2 {
+	if s.Memory() == nil || s.Memory().Layers <= 2 {
 		return countValues(s), nil
 	}
 	// Every recurrent layer after the first has the shapes of the second: count the network
@@ -190,6 +190,8 @@ func slots(s Spec) iter.Seq[slot] {
 			ok = cnnSlots(yield, "encoder.cnn", s.Input[0], *s.CNN)
 		case EncoderLSTM, EncoderGRU:
 			ok = recurrentSlots(yield, "encoder."+string(s.Encoder), s.Input[0], *s.Memory(), Gates(s.Encoder))
+		case EncoderTransformer:
+			ok = transformerSlots(yield, "encoder.transformer", s.Input[0], *s.Transformer)
 		}
 		if !ok {
 			return

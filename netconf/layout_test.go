@@ -13,7 +13,7 @@ import (
 // defaults, a head without layers, deeper LSTMs.
 func layoutSpecs() map[string]Spec {
 	specs := map[string]Spec{}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderDict} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderTransformer, EncoderDict} {
 		specs["small/"+string(kind)] = smallSpec(kind, ReLU, false)
 		specs["small/"+string(kind)+"/layernorm"] = smallSpec(kind, Tanh, true)
 		specs["transfer/"+string(kind)] = transferSpec(kind, ReLU)
@@ -21,7 +21,7 @@ func layoutSpecs() map[string]Spec {
 		noHead.Head.Hidden, noHead.Head.MinLayers = nil, 0
 		specs["transfer/"+string(kind)+"/no-head"] = noHead
 	}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderTransformer} {
 		specs["default/"+string(kind)] = validSpec(kind)
 	}
 	for _, kind := range []EncoderKind{EncoderLSTM, EncoderGRU} {
@@ -211,6 +211,10 @@ func TestStateSize(t *testing.T) {
 	lstm := smallSpec(EncoderLSTM, ReLU, false) // 2 layers of 3
 	if !lstm.Recurrent() || lstm.StateSize() != 2*2*3 {
 		t.Errorf("LSTM 2×3: Recurrent %v, StateSize %d, want true, 12", lstm.Recurrent(), lstm.StateSize())
+	}
+	tr := smallSpec(EncoderTransformer, ReLU, false) // context 3, input 3
+	if !tr.Recurrent() || tr.StateSize() != 2*3+1 || tr.Memory() != nil {
+		t.Errorf("Transformer k3 on 3 inputs: Recurrent %v, StateSize %d, want true, 7", tr.Recurrent(), tr.StateSize())
 	}
 	gru := smallSpec(EncoderGRU, ReLU, false) // h only
 	if !gru.Recurrent() || gru.StateSize() != 2*3 || gru.Memory() != gru.GRU {

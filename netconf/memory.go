@@ -16,7 +16,7 @@ func (s Spec) validateMemories() error {
 		return nil
 	}
 	for i, m := range s.Memories {
-		if !m.Recurrent() {
+		if !isMemoryModel(m) {
 			return fmt.Errorf("%q is not a memory model: want %q or %q", m, EncoderLSTM, EncoderGRU)
 		}
 		if slices.Contains(s.Memories[:i], m) {
@@ -37,7 +37,7 @@ func (s Spec) WithMemory(kind EncoderKind) (Spec, error) {
 	switch {
 	case m == nil:
 		return Spec{}, fmt.Errorf("%s: no recurrent encoder to change", s)
-	case !kind.Recurrent():
+	case !isMemoryModel(kind):
 		return Spec{}, fmt.Errorf("%q is not a memory model: want %q or %q", kind, EncoderLSTM, EncoderGRU)
 	}
 	c := s.Clone()
@@ -50,6 +50,10 @@ func (s Spec) WithMemory(kind EncoderKind) (Spec, error) {
 	}
 	return c, nil
 }
+
+// isMemoryModel reports whether kind is a model a memory gene may switch between: an LSTM
+// or a GRU, which share their sizes.
+func isMemoryModel(kind EncoderKind) bool { return kind == EncoderLSTM || kind == EncoderGRU }
 
 // memorySwitch is the memory.switch mutation: the network's recurrent encoder becomes
 // another model of Memories, drawn uniformly, with the same sizes. Its weights are new

@@ -59,6 +59,10 @@ func Mutations() []Mutation {
 		{"gru.remove_layer", KindLayer, EncoderGRU, encoderRecurrent(EncoderGRU, lstmRemoveLayer, "gru.remove_layer")},
 		{"gru.add_node", KindNode, EncoderGRU, encoderRecurrent(EncoderGRU, lstmAddNode, "gru.add_node")},
 		{"gru.remove_node", KindNode, EncoderGRU, encoderRecurrent(EncoderGRU, lstmRemoveNode, "gru.remove_node")},
+		{"transformer.add_layer", KindLayer, EncoderTransformer, encoderTransformer(transformerAddLayer, "transformer.add_layer")},
+		{"transformer.remove_layer", KindLayer, EncoderTransformer, encoderTransformer(transformerRemoveLayer, "transformer.remove_layer")},
+		{"transformer.add_node", KindNode, EncoderTransformer, encoderTransformer(transformerResize(+1), "transformer.add_node")},
+		{"transformer.remove_node", KindNode, EncoderTransformer, encoderTransformer(transformerResize(-1), "transformer.remove_node")},
 		{"memory.switch", KindLayer, EncoderMemory, memorySwitch},
 		{"dict.mlp.add_layer", KindLayer, EncoderDict, perKey(EncoderMLP, "dict.mlp.add_layer")},
 		{"dict.mlp.remove_layer", KindLayer, EncoderDict, perKey(EncoderMLP, "dict.mlp.remove_layer")},
@@ -305,19 +309,23 @@ func encoderRecurrent(kind EncoderKind, op recurrentOp, name string) func(Spec, 
 }
 
 func lstmAddLayer(l *LSTM, _ *rand.Rand) (string, bool) {
-	if l.Layers >= l.MaxLayers {
-		return fmt.Sprintf("already at max_layers %d", l.MaxLayers), false
-	}
-	l.Layers++
-	return fmt.Sprintf("layers %d -> %d", l.Layers-1, l.Layers), true
+	return stepLayers(&l.Layers, +1, l.MinLayers, l.MaxLayers)
 }
 
 func lstmRemoveLayer(l *LSTM, _ *rand.Rand) (string, bool) {
-	if l.Layers <= l.MinLayers {
-		return fmt.Sprintf("already at min_layers %d", l.MinLayers), false
+	return stepLayers(&l.Layers, -1, l.MinLayers, l.MaxLayers)
+}
+
+// stepLayers moves a stack's layer count by one in direction dir within [lo, hi].
+func stepLayers(n *int, dir, lo, hi int) (string, bool) {
+	switch {
+	case dir > 0 && *n >= hi:
+		return fmt.Sprintf("already at max_layers %d", hi), false
+	case dir < 0 && *n <= lo:
+		return fmt.Sprintf("already at min_layers %d", lo), false
 	}
-	l.Layers--
-	return fmt.Sprintf("layers %d -> %d", l.Layers+1, l.Layers), true
+	*n += dir
+	return fmt.Sprintf("layers %d -> %d", *n-dir, *n), true
 }
 
 func lstmAddNode(l *LSTM, rng *rand.Rand) (string, bool) {

@@ -110,7 +110,8 @@ func TestMutationRegistry(t *testing.T) {
 	want := []string{"mlp.add_layer", "mlp.remove_layer", "mlp.add_node", "mlp.remove_node",
 		"cnn.add_layer", "cnn.remove_layer", "cnn.add_channel", "cnn.remove_channel", "cnn.change_kernel",
 		"lstm.add_layer", "lstm.remove_layer", "lstm.add_node", "lstm.remove_node",
-		"gru.add_layer", "gru.remove_layer", "gru.add_node", "gru.remove_node", "memory.switch",
+		"gru.add_layer", "gru.remove_layer", "gru.add_node", "gru.remove_node",
+		"transformer.add_layer", "transformer.remove_layer", "transformer.add_node", "transformer.remove_node", "memory.switch",
 		"dict.mlp.add_layer", "dict.mlp.remove_layer", "dict.mlp.add_node", "dict.mlp.remove_node",
 		"dict.cnn.add_layer", "dict.cnn.remove_layer", "dict.cnn.add_channel", "dict.cnn.remove_channel",
 		"dict.cnn.change_kernel", "latent.add_node", "latent.remove_node", "head.add_layer", "head.remove_layer", "head.add_node",
@@ -147,7 +148,7 @@ func TestRandomMutationSequencesStayValid(t *testing.T) {
 	if testing.Short() {
 		steps = 200
 	}
-	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderDict} {
+	for _, kind := range []EncoderKind{EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderTransformer, EncoderDict} {
 		t.Run(string(kind), func(t *testing.T) {
 			// Small bounds keep thousands of transfers fast; the operators only see the bounds.
 			s := transferSpec(kind, ReLU)

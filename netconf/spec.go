@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// EncoderKind names the encoder of a network: "mlp", "cnn", "lstm" or "gru".
+// EncoderKind names the encoder of a network: "mlp", "cnn", "lstm", "gru" or "transformer".
 type EncoderKind string
 
 // The encoder kinds a Spec can name.
@@ -18,8 +18,11 @@ const (
 	EncoderGRU  EncoderKind = "gru"
 )
 
-// Recurrent reports whether k is a recurrent encoder: an LSTM or a GRU.
-func (k EncoderKind) Recurrent() bool { return k == EncoderLSTM || k == EncoderGRU }
+// Recurrent reports whether k is an encoder with memory, whose state is carried from step
+// to step: an LSTM, a GRU or a Transformer (its window of past inputs).
+func (k EncoderKind) Recurrent() bool {
+	return k == EncoderLSTM || k == EncoderGRU || k == EncoderTransformer
+}
 
 // Activation names a pointwise nonlinearity, spelled as in PyTorch's torch.nn.
 type Activation string
@@ -140,6 +143,8 @@ type Spec struct {
 	CNN     *CNN        `toml:"cnn,omitempty" json:"cnn,omitempty"`
 	LSTM    *LSTM       `toml:"lstm,omitempty" json:"lstm,omitempty"`
 	GRU     *GRU        `toml:"gru,omitempty" json:"gru,omitempty"`
+	// Transformer sizes a "transformer" encoder.
+	Transformer *Transformer `toml:"transformer,omitempty" json:"transformer,omitempty"`
 	// Memories, when it lists more than one model, makes the recurrent encoder's model a
 	// gene: the memory.switch mutation changes Encoder to another model of the list,
 	// keeping the sizes (see WithMemory). Every entry is a recurrent kind, Encoder among
@@ -230,6 +235,11 @@ func (s *Spec) FillDefaults() {
 			s.GRU = &GRU{}
 		}
 		s.GRU.fillDefaults()
+	case EncoderTransformer:
+		if s.Transformer == nil {
+			s.Transformer = &Transformer{}
+		}
+		s.Transformer.fillDefaults()
 	}
 	d := DefaultLatent()
 	setIfZero(&s.Latent.Size, d.Size)
@@ -307,6 +317,10 @@ func (s Spec) Clone() Spec {
 		c.GRU = &g
 	}
 	c.Memories = slices.Clone(s.Memories)
+	if s.Transformer != nil {
+		t := *s.Transformer
+		c.Transformer = &t
+	}
 	c.Head = s.Head.clone()
 	c.Input = slices.Clone(s.Input)
 	if s.Inputs != nil {
@@ -462,8 +476,13 @@ func (s Spec) ValidateArchitecture() error {
 			return errors.New(`encoder "gru": the [gru] table is missing`)
 		}
 		err = wrapField("gru", s.GRU.Validate())
+	case EncoderTransformer:
+		if s.Transformer == nil {
+			return errors.New(`encoder "transformer": the [transformer] table is missing`)
+		}
+		err = wrapField("transformer", s.Transformer.Validate())
 	default:
-		return fmt.Errorf("encoder %q: want one of %q, %q, %q, %q", s.Encoder, EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU)
+		return fmt.Errorf("encoder %q: want one of %q, %q, %q, %q, %q", s.Encoder, EncoderMLP, EncoderCNN, EncoderLSTM, EncoderGRU, EncoderTransformer)
 	}
 	if err != nil {
 		return err
@@ -537,6 +556,9 @@ func (s Spec) String() string {
 		}
 	case s.Memory() != nil:
 		fmt.Fprintf(&b, "%s %dx%d", s.Encoder, s.Memory().Layers, s.Memory().Hidden)
+	case s.Encoder == EncoderTransformer && s.Transformer != nil:
+		t := s.Transformer
+		fmt.Fprintf(&b, "transformer %dx%d h%d f%d k%d", t.Layers, t.Width, t.Heads, t.MLP, t.Context)
 	default:
 		fmt.Fprintf(&b, "%q", s.Encoder)
 	}
@@ -557,14 +579,18 @@ func (s Spec) EncoderOutSize() int {
 	case EncoderCNN:
 		o, _ := s.CNN.OutputShape(s.Input)
 		return o[0] * o[1] * o[2]
+	case EncoderTransformer:
+		return s.Transformer.Width
 	default:
 		return s.Memory().Hidden
 	}
 }
 
-// Recurrent reports whether s has a recurrent encoder, an LSTM or a GRU (a Dict network
-// never has one).
-func (s Spec) Recurrent() bool { return s.Memory() != nil }
+// Recurrent reports whether s has an encoder with a state carried from step to step, an
+// LSTM, a GRU or a Transformer (a Dict network never has one).
+func (s Spec) Recurrent() bool {
+	return s.Memory() != nil || s.Encoder == EncoderTransformer && s.Transformer != nil && !s.Dict()
+}
 
 // Memory returns the sizes of s's recurrent encoder: s.LSTM or s.GRU, whichever s.Encoder
 // names, or nil when s has none (a Dict network never has one).
@@ -582,10 +608,14 @@ func (s Spec) Memory() *LSTM {
 
 // StateSize is the number of floats of recurrent state the network carries per sequence
 // between steps: h and c of every LSTM layer (2·Layers·Hidden), h of every GRU layer
-// (Layers·Hidden), or 0 when s is not Recurrent.
+// (Layers·Hidden), a Transformer's window of the Context − 1 inputs before the step and
+// how many of them belong to the episode ((Context − 1)·input + 1), or 0 when s is not
+// Recurrent.
 func (s Spec) StateSize() int {
 	m := s.Memory()
 	switch {
+	case s.Recurrent() && s.Encoder == EncoderTransformer:
+		return (s.Transformer.Context-1)*s.Input[0] + 1
 	case m == nil:
 		return 0
 	case s.Encoder == EncoderGRU:

@@ -64,7 +64,9 @@ func TestValidateNamesWhatIsWrong(t *testing.T) {
 		{"lstm too many layers", func(s *Spec) { s.LSTM.Layers = 4 }, EncoderLSTM, "lstm: layers 4: want 1 to 3"},
 		{"gru hidden too large", func(s *Spec) { s.GRU.Hidden = 1024 }, EncoderGRU, "gru: hidden 1024: want 16 to 512"},
 		{"gru without its table", func(s *Spec) { s.GRU, s.LSTM = nil, &LSTM{} }, EncoderGRU, `encoder "gru": the [gru] table is missing`},
-		{"unknown encoder", func(s *Spec) { s.Encoder = "transformer" }, EncoderMLP, `encoder "transformer": want one of "mlp", "cnn", "lstm", "gru"`},
+		{"unknown encoder", func(s *Spec) { s.Encoder = "gpt" }, EncoderMLP, `encoder "gpt": want one of "mlp", "cnn", "lstm", "gru", "transformer"`},
+		{"transformer heads", func(s *Spec) { s.Transformer.Heads = 3 }, EncoderTransformer, "transformer: heads 3: want a divisor of width 64"},
+		{"transformer context", func(s *Spec) { s.Transformer.Context = 0 }, EncoderTransformer, "transformer: context 0: want 2 to 128"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

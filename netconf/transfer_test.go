@@ -26,6 +26,10 @@ func transferSpec(kind EncoderKind, act Activation) Spec {
 	case EncoderGRU:
 		s.GRU = &GRU{Hidden: 8, Layers: 2, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{5}
+	case EncoderTransformer:
+		s.Transformer = &Transformer{Layers: 1, Heads: 2, Width: 8, MLP: 16, Context: 4, MinLayers: 1, MaxLayers: 3,
+			MinWidth: 4, MaxWidth: 32, MinContext: 2, MaxContext: 8}
+		s.Input = []int{5}
 	case EncoderDict: // a flat key and an image key; MLP is the configured template
 		s.Encoder = EncoderMLP
 		mlp := MLP{Hidden: []int{16, 12}, Activation: act, MinLayers: 1, MaxLayers: 3, MinNodes: 4, MaxNodes: 64}

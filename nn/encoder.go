@@ -27,6 +27,8 @@ func newEncoder(s netconf.Spec, b *binding) (encoder, error) {
 		return newCNNEncoder("encoder.cnn", "latent", s.Input, *s.CNN, s.Latent.Size, s.Head.Activation, b)
 	case netconf.EncoderLSTM, netconf.EncoderGRU:
 		return newRecurrentEncoder(s.Encoder, s.Input[0], *s.Memory(), s.Latent.Size, s.Head.Activation, b), nil
+	case netconf.EncoderTransformer:
+		return newTransformerEncoder(s.Input[0], *s.Transformer, s.Latent.Size, s.Head.Activation, b), nil
 	}
 	return nil, fmt.Errorf("nn: %s: unknown encoder %q", s, s.Encoder)
 }

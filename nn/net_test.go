@@ -57,6 +57,25 @@ func netDictSpec(act netconf.Activation, norm bool) netconf.Spec {
 // netRecurrence returns the recurrence of 3 steps of 2 sequences that the tests give an LSTM
 // network: a random initial state, sequence 1 starting an episode at step 0 and sequence 0
 // at step 1 (a reset inside a sequence, after the initial state has been used).
+// netTransformerSpec is a Transformer network: input 3, width 6, 2 heads, MLP 8, context 4,
+// latent 4, head [4], 2 outputs.
+func netTransformerSpec(layers int, act netconf.Activation) netconf.Spec {
+	return netconf.Spec{Encoder: netconf.EncoderTransformer,
+		Transformer: &netconf.Transformer{Layers: layers, Heads: 2, Width: 6, MLP: 8, Context: 4, MinLayers: 1, MaxLayers: 3,
+			MinWidth: 2, MaxWidth: 16, MinContext: 2, MaxContext: 8},
+		Latent: netconf.Latent{Size: 4, Min: 1, Max: 16}, Head: netMLP(act, false, 4),
+		Input: []int{3}, Output: 2, OutputGain: 1}
+}
+
+// netWindowRecurrence is netRecurrence for a Transformer: sequence 0's state holds 2 valid
+// inputs of its 3, sequence 1's all 3, and sequence 1 starts an episode at step 1.
+func netWindowRecurrence(n *Net, rng *rand.Rand) *Recurrence {
+	r := netRecurrence(n, rng)
+	k := n.StateSize()
+	r.State[k-1], r.State[2*k-1] = 2, 3
+	return r
+}
+
 func netRecurrence(n *Net, rng *rand.Rand) *Recurrence {
 	return &Recurrence{Steps: 3, State: randomInput(rng, 2*n.StateSize()), Stride: n.StateSize(),
 		Starts: []float32{0, 1, 1, 0, 0, 0}}
@@ -108,6 +127,13 @@ func netKinks(dst []bool, n *Net) []bool {
 			}
 			dense(e.latent)
 		case *recurrentEncoder:
+			dense(e.latent)
+		case *transformerEncoder: // the MLPs' ReLUs
+			for _, l := range e.layers {
+				for _, v := range l.u[:l.windows*l.k*l.MLP] {
+					dst = append(dst, v >= 0)
+				}
+			}
 			dense(e.latent)
 		case *dictEncoder:
 			for _, k := range e.keys {
@@ -259,6 +285,8 @@ func netGradCases() []netCase {
 		netCase{name: "cnn/ELU/GELU", spec: netCNNSpec(netconf.ELU, netconf.GELU), rows: 2},
 		netCase{name: "lstm/1-layer/Tanh", spec: netLSTMSpec(1, netconf.Tanh), rows: 6, rec: netRecurrence},
 		netCase{name: "lstm/2-layer/ReLU", spec: netLSTMSpec(2, netconf.ReLU), rows: 6, rec: netRecurrence},
+		netCase{name: "transformer/1-layer/Tanh", spec: netTransformerSpec(1, netconf.Tanh), rows: 6, rec: netWindowRecurrence},
+		netCase{name: "transformer/2-layer/Tanh", spec: netTransformerSpec(2, netconf.Tanh), rows: 6, rec: netWindowRecurrence},
 		netCase{name: "dict/LeakyReLU", spec: netDictSpec(netconf.LeakyReLU, false), rows: 3},
 		netCase{name: "dict/Sigmoid/ln", spec: netDictSpec(netconf.Sigmoid, true), rows: 3},
 	)

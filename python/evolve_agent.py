@@ -168,13 +168,22 @@ class Encoder(nn.Module):
                 setattr(self.lstm, f"bias_ih_l{l}", _t(cat("b_ih")))
                 setattr(self.lstm, f"bias_hh_l{l}", _t(cat("b_hh")))
             self.body = nn.Identity()
+        elif self.kind == "transformer":
+            # Kept in the file's [in, out] layout: y = x @ W + b.
+            self.tf, self.input_size = spec["transformer"], spec["input"][0]
+            prefix = "encoder.transformer."
+            self.tp = {k[len(prefix):]: _t(v) for k, v in t.items() if k.startswith(prefix)}
+            self.body = nn.Identity()
         else:
             raise ValueError(f"unknown encoder {self.kind!r}")
         self.latent = nn.Sequential(linear(t, "latent"), activation(act))
 
     def state_size(self):
         """Floats of recurrent state per row: h and c of every LSTM layer, h of every GRU
-        layer, 0 without a recurrent encoder."""
+        layer, a Transformer's window of the context − 1 inputs before the step and how
+        many of them belong to the episode, 0 without memory."""
+        if self.kind == "transformer":
+            return (self.tf["context"] - 1) * self.input_size + 1
         if self.lstm is None:
             return 0
         return (2 if self.kind == "lstm" else 1) * self.layers * self.hidden
@@ -189,6 +198,8 @@ class Encoder(nn.Module):
                 lats.append(enc(x[..., off : off + n]))
                 off += n
             return torch.cat(lats, dim=-1), None
+        if self.kind == "transformer":
+            return self._transformer(x, state)
         if self.lstm is None:
             return self.latent(self.body(x)), None
         seq = x if x.dim() == 3 else x.unsqueeze(0)
@@ -207,6 +218,47 @@ class Encoder(nn.Module):
         new = torch.stack(final, dim=2).permute(1, 0, 2, 3).reshape(rows, k * n * h)
         lat = self.latent(y)
         return (lat if x.dim() == 3 else lat[0]), new
+
+
+    def _transformer(self, x, state):
+        """One step of the Transformer encoder for rows x [rows, input] (or steps of them,
+        [steps, rows, input], carried one at a time) from state (the window before it)."""
+        if x.dim() == 3:
+            lats = []
+            for step in x:
+                lat, state = self._transformer(step, state)
+                lats.append(lat)
+            return torch.stack(lats), state
+        K, n_in, p = self.tf["context"], self.input_size, self.tp
+        D, H = self.tf["width"], self.tf["heads"]
+        rows = x.shape[0]
+        if state is None:
+            state = torch.zeros(rows, self.state_size(), dtype=x.dtype)
+        n = state[:, -1].long().clamp(0, K - 1)
+        first = (K - 1) - n  # each window's first valid position
+        window = torch.cat([state[:, :-1].reshape(rows, K - 1, n_in), x.unsqueeze(1)], dim=1)
+        j = torch.arange(K)
+        window = window * (j[None, :] >= first[:, None]).unsqueeze(2).to(x.dtype)
+        h = window @ p["embed.weight"] + p["embed.bias"] + p["pos"]
+        # Query i may attend key j when first <= j <= i; a query before first, to itself only
+        # (its row is never read), which keeps the softmax defined.
+        i = j[:, None]
+        allowed = (j[None, None, :] <= i[None]) & (j[None, None, :] >= first[:, None, None])
+        allowed = allowed | ((i[None] < first[:, None, None]) & (j[None, None, :] == i[None]))
+        mask = torch.zeros(rows, 1, K, K, dtype=x.dtype).masked_fill(~allowed.unsqueeze(1), float("-inf"))
+        dh = D // H
+        norm = lambda v, name: nn.functional.layer_norm(v, (D,), p[name + ".weight"], p[name + ".bias"], 1e-5)
+        for layer in range(self.tf["layers"]):
+            q = lambda v, name: v @ p[f"{layer}.{name}.weight"] + p[f"{layer}.{name}.bias"]
+            a = norm(h, f"{layer}.attn.norm")
+            heads = lambda v: v.reshape(rows, K, H, dh).transpose(1, 2)
+            s = heads(q(a, "attn.q")) @ heads(q(a, "attn.k")).transpose(2, 3) / math.sqrt(dh) + mask
+            o = (torch.softmax(s, dim=-1) @ heads(q(a, "attn.v"))).transpose(1, 2).reshape(rows, K, D)
+            h = h + q(o, "attn.out")
+            h = h + q(torch.relu(q(norm(h, f"{layer}.mlp.norm"), "mlp.0")), "mlp.1")
+        lat = self.latent(norm(h[:, K - 1], "norm"))
+        new = torch.cat([window[:, 1:].reshape(rows, -1), torch.clamp(n + 1, max=K - 1).unsqueeze(1).to(x.dtype)], dim=1)
+        return lat, new
 
 
 class Head(nn.Module):

@@ -1,6 +1,7 @@
 package gorgonia
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -207,6 +208,8 @@ func (b *builder) network(s netconf.Spec, x *G.Node, withHead bool) (*Net, error
 		} else {
 			enc, n.Recurrent, err = b.lstm(x, "encoder.lstm", *s.LSTM)
 		}
+	case netconf.EncoderTransformer:
+		return nil, errors.New(`build: the gorgonia backend has no Transformer encoder (use [net] backend = "go")`)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("build %s encoder: %w", s, err)

@@ -1,0 +1,198 @@
+package nn
+
+import (
+	"strconv"
+
+	"github.com/evolverl/evolve/internal/bufs"
+	"github.com/evolverl/evolve/internal/simd"
+	"github.com/evolverl/evolve/netconf"
+)
+
+// transformerEncoder is a causal Transformer over a window of the last Context inputs of
+// the episode, and the latent layer on the window's last position: every row computes its
+// own window from the inputs before it, so a row's result depends only on those inputs,
+// whether it is acted on one step at a time or trained in a sequence.
+//
+// Its recurrent state per sequence is the window without its newest position: the
+// Context − 1 inputs before the step, oldest first, then how many of them belong to the
+// episode (a float; a zero state has none). An episode start (Recurrence.Starts) drops the
+// inputs before it.
+type transformerEncoder struct {
+	t          netconf.Transformer
+	in         int
+	embed, pos [2]int // slots: embedding weight and bias; positions (pos[0])
+	layers     []*TransformerLayer
+	weights    [][16]int // per layer: the slots in TransformerWeights' field order
+	norm       [2]int    // the final LayerNorm's scale and shift
+	latent     denseLayer
+
+	win   []float32   // [rows, K, in]: each row's window of inputs
+	first []int       // [rows]: each window's first valid position
+	h     [][]float32 // per layer: its input [rows·K, D]; h[Layers] the top's output
+	top   []float32   // [rows, D]: the final LayerNorm's input, the windows' last positions
+	xhat  []float32   // [rows, D]
+	rstd  []float32   // [rows]
+	out   []float32   // [rows, D]: the encoder's output
+	dOut  []float32   // [rows, D]
+	dh    [2][]float32
+}
+
+func newTransformerEncoder(in int, t netconf.Transformer, size int, act netconf.Activation, b *binding) *transformerEncoder {
+	const prefix = "encoder.transformer."
+	D, F := t.Width, t.MLP
+	e := &transformerEncoder{t: t, in: in}
+	e.embed = [2]int{b.add(prefix+"embed.weight", in*D), b.add(prefix+"embed.bias", D)}
+	e.pos[0] = b.add(prefix+"pos", t.Context*D)
+	for l := range t.Layers {
+		p := prefix + strconv.Itoa(l) + "."
+		var s [16]int
+		// The order of TransformerWeights' fields: Norm1W, Norm1B, Norm2W, Norm2B, Wq, Wk, Wv,
+		// Wo, Bq, Bk, Bv, Bo, W1, B1, W2, B2.
+		s[0], s[1] = b.add(p+"attn.norm.weight", D), b.add(p+"attn.norm.bias", D)
+		s[4], s[8] = b.add(p+"attn.q.weight", D*D), b.add(p+"attn.q.bias", D)
+		s[5], s[9] = b.add(p+"attn.k.weight", D*D), b.add(p+"attn.k.bias", D)
+		s[6], s[10] = b.add(p+"attn.v.weight", D*D), b.add(p+"attn.v.bias", D)
+		s[7], s[11] = b.add(p+"attn.out.weight", D*D), b.add(p+"attn.out.bias", D)
+		s[2], s[3] = b.add(p+"mlp.norm.weight", D), b.add(p+"mlp.norm.bias", D)
+		s[12], s[13] = b.add(p+"mlp.0.weight", D*F), b.add(p+"mlp.0.bias", F)
+		s[14], s[15] = b.add(p+"mlp.1.weight", F*D), b.add(p+"mlp.1.bias", D)
+		e.weights = append(e.weights, s)
+		e.layers = append(e.layers, NewTransformerLayer(D, t.Heads, F))
+	}
+	e.norm = [2]int{b.add(prefix+"norm.weight", D), b.add(prefix+"norm.bias", D)}
+	e.h = make([][]float32, t.Layers+1)
+	e.latent = newDenseLayer("latent", D, size, false, act, b)
+	return e
+}
+
+// layerWeights returns layer l's tensors in p.
+func (e *transformerEncoder) layerWeights(b *binding, p netconf.Params, l int) TransformerWeights {
+	s := e.weights[l]
+	d := func(i int) []float32 { return b.data(p, s[i]) }
+	return TransformerWeights{Norm1W: d(0), Norm1B: d(1), Norm2W: d(2), Norm2B: d(3),
+		Wq: d(4), Wk: d(5), Wv: d(6), Wo: d(7), Bq: d(8), Bk: d(9), Bv: d(10), Bo: d(11),
+		W1: d(12), B1: d(13), W2: d(14), B2: d(15)}
+}
+
+func (e *transformerEncoder) forward(b *binding, p netconf.Params, x []float32, rows int, rec *Recurrence) ([]float32, error) {
+	K, D, in := e.t.Context, e.t.Width, e.in
+	steps := rec.Steps
+	batch := rows / steps
+	e.win = bufs.Grow(e.win, rows*K*in)
+	if cap(e.first) < rows {
+		e.first = make([]int, rows)
+	}
+	e.first = e.first[:rows]
+	for s := range batch {
+		e.windows(x, rec, s, steps, batch)
+	}
+	if rec.Final != nil {
+		for s := range batch {
+			e.finalState(rec, s, (steps-1)*batch+s)
+		}
+	}
+	// The embedding of every position: win·We + be + pos.
+	h := bufs.Grow(e.h[0], rows*K*D)
+	e.h[0] = h
+	we, be, pos := b.data(p, e.embed[0]), b.data(p, e.embed[1]), b.data(p, e.pos[0])
+	for r := range rows {
+		for j := range K {
+			row := h[(r*K+j)*D : (r*K+j+1)*D]
+			copy(row, be)
+			for i, v := range pos[j*D : (j+1)*D] {
+				row[i] += v
+			}
+		}
+	}
+	simd.MatMulAdd(h, D, e.win, in, 1, we, D, rows*K, D, in)
+	for l, layer := range e.layers {
+		e.h[l+1] = bufs.Grow(e.h[l+1], rows*K*D)
+		layer.Forward(e.h[l+1], e.h[l], rows, K, e.first, e.layerWeights(b, p, l))
+	}
+	// The final LayerNorm of each window's last position.
+	e.top, e.xhat = bufs.Grow(e.top, rows*D), bufs.Grow(e.xhat, rows*D)
+	e.rstd, e.out = bufs.Grow(e.rstd, rows), bufs.Grow(e.out, rows*D)
+	last := e.h[len(e.layers)]
+	for r := range rows {
+		copy(e.top[r*D:(r+1)*D], last[(r*K+K-1)*D:(r*K+K)*D])
+	}
+	layerNormForward(e.top, e.xhat, e.rstd, e.out, b.data(p, e.norm[0]), b.data(p, e.norm[1]), rows, D)
+	return e.latent.forward(b, p, e.out, rows), nil
+}
+
+// windows fills the windows of sequence s's rows (steps of batch, time-major): position j
+// of step t's window holds the input of step t − (K − 1) + j, from the sequence's rows or,
+// before its first step, from its initial state; positions before the episode's start, or
+// before the state's valid inputs, are zeros and cut off by first.
+func (e *transformerEncoder) windows(x []float32, rec *Recurrence, s, steps, batch int) {
+	K, in := e.t.Context, e.in
+	var past []float32 // the K − 1 inputs before the sequence, oldest first
+	pastN := 0
+	if rec.State != nil {
+		past = rec.State[s*rec.Stride : s*rec.Stride+(K-1)*in]
+		pastN = min(max(int(rec.State[s*rec.Stride+(K-1)*in]), 0), K-1)
+	}
+	start := -pastN // the earliest step of the episode that the windows may read
+	for t := range steps {
+		r := t*batch + s
+		if rec.Starts != nil && rec.Starts[r] != 0 {
+			start = t
+		}
+		win := e.win[r*K*in : (r+1)*K*in]
+		first := max(start-(t-(K-1)), 0)
+		e.first[r] = first
+		clear(win[:first*in])
+		for j := first; j < K; j++ {
+			var src []float32
+			if tau := t - (K - 1) + j; tau >= 0 {
+				src = x[(tau*batch+s)*in:]
+			} else { // before the sequence: an input from the state
+				src = past[(K-1+tau)*in:]
+			}
+			copy(win[j*in:(j+1)*in], src[:in])
+		}
+	}
+}
+
+// finalState writes sequence s's state after its last row r: the last K − 1 inputs of
+// row r's window and how many of them are valid. It reads only the window, so Final may be
+// the State the windows were read from.
+func (e *transformerEncoder) finalState(rec *Recurrence, s, r int) {
+	K, in := e.t.Context, e.in
+	dst := rec.Final[s*rec.Stride : s*rec.Stride+(K-1)*in+1]
+	copy(dst[:(K-1)*in], e.win[(r*K+1)*in:(r+1)*K*in])
+	dst[(K-1)*in] = float32(K - max(e.first[r], 1))
+}
+
+func (e *transformerEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []float32, w *workspace) {
+	K, D, in := e.t.Context, e.t.Width, e.in
+	rows := len(e.first)
+	e.dOut = bufs.Grow(e.dOut, rows*D)
+	e.latent.backward(b, gb, p, grad, e.out, dLat, e.dOut, w.ones, w.rows)
+	layerNormBackward(e.dOut, e.xhat, e.rstd, b.data(p, e.norm[0]), gb.data(grad, e.norm[0]), gb.data(grad, e.norm[1]), rows, D)
+	dz := bufs.Grow(e.dh[0], rows*K*D)
+	e.dh[0] = dz
+	clear(dz)
+	for r := range rows {
+		copy(dz[(r*K+K-1)*D:(r*K+K)*D], e.dOut[r*D:(r+1)*D])
+	}
+	for l := len(e.layers) - 1; l >= 0; l-- {
+		dx := bufs.Grow(e.dh[1], rows*K*D)
+		e.dh[1] = dx
+		e.layers[l].Backward(dx, dz, e.h[l], e.layerWeights(b, p, l), e.layerWeights(gb, grad, l))
+		e.dh[0], e.dh[1] = dx, dz
+		dz = dx
+	}
+	// The embedding: dWe += winᵀ·dz, dbe and dpos the sums over rows and windows.
+	simd.MatMulAdd(gb.data(grad, e.embed[0]), D, e.win, 1, in, dz, D, in, D, rows*K)
+	dbe, dpos := gb.data(grad, e.embed[1]), gb.data(grad, e.pos[0])
+	for r := range rows {
+		for j := range K {
+			row := dz[(r*K+j)*D : (r*K+j+1)*D]
+			for i, v := range row {
+				dbe[i] += v
+				dpos[j*D+i] += v
+			}
+		}
+	}
+}
