@@ -356,9 +356,12 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 		cfg.Net.Encoder = netconf.EncoderMLP
 	}
 	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer} {
-		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) {
+		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) && !memoryTable(cfg.Net, k) {
 			errs = append(errs, fmt.Errorf("[net.%s] given, but net.encoder = %q: remove it or set encoder = %q", k, cfg.Net.Encoder, k))
 		}
+	}
+	if md.IsDefined("net", "lstm") && md.IsDefined("net", "gru") {
+		errs = append(errs, errors.New("[net.lstm] and [net.gru] both given: an LSTM and a GRU share their sizes, give one table"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -371,6 +374,44 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 	}
 	cfg.PPO.Net = cfg.Net
 	return nil
+}
+
+// memoryTable reports whether the table of encoder kind k may stand beside the encoder's:
+// k is a memory model the gene lists, a Transformer (its own sizes) or, while the encoder
+// is a Transformer, the LSTM's or GRU's (their shared sizes).
+func memoryTable(n netconf.Spec, k netconf.EncoderKind) bool {
+	if !slices.Contains(n.Memories, k) {
+		return false
+	}
+	return k == netconf.EncoderTransformer || n.Encoder == netconf.EncoderTransformer
+}
+
+// fillMemoryDefaults fills the tables of the memory models the gene lists beside the
+// encoder: the Transformer's, and while the encoder is a Transformer the LSTM's or GRU's
+// (one table: the one given, else the first listed).
+func fillMemoryDefaults(md toml.MetaData, n *netconf.Spec) {
+	for _, k := range n.Memories {
+		switch {
+		case k == n.Encoder:
+		case k == netconf.EncoderTransformer:
+			if n.Transformer == nil {
+				n.Transformer = &netconf.Transformer{}
+			}
+			fillAbsent(md, n.Transformer, netconf.DefaultTransformer(), "net", "transformer")
+		case n.Encoder == netconf.EncoderTransformer && n.LSTM == nil && n.GRU == nil:
+			given := netconf.EncoderLSTM
+			if md.IsDefined("net", "gru") || !md.IsDefined("net", "lstm") && k == netconf.EncoderGRU {
+				given = netconf.EncoderGRU
+			}
+			sizes := &netconf.LSTM{}
+			fillAbsent(md, sizes, netconf.DefaultLSTM(), "net", string(given))
+			if given == netconf.EncoderGRU {
+				n.GRU = sizes
+			} else {
+				n.LSTM = sizes
+			}
+		}
+	}
 }
 
 // fillNetDefaults gives every key of [net]'s tables that the file does not
@@ -406,6 +447,7 @@ func fillNetDefaults(md toml.MetaData, n *netconf.Spec) {
 		}
 		fillAbsent(md, n.Transformer, netconf.DefaultTransformer(), "net", "transformer")
 	}
+	fillMemoryDefaults(md, n)
 	fillAbsent(md, &n.Latent, netconf.DefaultLatent(), "net", "latent")
 	fillAbsent(md, &n.Head, netconf.DefaultHead(), "net", "head")
 }

@@ -63,7 +63,8 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"transformer heads", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"transformer\"\n[net.transformer]\nheads = 3\n", []string{"net.transformer: heads 3: want a divisor of width 64"}},
 		{"transformer context 0", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"transformer\"\n[net.transformer]\ncontext = 0\n", []string{"net.transformer: context 0"}},
 		{"transformer context past the rollout", "[env]\nid = \"CartPoleNoVel-v1\"\nnum_envs = 8\n[ppo]\nlearn_step = 64\nbatch_size = 64\nmax_seq_len = 8\n[net]\nencoder = \"transformer\"\n[net.transformer]\ncontext = 16\n", []string{"net.transformer.context = 16: want <= learn_step/num_envs = 8"}},
-		{"unknown memory model", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"transformer\"]\n", []string{`net.memory: "transformer" is not a memory model`}},
+		{"lstm and gru tables", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"gru\"\nmemory = [\"gru\", \"lstm\"]\n[net.gru]\nhidden = 32\n[net.lstm]\nhidden = 16\n", []string{"[net.lstm] and [net.gru] both given"}},
+		{"unknown memory model", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"gpt\"]\n", []string{`net.memory: "gpt" is not a memory model`}},
 		{"memory without a recurrent encoder", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nmemory = [\"lstm\", \"gru\"]\n", []string{"net.memory", `does not list the encoder "mlp"`}},
 		{"bad bptt", "[ppo]\nbptt = \"sometimes\"\n", []string{"ppo.bptt", "sometimes"}},
 		{"table in upper case", "[NET]\nencoder = \"lstm\"\n", []string{"keys not in lower case", "NET.encoder"}},
@@ -138,7 +139,8 @@ func TestEmptyConfigIsTheDefaults(t *testing.T) {
 func TestResolvedConfigReadsBackEqual(t *testing.T) {
 	pbt := strings.Replace(tinyConfig, "[population]\n", "[population]\nselection = \"pbt\"\nfitness = \"train\"\ninit = \"sample\"\n", 1) +
 		"[hp.gamma]\nmin = 0.9\nmax = 0.999\nscale = \"log1m\"\n[pbt]\nttest = false\n"
-	for _, text := range []string{tinyConfig, "", "[net]\nencoder = \"lstm\"\n[hp.ent_coef]\nmax = 0.05\n[env.options]\nmax_episode_steps = 100\n", "[net]\nencoder = \"gru\"\nmemory = [\"gru\", \"lstm\"]\n[net.gru]\nhidden = 32\n", pbt} {
+	for _, text := range []string{tinyConfig, "", "[net]\nencoder = \"lstm\"\n[hp.ent_coef]\nmax = 0.05\n[env.options]\nmax_episode_steps = 100\n", "[net]\nencoder = \"gru\"\nmemory = [\"gru\", \"lstm\"]\n[net.gru]\nhidden = 32\n",
+		"[net]\nencoder = \"transformer\"\nmemory = [\"transformer\", \"lstm\", \"gru\"]\n[net.transformer]\nwidth = 32\n", pbt} {
 		cfg, err := ParseConfig([]byte(text))
 		if err != nil {
 			t.Fatal(err)

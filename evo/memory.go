@@ -91,15 +91,28 @@ type memEstimate struct {
 // value their [hp] range lets rl_hp mutations reach; the networks count at
 // their initial size. It fails when the spaces or the network do not fit.
 func (c Config) estimate(obs, act envs.Space) (memEstimate, error) {
-	net := c.Net
-	if slices.Contains(net.Memories, netconf.EncoderLSTM) && net.Recurrent() {
-		// A memory gene counts its largest model: an LSTM has more weights and state.
-		var err error
-		if net, err = net.WithMemory(netconf.EncoderLSTM); err != nil {
-			return memEstimate{}, err
+	if len(c.Net.Memories) > 1 && c.Net.Recurrent() {
+		// A memory gene counts its largest model.
+		var most memEstimate
+		for _, k := range c.Net.Memories {
+			one := c
+			net, err := c.Net.WithMemory(k)
+			if err != nil {
+				return memEstimate{}, err
+			}
+			net.Memories = nil
+			one.Net = net
+			e, err := one.estimate(obs, act)
+			if err != nil {
+				return memEstimate{}, fmt.Errorf("net.memory %q: %w", k, err)
+			}
+			if e.total > most.total {
+				most = e
+			}
 		}
+		return most, nil
 	}
-	actor, critic, logStd, err := agent.DeriveSpecs(obs, act, net)
+	actor, critic, logStd, err := agent.DeriveSpecs(obs, act, c.Net)
 	if err != nil {
 		return memEstimate{}, err
 	}

@@ -10,14 +10,15 @@ import (
 // (Spec.Memories); it is not an encoder a Spec can name.
 const EncoderMemory EncoderKind = "memory"
 
-// validateMemories checks Memories: recurrent kinds, no repeats, the encoder among them.
+// validateMemories checks Memories: memory models, no repeats, the encoder among them, and
+// a valid table for a listed Transformer.
 func (s Spec) validateMemories() error {
 	if len(s.Memories) == 0 {
 		return nil
 	}
 	for i, m := range s.Memories {
-		if !isMemoryModel(m) {
-			return fmt.Errorf("%q is not a memory model: want %q or %q", m, EncoderLSTM, EncoderGRU)
+		if !m.Recurrent() {
+			return fmt.Errorf("%q is not a memory model: want %q, %q or %q", m, EncoderLSTM, EncoderGRU, EncoderTransformer)
 		}
 		if slices.Contains(s.Memories[:i], m) {
 			return fmt.Errorf("%q is listed twice", m)
@@ -26,21 +27,44 @@ func (s Spec) validateMemories() error {
 	if !slices.Contains(s.Memories, s.Encoder) {
 		return fmt.Errorf("%q does not list the encoder %q (the model the network starts as)", s.Memories, s.Encoder)
 	}
+	if slices.Contains(s.Memories, EncoderTransformer) {
+		if s.Transformer == nil {
+			return fmt.Errorf("%q lists the transformer, but the [transformer] table is missing", s.Memories)
+		}
+		return wrapField("transformer", s.Transformer.Validate())
+	}
 	return nil
 }
 
-// WithMemory returns s with its recurrent encoder changed to the model kind (an LSTM or a
-// GRU), with the same layers and hidden units and the same bounds; the other model's
-// table is dropped. s must have a recurrent encoder; kind may be s's own (a copy).
+// WithMemory returns s with its memory model changed to kind: an LSTM or a GRU take the
+// layers and hidden units of the one s has (they share their sizes: the other's table is
+// dropped), or of the table s keeps while it is a Transformer; a Transformer takes s's
+// Transformer table. The tables of the models not in use stay in the spec, so switching
+// back restores their sizes. s must have an encoder with memory; kind may be s's own (a
+// copy).
 func (s Spec) WithMemory(kind EncoderKind) (Spec, error) {
-	m := s.Memory()
 	switch {
-	case m == nil:
-		return Spec{}, fmt.Errorf("%s: no recurrent encoder to change", s)
-	case !isMemoryModel(kind):
-		return Spec{}, fmt.Errorf("%q is not a memory model: want %q or %q", kind, EncoderLSTM, EncoderGRU)
+	case !s.Recurrent():
+		return Spec{}, fmt.Errorf("%s: no memory model to change", s)
+	case !kind.Recurrent():
+		return Spec{}, fmt.Errorf("%q is not a memory model: want %q, %q or %q", kind, EncoderLSTM, EncoderGRU, EncoderTransformer)
 	}
 	c := s.Clone()
+	if kind == EncoderTransformer {
+		if c.Transformer == nil {
+			return Spec{}, fmt.Errorf("%s: no [transformer] table for the transformer", s)
+		}
+		c.Encoder = kind
+		return c, nil
+	}
+	m := s.Memory()
+	if m == nil { // a Transformer: the recurrent sizes it keeps
+		m = cmpOr(s.LSTM, s.GRU)
+	}
+	if m == nil {
+		d := DefaultLSTM()
+		m = &d
+	}
 	sizes := *m
 	c.Encoder, c.LSTM, c.GRU = kind, nil, nil
 	if kind == EncoderGRU {
@@ -51,9 +75,13 @@ func (s Spec) WithMemory(kind EncoderKind) (Spec, error) {
 	return c, nil
 }
 
-// isMemoryModel reports whether kind is a model a memory gene may switch between: an LSTM
-// or a GRU, which share their sizes.
-func isMemoryModel(kind EncoderKind) bool { return kind == EncoderLSTM || kind == EncoderGRU }
+// cmpOr returns a if it is not nil, else b.
+func cmpOr(a, b *LSTM) *LSTM {
+	if a != nil {
+		return a
+	}
+	return b
+}
 
 // memorySwitch is the memory.switch mutation: the network's recurrent encoder becomes
 // another model of Memories, drawn uniformly, with the same sizes. Its weights are new

@@ -62,6 +62,44 @@ func TestMemorySwitch(t *testing.T) {
 	}
 }
 
+// TestMemorySwitchWithATransformer: a network listing all three models switches between
+// them keeping each model's sizes: the LSTM's and GRU's shared ones, the Transformer's
+// table; the layout is the active model's alone.
+func TestMemorySwitchWithATransformer(t *testing.T) {
+	s := transferSpec(EncoderGRU, Tanh)
+	s.Transformer = &Transformer{Layers: 1, Heads: 2, Width: 8, MLP: 16, Context: 4, MinLayers: 1, MaxLayers: 2,
+		MinWidth: 4, MaxWidth: 16, MinContext: 2, MaxContext: 8}
+	s.Memories = []EncoderKind{EncoderGRU, EncoderTransformer, EncoderLSTM}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.WithMemory(EncoderTransformer)
+	if err != nil || tr.Encoder != EncoderTransformer || tr.Validate() != nil || *tr.GRU != *s.GRU {
+		t.Fatalf("to the transformer: %v, %v (GRU sizes %+v kept?)", tr, err, tr.GRU)
+	}
+	names, _ := Layout(tr)
+	for _, n := range names {
+		if strings.HasPrefix(n.Name, "encoder.") && !strings.HasPrefix(n.Name, "encoder.transformer.") {
+			t.Fatalf("the transformer's layout holds %s", n.Name)
+		}
+	}
+	back, err := tr.WithMemory(EncoderLSTM)
+	if err != nil || back.Encoder != EncoderLSTM || *back.LSTM != *s.GRU || back.GRU != nil || *back.Transformer != *s.Transformer {
+		t.Fatalf("back to an LSTM: %v, %v", back, err)
+	}
+	m, _ := LookupMutation("memory.switch")
+	seen := map[EncoderKind]bool{}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for cur := s; len(seen) < 3; {
+		next, _, changed := m.Apply(cur, rng)
+		if !changed || next.Encoder == cur.Encoder || next.Validate() != nil {
+			t.Fatalf("switch from %s: %s, changed %v", cur.Encoder, next.Encoder, changed)
+		}
+		seen[next.Encoder] = true
+		cur = next
+	}
+}
+
 // TestMemoriesValidate: a memory list holds recurrent kinds, each once, the encoder among them.
 func TestMemoriesValidate(t *testing.T) {
 	for _, c := range []struct {
@@ -70,7 +108,8 @@ func TestMemoriesValidate(t *testing.T) {
 		memories []EncoderKind
 		errHas   string
 	}{
-		{"unknown model", EncoderLSTM, []EncoderKind{EncoderLSTM, "transformer"}, `memory: "transformer" is not a memory model: want "lstm" or "gru"`},
+		{"unknown model", EncoderLSTM, []EncoderKind{EncoderLSTM, "gpt"}, `memory: "gpt" is not a memory model: want "lstm", "gru" or "transformer"`},
+		{"a transformer without its table", EncoderLSTM, []EncoderKind{EncoderLSTM, EncoderTransformer}, "lists the transformer, but the [transformer] table is missing"},
 		{"not a memory", EncoderLSTM, []EncoderKind{EncoderLSTM, EncoderMLP}, `memory: "mlp" is not a memory model`},
 		{"twice", EncoderGRU, []EncoderKind{EncoderGRU, EncoderGRU}, `memory: "gru" is listed twice`},
 		{"without the encoder", EncoderGRU, []EncoderKind{EncoderLSTM}, `does not list the encoder "gru"`},
