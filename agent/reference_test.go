@@ -62,7 +62,7 @@ type refStep struct {
 
 func loadPPORef(t *testing.T, name string) *ppoRef {
 	t.Helper()
-	if strings.HasPrefix(name, "gru_") { // this package's own, not the shared folder's
+	if strings.HasPrefix(name, "gru_") || strings.HasPrefix(name, "transformer_") { // this package's own
 		var r ppoRef
 		readTestdata(t, name+".json", &r)
 		return &r
@@ -127,9 +127,15 @@ func refCases() []refCase {
 			refCase{"lstm_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), lstm, "lstm", "encoder.lstm"},
 		)
 	}
+	tf := netconf.Spec{Encoder: netconf.EncoderTransformer,
+		Transformer: &netconf.Transformer{Layers: 1, Heads: 2, Width: 8, MLP: 12, Context: 4, MinLayers: 1, MaxLayers: 2,
+			MinWidth: 4, MaxWidth: 64, MinContext: 2, MaxContext: 8},
+		Latent: netconf.Latent{Size: 8, Min: 4, Max: 64}, Head: bounds(8, 64)}
 	for _, clip := range []string{"", "_clip"} {
-		// Written by testdata/gen_ppo_gru.py in the shared references' format.
-		cases = append(cases, refCase{"gru_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), gru, "gru", "encoder.gru"})
+		// Written by testdata/gen_ppo_gru.py and gen_ppo_transformer.py in the shared
+		// references' format.
+		cases = append(cases, refCase{"gru_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), gru, "gru", "encoder.gru"},
+			refCase{"transformer_bptt" + clip, flat(3), envs.NewBox(-1, 1, 2), tf, "transformer", "encoder.transformer"})
 	}
 	return cases
 }
@@ -192,6 +198,16 @@ func refLayout(a *PPO, c refCase, name string, shape []int) (func(i int) *float3
 				return &ts[row/h].Data[col*h+row%h]
 			}, nil
 		}
+	}
+	if ours, ok := strings.CutPrefix(rest, "encoder.transformer."); ok && c.encoder == "transformer" {
+		if len(shape) == 2 && ours != "pos" {
+			return linear(rest)
+		}
+		t, err := tensor(rest)
+		if err != nil {
+			return nil, err
+		}
+		return func(i int) *float32 { return &t.Data[i] }, nil
 	}
 	parts := strings.Split(rest, ".") // [0 weight], [encoder 0 weight], [latent weight]
 	field := parts[len(parts)-1]
@@ -258,7 +274,7 @@ func maxParamError(t *testing.T, a *PPO, c refCase, ref map[string]refTensor) (f
 }
 
 // TestUpdateReplaysPyTorchReferences runs every minibatch of each reference
-// PPO update (MLP, CNN, LSTM and GRU networks over padded BPTT sequences; every
+// PPO update (MLP, CNN, LSTM, GRU and Transformer networks over padded BPTT sequences; every
 // action space) through our update, on each backend, and compares losses,
 // entropy, approximate KL, clip fraction, gradient norm and the parameters
 // after the first and the last step to the data README's tolerances.
@@ -266,6 +282,9 @@ func TestUpdateReplaysPyTorchReferences(t *testing.T) {
 	for _, backend := range []string{"go", "gorgonia"} {
 		for _, c := range refCases() {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				if backend == "gorgonia" && c.encoder == "transformer" {
+					t.Skip("the gorgonia backend has no Transformer encoder")
+				}
 				replayRef(t, loadPPORef(t, c.name), c, backend, nil)
 			})
 		}

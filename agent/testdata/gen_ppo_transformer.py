@@ -1,0 +1,199 @@
+"""Writes transformer_bptt.json and transformer_bptt_clip.json: one complete
+recurrent PPO update of an agent with a causal Transformer encoder, computed by
+PyTorch in float64, for agent's TestUpdateReplaysPyTorchReferences (beside the
+LSTM and GRU cases, in the same format and by the same update rule as the
+shared references' README states it).
+
+    apt-get install python3-torch python3-numpy
+    /usr/bin/python3 agent/testdata/gen_ppo_transformer.py
+
+Actor and critic each own a network obs 3 -> window of the last K = 4 inputs ->
+embedding to width 8 plus learned positions -> one pre-LayerNorm Transformer
+layer (2 heads, MLP 12, ReLU; the layer nn/testdata/gen_transformer.py holds
+against torch.nn.TransformerEncoderLayer) -> LayerNorm of the newest position ->
+Linear 8 -> tanh -> Linear out; the actor's out is the mean of Box(2) actions
+with a state-independent log-std (initially -0.3). A window's positions before
+the episode's start are cut: no query attends to them. Each of 8 sequences of
+at most 4 steps starts from a stored state per network (actor_h0, critic_h0):
+the K - 1 inputs before the sequence, oldest first, then how many of them are
+the episode's (0 to 3). Tensors are named as in evolve's agent files, matrices
+in PyTorch's [out, in] layout (pos is [K, width] as stored). 3 epochs x 2
+minibatches of 4 whole sequences; every average over the valid steps only.
+Made with torch 1.13 (Debian's python3-torch).
+"""
+
+import json
+import math
+import os
+
+import torch
+from torch import nn
+from torch.distributions import Normal
+
+torch.set_default_dtype(torch.float64)
+K, D, H, F = 4, 8, 2, 12
+
+
+class TransformerNet(nn.Module):
+    """obs -> causal Transformer over the last K inputs -> LayerNorm -> Linear -> tanh -> Linear."""
+
+    def __init__(self, obs_dim, latent, out, g):
+        super().__init__()
+        shapes = {"embed.weight": (D, obs_dim), "embed.bias": (D,), "pos": (K, D),
+                  "0.attn.norm.weight": (D,), "0.attn.norm.bias": (D,),
+                  "0.attn.q.weight": (D, D), "0.attn.q.bias": (D,), "0.attn.k.weight": (D, D), "0.attn.k.bias": (D,),
+                  "0.attn.v.weight": (D, D), "0.attn.v.bias": (D,), "0.attn.out.weight": (D, D), "0.attn.out.bias": (D,),
+                  "0.mlp.norm.weight": (D,), "0.mlp.norm.bias": (D,),
+                  "0.mlp.0.weight": (F, D), "0.mlp.0.bias": (F,), "0.mlp.1.weight": (D, F), "0.mlp.1.bias": (D,),
+                  "norm.weight": (D,), "norm.bias": (D,)}
+        self.p = nn.ParameterDict()
+        for name, shape in shapes.items():
+            v = 0.4 * torch.randn(shape, generator=g)
+            if name.endswith("norm.weight"):
+                v = v + 1
+            self.p[name.replace(".", "_")] = nn.Parameter(v)
+        self.latent = nn.Linear(D, latent)
+        self.out = nn.Linear(latent, out)
+
+    def w(self, name):
+        return self.p[name.replace(".", "_")]
+
+    def encode(self, window, first):
+        """window [rows, K, obs] (zeros before first), first [rows] -> [rows, D]."""
+        rows = window.shape[0]
+        h = window @ self.w("embed.weight").T + self.w("embed.bias") + self.w("pos")
+        ln = lambda v, n: nn.functional.layer_norm(v, (D,), self.w(n + ".weight"), self.w(n + ".bias"), 1e-5)
+        lin = lambda v, n: v @ self.w(n + ".weight").T + self.w(n + ".bias")
+        a = ln(h, "0.attn.norm")
+        heads = lambda v: v.reshape(rows, K, H, D // H).transpose(1, 2)
+        s = heads(lin(a, "0.attn.q")) @ heads(lin(a, "0.attn.k")).transpose(2, 3) / math.sqrt(D // H)
+        j = torch.arange(K)
+        allowed = (j[None, None, :] <= j[None, :, None]) & (j[None, None, :] >= first[:, None, None])
+        # A query before first attends to itself only (its output is never read).
+        allowed = allowed | ((j[None, :, None] < first[:, None, None]) & (j[None, None, :] == j[None, :, None]))
+        s = s.masked_fill(~allowed.unsqueeze(1), float("-inf"))
+        o = (torch.softmax(s, dim=-1) @ heads(lin(a, "0.attn.v"))).transpose(1, 2).reshape(rows, K, D)
+        h = h + lin(o, "0.attn.out")
+        h = h + lin(torch.relu(lin(ln(h, "0.mlp.norm"), "0.mlp.0")), "0.mlp.1")
+        return ln(h[:, K - 1], "norm")
+
+    def forward(self, x, state):
+        """x [L, B, obs] time-major from state [B, (K-1)*obs + 1] -> out [L, B, out]."""
+        L, B, n_in = x.shape
+        past = state[:, :-1].reshape(B, K - 1, n_in)
+        count = state[:, -1].long()
+        outs = []
+        for t in range(L):
+            seq = torch.cat([past, x[: t + 1].transpose(0, 1)], dim=1)  # [B, K-1+t+1, obs]
+            window = seq[:, -K:]
+            first = torch.clamp((K - 1) - (count + t), min=0)  # inputs before the window's valid ones
+            keep = (torch.arange(K)[None, :] >= first[:, None]).unsqueeze(2).to(x.dtype)
+            outs.append(self.out(torch.tanh(self.latent(self.encode(window * keep, first)))))
+        return torch.stack(outs)
+
+    def tensors(self, prefix):
+        named = {f"{prefix}.encoder.transformer.{n.replace('_', '.')}": p for n, p in self.p.items()}
+        named.update({f"{prefix}.latent.{n}": p for n, p in self.latent.named_parameters()})
+        named.update({f"{prefix}.out.{n}": p for n, p in self.out.named_parameters()})
+        return named
+
+
+def tensor(t):
+    return {"shape": list(t.shape), "data": t.detach().reshape(-1).tolist()}
+
+
+def snapshot(params):
+    return {n: tensor(p) for n, p in params.items()}
+
+
+def weighted_terms(logp, old_logp, adv, v, old_v, ret, ent, w, hp):
+    n = w.sum()
+
+    def avg(t):
+        return (t * w).sum() / n
+
+    mu = avg(adv)
+    sd = torch.sqrt((((adv - mu) ** 2) * w).sum() / (n - 1))
+    a = (adv - mu) / (sd + 1e-8)
+    log_r = logp - old_logp
+    r = torch.exp(log_r)
+    c = hp["clip_coef"]
+    pg = avg(torch.maximum(-a * r, -a * torch.clamp(r, 1 - c, 1 + c)))
+    vl = 0.5 * avg(torch.maximum((v - ret) ** 2, (old_v + torch.clamp(v - old_v, -c, c) - ret) ** 2))
+    e = avg(ent)
+    loss = pg - hp["ent_coef"] * e + hp["vf_coef"] * vl
+    return loss, {"pg_loss": pg.item(), "v_loss": vl.item(), "entropy": e.item(), "loss": loss.item(),
+                  "approx_kl": avg((r - 1) - log_r).item(), "clipfrac": avg(((r - 1).abs() > c).double()).item()}
+
+
+def make(name, seed, hp, epochs=3):
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    obs_dim, latent, act = 3, 8, 2
+    actor, critic = TransformerNet(obs_dim, latent, act, g), TransformerNet(obs_dim, latent, 1, g)
+    log_std = nn.Parameter(torch.full((1, act), -0.3))
+    params = {**actor.tensors("actor"), **critic.tensors("critic"), "actor.log_std": log_std}
+    init = snapshot(params)
+    L, S = 4, 8
+    lengths = [4, 3, 4, 2, 4, 4, 1, 4]
+    valid = torch.zeros(L, S)
+    for s, n in enumerate(lengths):
+        valid[:n, s] = 1
+    obs = torch.randn(L, S, obs_dim, generator=g) * valid.unsqueeze(2)
+    states = {}
+    for k in ("actor_h0", "critic_h0"):
+        st = torch.randn(S, (K - 1) * obs_dim + 1, generator=g)
+        st[:, -1] = torch.tensor([0, 3, 1, 2, 3, 0, 3, 2], dtype=torch.float64)
+        states[k] = st
+    with torch.no_grad():
+        mean = actor(obs, states["actor_h0"])
+        pi = Normal(mean, log_std.exp().expand_as(mean))
+        actions = pi.sample() * valid.unsqueeze(2)
+        old_logp = pi.log_prob(actions).sum(2) * valid
+        old_values = critic(obs, states["critic_h0"]).squeeze(2) * valid
+        advantages = (1.5 * torch.randn(L, S, generator=g) + 0.1) * valid
+        returns = (old_values + advantages) * valid
+    opt = torch.optim.Adam(list(params.values()), lr=hp["lr"], eps=1e-5)
+    steps, after_first = [], None
+    for epoch in range(epochs):
+        perm = torch.randperm(S, generator=g)
+        for k in range(0, S, 4):
+            b = perm[k:k + 4]
+            mean = actor(obs[:, b], states["actor_h0"][b])
+            pi = Normal(mean, log_std.exp().expand_as(mean))
+            logp, ent = pi.log_prob(actions[:, b]).sum(2), pi.entropy().sum(2)
+            v = critic(obs[:, b], states["critic_h0"][b]).squeeze(2)
+            loss, stats = weighted_terms(logp, old_logp[:, b], advantages[:, b], v, old_values[:, b],
+                                         returns[:, b], ent, valid[:, b], hp)
+            opt.zero_grad()
+            loss.backward()
+            stats["grad_norm_before_clip"] = float(nn.utils.clip_grad_norm_(list(params.values()), hp["max_grad_norm"]))
+            opt.step()
+            stats.update(epoch=epoch, sequences=[int(i) for i in b])
+            steps.append(stats)
+            if after_first is None:
+                after_first = snapshot(params)
+    return {
+        "name": name, "action_kind": "box", "obs_dim": obs_dim, "action": act,
+        "network": TransformerNet.__doc__,
+        "hyperparameters": dict(hp, adam_eps=1e-5, bptt="4 whole sequences per minibatch, padded to 4 steps"),
+        "init_params": init, "lengths": lengths, "valid": tensor(valid),
+        "obs": tensor(obs), "actions": tensor(actions), "old_logprobs": tensor(old_logp),
+        "old_values": tensor(old_values), "advantages": tensor(advantages), "returns": tensor(returns),
+        **{k: tensor(v) for k, v in states.items()},
+        "steps": steps, "params_after_first_step": after_first, "final_params": snapshot(params),
+    }
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for tag, lr in (("", 3e-3), ("_clip", 2e-2)):
+        hp = {"lr": lr, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5}
+        rec = make("transformer_bptt" + tag, 31, hp)
+        with open(os.path.join(here, rec["name"] + ".json"), "w") as f:
+            json.dump(rec, f)
+        print(rec["name"], "clip fraction per step", [round(s["clipfrac"], 3) for s in rec["steps"]])
+
+
+if __name__ == "__main__":
+    main()
