@@ -149,6 +149,10 @@ type slot struct {
 	// prev is the weight of the previous layer of the same MLP or CNN stack; a layer whose
 	// weight is new while prev existed was appended and starts as a pass-through.
 	prev string
+	// zeroAfter names the previous layer's tensor of a residual stack (a Transformer's) on
+	// the tensors that end one of a layer's residual branches: a layer appended where that
+	// tensor existed starts with them zero, so that it adds nothing to its input.
+	zeroAfter string
 	// segs is set on the weight that reads a Dict network's concatenated latents: the latent
 	// bias of each key, whose lengths give the key's block of input rows (see copySegments).
 	segs []string

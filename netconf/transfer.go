@@ -25,7 +25,9 @@ import (
 //     computes act(act(z)) instead of act(z), and a LayerNorm in the new layer normalises
 //     its input. A new conv layer from cnn.add_layer has kernel 1 and stride 1, so the feature
 //     map keeps its shape. An appended LSTM or GRU layer cannot pass its input through and gets
-//     a fresh init.
+//     a fresh init. A layer appended to a Transformer gets a fresh init except the tensors
+//     that end its two residual branches (attn.out and mlp.1), which start at zero: the
+//     layer adds nothing, and the network computes what it did.
 //   - In a Dict network the layer that reads the concatenated latents keeps each key's block
 //     of rows with its key when the latent size changes, so growing the latent also keeps
 //     the function.
@@ -63,6 +65,8 @@ func transfer(old Params, newSpec Spec, rng *rand.Rand, initNew bool) (Params, e
 		case o == nil && !initNew:
 		case o == nil && sl.prev != "" && old.Tensor(sl.prev) != nil:
 			passThrough(d, sl)
+		case o == nil && sl.zeroAfter != "" && old.Tensor(sl.zeroAfter) != nil:
+			// An appended residual layer's branch ends at zero: d stays zeros.
 		case o == nil:
 			d = fresh(sl, rng)
 		default:

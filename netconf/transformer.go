@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 )
 
 // EncoderTransformer names the causal Transformer encoder over a window of the last
@@ -78,9 +79,14 @@ func (t Transformer) Validate() error {
 // (l.mlp.{norm,0,1}.*), and the final LayerNorm (encoder.transformer.norm.*).
 func transformerSlots(yield func(slot) bool, prefix string, in int, t Transformer) bool {
 	D, F := t.Width, t.MLP
+	zeroAfter := "" // the previous layer's attn.out.weight, for the branch ends of an appended layer
 	linear := func(name string, rows, cols int) bool {
-		return yield(slot{TensorSpec: TensorSpec{prefix + "." + name + ".weight", []int{rows, cols}, RoleWeight}, gain: 1, outAxis: 1}) &&
-			yield(biasSlot(prefix+"."+name+".bias", cols))
+		w := slot{TensorSpec: TensorSpec{prefix + "." + name + ".weight", []int{rows, cols}, RoleWeight}, gain: 1, outAxis: 1}
+		b := biasSlot(prefix+"."+name+".bias", cols)
+		if strings.HasSuffix(name, ".attn.out") || strings.HasSuffix(name, ".mlp.1") {
+			w.zeroAfter, b.zeroAfter = zeroAfter, zeroAfter
+		}
+		return yield(w) && yield(b)
 	}
 	norm := func(name string) bool {
 		return yield(slot{TensorSpec: TensorSpec{prefix + "." + name + ".weight", []int{D}, RoleNormScale}}) &&
@@ -97,6 +103,7 @@ func transformerSlots(yield func(slot) bool, prefix string, in int, t Transforme
 		if !ok {
 			return false
 		}
+		zeroAfter = prefix + "." + p + "attn.out.weight"
 	}
 	return norm("norm")
 }

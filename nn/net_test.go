@@ -664,3 +664,43 @@ func TestNetFeaturesAreTheOutputLayersInput(t *testing.T) {
 		})
 	}
 }
+
+// TestTransformerAddLayerKeepsTheFunction: transformer.add_layer, with the weights Transfer
+// gives, leaves the network's outputs as they were (the appended layer's residual
+// branches end at zero), from windows carried in a state with an episode start inside.
+func TestTransformerAddLayerKeepsTheFunction(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	s0 := netTransformerSpec(1, netconf.Tanh)
+	p0, err := netconf.Init(s0, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomise(p0, rng)
+	m, _ := netconf.LookupMutation("transformer.add_layer")
+	s1, desc, changed := m.Apply(s0, rng)
+	if !changed || s1.Transformer.Layers != 2 {
+		t.Fatalf("%s: %v", desc, changed)
+	}
+	p1, err := netconf.Transfer(p0, s1, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := func(s netconf.Spec, p netconf.Params) []float32 {
+		n, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := netWindowRecurrence(n, rand.New(rand.NewPCG(1, 1)))
+		y, err := n.Forward(p, randomInput(rand.New(rand.NewPCG(2, 2)), 6*3), 6, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]float32(nil), y...)
+	}
+	before, after := out(s0, p0), out(s1, p1)
+	for i := range before {
+		if d := math.Abs(float64(before[i] - after[i])); d > 1e-6 {
+			t.Fatalf("output %d changed by %g after %s", i, d, desc)
+		}
+	}
+}
