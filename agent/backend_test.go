@@ -3,6 +3,7 @@ package agent
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/envs"
@@ -155,9 +156,6 @@ func relErr32(got, want []float32, floor float64) float64 {
 func TestBackendsAgree(t *testing.T) {
 	for _, c := range fastCases() {
 		t.Run(c.name, func(t *testing.T) {
-			if c.cfg().Net.Encoder == netconf.EncoderTransformer {
-				t.Skip("the gorgonia backend has no Transformer encoder; the plain-Go one is held against PyTorch and finite differences in nn")
-			}
 			fast, mb := collected(t, c, 11, "")
 			// A second agent from the same seed has the same weights; it
 			// reruns the same minibatch on the reference backend.
@@ -207,7 +205,13 @@ func TestBackendsAgree(t *testing.T) {
 			names := fast.tensorNames()
 			ft, st := fast.tensors(), slow.tensors()
 			for i := range ft {
-				if e := relErr32(fast.adam.M[i], slow.adam.M[i], 1e-6); e > 1e-5 {
+				floor := 1e-6
+				if strings.HasSuffix(names[i], ".attn.k.bias") {
+					// Its gradient is 0 but for rounding (every key shifted alike leaves the
+					// softmax as it was): hold it to an absolute bound.
+					floor = 1e-4
+				}
+				if e := relErr32(fast.adam.M[i], slow.adam.M[i], floor); e > 1e-5 {
 					t.Errorf("gradient of %s off by %.3g relative", names[i], e)
 				}
 				df, ds := make([]float32, len(ft[i])), make([]float32, len(st[i]))

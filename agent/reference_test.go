@@ -282,9 +282,6 @@ func TestUpdateReplaysPyTorchReferences(t *testing.T) {
 	for _, backend := range []string{"go", "gorgonia"} {
 		for _, c := range refCases() {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
-				if backend == "gorgonia" && c.encoder == "transformer" {
-					t.Skip("the gorgonia backend has no Transformer encoder")
-				}
 				replayRef(t, loadPPORef(t, c.name), c, backend, nil)
 			})
 		}

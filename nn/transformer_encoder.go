@@ -5,6 +5,7 @@ import (
 
 	"github.com/evolverl/evolve/internal/bufs"
 	"github.com/evolverl/evolve/internal/simd"
+	"github.com/evolverl/evolve/internal/window"
 	"github.com/evolverl/evolve/netconf"
 )
 
@@ -83,13 +84,9 @@ func (e *transformerEncoder) forward(b *binding, p netconf.Params, x []float32, 
 		e.first = make([]int, rows)
 	}
 	e.first = e.first[:rows]
-	for s := range batch {
-		e.windows(x, rec, s, steps, batch)
-	}
+	window.Fill(e.win, e.first, x, rec.State, rec.Stride, rec.Starts, K, in, steps, batch)
 	if rec.Final != nil {
-		for s := range batch {
-			e.finalState(rec, s, (steps-1)*batch+s)
-		}
+		window.Final(rec.Final, rec.Stride, e.win, e.first, K, in, steps, batch)
 	}
 	// The embedding of every position: win·We + be + pos.
 	h := bufs.Grow(e.h[0], rows*K*D)
@@ -118,50 +115,6 @@ func (e *transformerEncoder) forward(b *binding, p netconf.Params, x []float32, 
 	}
 	layerNormForward(e.top, e.xhat, e.rstd, e.out, b.data(p, e.norm[0]), b.data(p, e.norm[1]), rows, D)
 	return e.latent.forward(b, p, e.out, rows), nil
-}
-
-// windows fills the windows of sequence s's rows (steps of batch, time-major): position j
-// of step t's window holds the input of step t − (K − 1) + j, from the sequence's rows or,
-// before its first step, from its initial state; positions before the episode's start, or
-// before the state's valid inputs, are zeros and cut off by first.
-func (e *transformerEncoder) windows(x []float32, rec *Recurrence, s, steps, batch int) {
-	K, in := e.t.Context, e.in
-	var past []float32 // the K − 1 inputs before the sequence, oldest first
-	pastN := 0
-	if rec.State != nil {
-		past = rec.State[s*rec.Stride : s*rec.Stride+(K-1)*in]
-		pastN = min(max(int(rec.State[s*rec.Stride+(K-1)*in]), 0), K-1)
-	}
-	start := -pastN // the earliest step of the episode that the windows may read
-	for t := range steps {
-		r := t*batch + s
-		if rec.Starts != nil && rec.Starts[r] != 0 {
-			start = t
-		}
-		win := e.win[r*K*in : (r+1)*K*in]
-		first := max(start-(t-(K-1)), 0)
-		e.first[r] = first
-		clear(win[:first*in])
-		for j := first; j < K; j++ {
-			var src []float32
-			if tau := t - (K - 1) + j; tau >= 0 {
-				src = x[(tau*batch+s)*in:]
-			} else { // before the sequence: an input from the state
-				src = past[(K-1+tau)*in:]
-			}
-			copy(win[j*in:(j+1)*in], src[:in])
-		}
-	}
-}
-
-// finalState writes sequence s's state after its last row r: the last K − 1 inputs of
-// row r's window and how many of them are valid. It reads only the window, so Final may be
-// the State the windows were read from.
-func (e *transformerEncoder) finalState(rec *Recurrence, s, r int) {
-	K, in := e.t.Context, e.in
-	dst := rec.Final[s*rec.Stride : s*rec.Stride+(K-1)*in+1]
-	copy(dst[:(K-1)*in], e.win[(r*K+1)*in:(r+1)*K*in])
-	dst[(K-1)*in] = float32(K - max(e.first[r], 1))
 }
 
 func (e *transformerEncoder) backward(b, gb *binding, p, grad netconf.Params, dLat []float32, w *workspace) {

@@ -144,9 +144,13 @@ func agreeCases() []agreeCase {
 		return func(s *netconf.Spec, _ netconf.Activation, _ bool) {
 			m := &netconf.LSTM{Hidden: hidden, Layers: layers, MinHidden: 1, MaxHidden: 16, MinLayers: 1, MaxLayers: 3}
 			s.Encoder, s.Input, s.LSTM, s.GRU = kind, []int{4}, nil, nil
-			if kind == netconf.EncoderGRU {
+			switch kind {
+			case netconf.EncoderGRU:
 				s.GRU = m
-			} else {
+			case netconf.EncoderTransformer: // width 2·hidden, 2 heads, a context of 3
+				s.Transformer = &netconf.Transformer{Layers: layers, Heads: 2, Width: 2 * hidden, MLP: 3 * hidden, Context: 3,
+					MinLayers: 1, MaxLayers: 3, MinWidth: 2, MaxWidth: 32, MinContext: 2, MaxContext: 8}
+			default:
 				s.LSTM = m
 			}
 		}
@@ -159,6 +163,8 @@ func agreeCases() []agreeCase {
 		{netconf.EncoderLSTM, netconf.EncoderLSTM, 2},
 		{netconf.EncoderGRU, netconf.EncoderLSTM, 1}, // a GRU actor beside an LSTM critic
 		{netconf.EncoderGRU, netconf.EncoderGRU, 2},
+		{netconf.EncoderTransformer, netconf.EncoderGRU, 1}, // a Transformer actor beside a GRU critic
+		{netconf.EncoderTransformer, netconf.EncoderTransformer, 2},
 	} {
 		a, c := agreePair(recurrent(kl.kind, 5, kl.layers), recurrent(kl.criticKind, 3, 3-kl.layers), netconf.Tanh, false)
 		f := family{fmt.Sprintf("%s/%dlayer", kl.kind, kl.layers), a, c}
@@ -330,12 +336,12 @@ func TestBackendsAgreeOnOutputsAndGradients(t *testing.T) {
 // TestBackendsResetTheStateAtEpisodeStarts: on both backends, a sequence with an episode
 // start at step t computes from there what a fresh sequence of the remaining steps computes
 // from a zero state, for the actor, a separate critic and the final state; for a two-layer
-// LSTM and a two-layer GRU.
+// LSTM, GRU and Transformer.
 func TestBackendsResetTheStateAtEpisodeStarts(t *testing.T) {
-	for _, family := range []string{"lstm", "gru"} {
+	for _, family := range []string{"lstm", "gru", "transformer"} {
 		t.Run(family, func(t *testing.T) {
 			for _, ac := range agreeCases() {
-				if ac.family == family && !ac.shared && ac.actor.Memory().Layers == 2 && ac.starts == nil {
+				if ac.family == family && !ac.shared && memoryLayers(ac.actor) == 2 && ac.starts == nil {
 					checkResetAtEpisodeStart(t, ac)
 					return
 				}
@@ -343,6 +349,14 @@ func TestBackendsResetTheStateAtEpisodeStarts(t *testing.T) {
 			t.Fatalf("no %s case", family)
 		})
 	}
+}
+
+// memoryLayers is the number of layers of s's encoder with memory.
+func memoryLayers(s netconf.Spec) int {
+	if s.Transformer != nil && s.Encoder == netconf.EncoderTransformer {
+		return s.Transformer.Layers
+	}
+	return s.Memory().Layers
 }
 
 // checkResetAtEpisodeStart runs c's batch 3 × 4 steps with an episode start at step 2 of

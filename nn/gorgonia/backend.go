@@ -101,7 +101,13 @@ type graph struct {
 	actorNodes, criticNodes []ParamNode
 	// recurrent holds the state inputs and outputs of the actor's LSTM, then the critic's;
 	// networks without one have no entry.
-	recurrent   []*Recurrent
+	recurrent []*Recurrent
+	// recurrentOff holds where each entry of recurrent starts in a sequence's state.
+	recurrentOff []int
+	// windows holds the Transformer encoders' inputs, with where their part of a
+	// sequence's state starts.
+	windows     []*Windows
+	windowsOff  []int
 	out, values []float32 // copied out by every run
 	features    []float32 // the actor's output layer's input, copied out by every run
 }
@@ -143,6 +149,10 @@ func (m *model) Forward(b nn.Batch) (out, values []float32, err error) {
 	clear(Data(g.dValues))
 	g.setState(b.State, m.stateSize)
 	g.setStarts(b.Starts)
+	for i, w := range g.windows {
+		off := g.windowsOff[i]
+		w.Fill(b.Obs, tail(b.State, off), m.stateSize, b.Starts, sh.steps, tail(b.Final, off))
+	}
 	if err := g.run(); err != nil {
 		return nil, nil, err
 	}
@@ -290,8 +300,8 @@ func (g *graph) finalState(final []float32, stride int) {
 // sequence, the offset in the sequence's state, and the hidden size.
 func (g *graph) eachState(stride int, f func(in *G.Node, out []float32, seq, off, n int)) {
 	for seq := range g.rows / g.steps {
-		off := 0
-		for _, r := range g.recurrent {
+		for i, r := range g.recurrent {
+			off := g.recurrentOff[i]
 			for l := range r.Layers {
 				f(r.H0[l], r.H[l], seq, off, r.Hidden)
 				off += r.Hidden
@@ -338,9 +348,7 @@ func (m *model) newGraph(sh shape) (g *graph, err error) {
 		return nil, fmt.Errorf("actor: %w", err)
 	}
 	g.actorNodes = actor.Params
-	if actor.Recurrent != nil {
-		g.recurrent = append(g.recurrent, actor.Recurrent)
-	}
+	g.addState(actor, 0)
 	var value *G.Node
 	if m.shared {
 		if value, g.criticNodes, err = BuildHead(eg, m.criticSpec, m.critic, actor.Latent, Options{Name: "critic"}); err != nil {
@@ -352,9 +360,7 @@ func (m *model) newGraph(sh shape) (g *graph, err error) {
 			return nil, fmt.Errorf("critic: %w", err)
 		}
 		value, g.criticNodes = critic.Out, critic.Params
-		if critic.Recurrent != nil {
-			g.recurrent = append(g.recurrent, critic.Recurrent)
-		}
+		g.addState(critic, m.actorSpec.StateSize())
 	}
 	g.dOut = NewInput(eg, "d_out", actor.Out.Shape()...)
 	g.dValues = NewInput(eg, "d_values", value.Shape()...)
@@ -379,6 +385,24 @@ func (m *model) newGraph(sh shape) (g *graph, err error) {
 	g.out, g.values, g.features = capture(actor.Out), capture(value), capture(actor.Features)
 	g.vm = G.NewTapeMachine(eg, G.BindDualValues(wrt...))
 	return g, nil
+}
+
+// addState records net's state inputs, which start at off in a sequence's state.
+func (g *graph) addState(net *Net, off int) {
+	if net.Recurrent != nil {
+		g.recurrent, g.recurrentOff = append(g.recurrent, net.Recurrent), append(g.recurrentOff, off)
+	}
+	if net.Windows != nil {
+		g.windows, g.windowsOff = append(g.windows, net.Windows), append(g.windowsOff, off)
+	}
+}
+
+// tail returns s[off:], or nil for a nil s.
+func tail(s []float32, off int) []float32 {
+	if s == nil {
+		return nil
+	}
+	return s[off:]
 }
 
 // sumProduct returns Σ x ⊙ w.

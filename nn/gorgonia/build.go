@@ -1,7 +1,6 @@
 package gorgonia
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -46,6 +45,9 @@ type Net struct {
 	Params   []ParamNode // in layout order; pass Learnables to G.Grad
 	// Recurrent is set for LSTM and GRU encoders: the state fed in and read out.
 	Recurrent *Recurrent
+	// Windows is set for a Transformer encoder: its windows of inputs, which the caller
+	// fills before each run (it reads them instead of Input).
+	Windows *Windows
 }
 
 // Learnables returns the parameter nodes, in layout order.
@@ -209,7 +211,10 @@ func (b *builder) network(s netconf.Spec, x *G.Node, withHead bool) (*Net, error
 			enc, n.Recurrent, err = b.lstm(x, "encoder.lstm", *s.LSTM)
 		}
 	case netconf.EncoderTransformer:
-		return nil, errors.New(`build: the gorgonia backend has no Transformer encoder (use [net] backend = "go")`)
+		if err := wantShape(x, -1, s.Input[0]); err != nil {
+			return nil, err
+		}
+		enc, n.Windows, err = b.transformer("encoder.transformer", *s.Transformer, s.Input[0], x.Shape()[0])
 	}
 	if err != nil {
 		return nil, fmt.Errorf("build %s encoder: %w", s, err)
