@@ -23,7 +23,9 @@ func forward(t testing.TB, s netconf.Spec, p netconf.Params, x []float32, rows, 
 	if err != nil {
 		t.Fatalf("build %s: %v", s, err)
 	}
-	if starts != nil {
+	if n.Windows != nil { // a Transformer reads its windows: from x, without a state
+		n.Windows.Fill(x, nil, 0, starts, steps, nil)
+	} else if starts != nil {
 		copy(Data(n.Recurrent.Starts), starts)
 	}
 	m := G.NewTapeMachine(g)

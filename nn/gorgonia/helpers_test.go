@@ -80,6 +80,10 @@ func transferSpec(kind netconf.EncoderKind, act netconf.Activation) netconf.Spec
 	case netconf.EncoderGRU:
 		s.GRU = &netconf.GRU{Hidden: 8, Layers: 2, MinHidden: 4, MaxHidden: 64, MinLayers: 1, MaxLayers: 3}
 		s.Input = []int{5}
+	case netconf.EncoderTransformer:
+		s.Transformer = &netconf.Transformer{Layers: 1, Heads: 2, Width: 8, MLP: 12, Context: 3, MinLayers: 1, MaxLayers: 3,
+			MinWidth: 4, MaxWidth: 24, MinContext: 2, MaxContext: 5}
+		s.Input = []int{5}
 	case netconf.EncoderDict: // a flat key and an image key; MLP is the configured template
 		s.Encoder = netconf.EncoderMLP
 		mlp := netconf.MLP{Hidden: []int{16, 12}, Activation: act, MinLayers: 1, MaxLayers: 3, MinNodes: 4, MaxNodes: 64}

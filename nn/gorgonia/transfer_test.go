@@ -43,6 +43,7 @@ func TestTransferAfterGrowthComputesTheSameFunction(t *testing.T) {
 		{"lstm.add_node", netconf.EncoderLSTM, netconf.Tanh, mutation("lstm.add_node")},
 		{"gru gains hidden units", netconf.EncoderGRU, netconf.ReLU, func(s *netconf.Spec, _ *rand.Rand) { s.GRU.Hidden += 8 }},
 		{"gru.add_node", netconf.EncoderGRU, netconf.Tanh, mutation("gru.add_node")},
+		{"transformer.add_layer", netconf.EncoderTransformer, netconf.Tanh, mutation("transformer.add_layer")},
 		{"latent.add_node", netconf.EncoderCNN, netconf.ReLU, mutation("latent.add_node")},
 		{"cnn.add_channel", netconf.EncoderCNN, netconf.ELU, mutation("cnn.add_channel")},
 		{"dict: one key's mlp gains nodes", netconf.EncoderDict, netconf.Tanh, func(s *netconf.Spec, _ *rand.Rand) { s.Inputs[0].MLP.Hidden[1] += 8 }},
@@ -115,7 +116,7 @@ func TestRandomMutationSequencesBuildAndRun(t *testing.T) {
 	if testing.Short() {
 		steps = 200
 	}
-	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderDict} {
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer, netconf.EncoderDict} {
 		t.Run(string(kind), func(t *testing.T) {
 			// Small bounds keep thousands of builds fast; the operators only see the bounds.
 			s := transferSpec(kind, netconf.ReLU)
@@ -127,6 +128,8 @@ func TestRandomMutationSequencesBuildAndRun(t *testing.T) {
 				s.CNN.MaxChannels, s.CNN.MaxLayers = 16, 5
 			case netconf.EncoderLSTM, netconf.EncoderGRU:
 				s.Memory().MaxHidden = 24
+			case netconf.EncoderTransformer:
+				steps = min(steps, 150) // each step builds a graph window by window
 			case netconf.EncoderDict:
 				s.Inputs[0].MLP.MaxNodes, s.Inputs[0].MLP.LayerNorm = 40, true
 				s.Inputs[1].CNN.MaxChannels, s.Inputs[1].CNN.MaxLayers = 16, 5

@@ -4,6 +4,7 @@
 # (4 agents). Runs already finished in OUT are kept. Usage:
 #   docs/bench/popgym/run.sh OUT [BUDGET] [SEEDS] [TASKS...]
 # e.g. docs/bench/popgym/run.sh /tmp/popgym 500000 "1 2 3"
+# WORKERS sets evolve -workers (results do not depend on it; default: the CPUs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -29,9 +30,9 @@ for task in "${tasks[@]}"; do
 		cfg="$out/$task/config.toml"
 		sed -e "s/^id = .*/id = \"popgym-$task-v0\"/" "$here/popgym.toml" > "$cfg"
 		if [ -d "$dir/checkpoints" ]; then
-			"$evolve" -resume "$dir" -quiet
+			"$evolve" -resume "$dir" -quiet ${WORKERS:+-workers "$WORKERS"}
 		else
-			"$evolve" -config "$cfg" -out "$dir" -seed "$seed" -max-steps $((budget * 4)) -no-target -quiet
+			"$evolve" -config "$cfg" -out "$dir" -seed "$seed" -max-steps $((budget * 4)) -no-target -quiet ${WORKERS:+-workers "$WORKERS"}
 		fi
 		echo "$task seed $seed: $(grep -o '"elite_fitness": *[-0-9.e]*' "$dir/summary.json" || true)"
 	done
