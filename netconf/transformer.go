@@ -134,20 +134,33 @@ func transformerRemoveLayer(t *Transformer, _ *rand.Rand) (string, bool) {
 	return stepLayers(&t.Layers, -1, t.MinLayers, t.MaxLayers)
 }
 
-// transformerResize moves the width by a multiple of the heads (so they still divide it),
-// the MLP with it at its ratio, or the context, in direction dir.
+// transformerResize changes one size in direction dir, drawn uniformly: the context, the
+// MLP's width, the heads (to the next divisor of the width) or the width (by a multiple of
+// the heads, so they still divide it).
 func transformerResize(dir int) transformerOp {
 	return func(t *Transformer, rng *rand.Rand) (string, bool) {
-		if rng.IntN(2) == 0 {
+		switch rng.IntN(4) {
+		case 0:
 			return resizeScalar(&t.Context, dir, []int{1, 2, 4}, t.MinContext, t.MaxContext, "context", rng)
+		case 1:
+			return resizeScalar(&t.MLP, dir, mlpNodeSteps(), 1, 4*t.MaxWidth, "mlp", rng)
+		case 2:
+			old := t.Heads
+			for h := old + dir; h >= 1 && h <= t.Width; h += dir {
+				if t.Width%h == 0 {
+					t.Heads = h
+					return fmt.Sprintf("heads %d -> %d", old, h), true
+				}
+			}
+			return fmt.Sprintf("heads %d: no other divisor of width %d that way", old, t.Width), false
 		}
-		old, oldMLP := t.Width, t.MLP
+		old := t.Width
 		step := t.Heads * []int{1, 2, 4}[rng.IntN(3)]
 		w := old + dir*step
 		if w < t.MinWidth || w > t.MaxWidth {
 			return fmt.Sprintf("width %d by %d leaves %d to %d", old, dir*step, t.MinWidth, t.MaxWidth), false
 		}
-		t.Width, t.MLP = w, max(1, oldMLP*w/old)
-		return fmt.Sprintf("width %d -> %d, mlp %d -> %d", old, w, oldMLP, t.MLP), true
+		t.Width = w
+		return fmt.Sprintf("width %d -> %d", old, w), true
 	}
 }
