@@ -71,6 +71,13 @@ func benchEncoders() []benchEncoder {
 			c.Net, _ = c.Net.WithMemory(netconf.EncoderGRU)
 			return c
 		}},
+		{"transformer", "CartPoleNoVel-v1", func() Config { // docs/bench/memory-speed/transformer-matched
+			c := lstm()
+			c.Net.Encoder, c.Net.LSTM = netconf.EncoderTransformer, nil
+			c.Net.Transformer = &netconf.Transformer{Layers: 1, Heads: 2, Width: 16, MLP: 32, Context: 8,
+				MinLayers: 1, MaxLayers: 3, MinWidth: 8, MaxWidth: 256, MinContext: 2, MaxContext: 128}
+			return c
+		}},
 	}
 }
 
@@ -242,6 +249,14 @@ func netFLOPs(s netconf.Spec) (total, first float64) {
 			total += f
 			in = s.Memory().Hidden
 		}
+	case s.Encoder == netconf.EncoderTransformer:
+		// Per window of K positions: the embedding, then per layer the four projections,
+		// the MLP and the causal attention (about K/2 keys per query, scores and values).
+		t := s.Transformer
+		K, D := float64(t.Context), float64(t.Width)
+		first = 2 * K * float64(in) * D
+		total = first + float64(t.Layers)*2*K*(4*D*D+2*D*float64(t.MLP)+K*D)
+		in = t.Width
 	}
 	lat := 2 * float64(in*s.Latent.Size)
 	if first == 0 {
