@@ -348,6 +348,14 @@ func TestEstimateCountsTheAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(cfg.Net.Memories) > 1 {
+			// A memory gene is counted at its largest model, the agent built here is its
+			// encoder's: the estimate may exceed the file, never fall short of it.
+			if est.agentFile < fi.Size()-64<<10 {
+				t.Errorf("%s: agent file of %d bytes, estimated %d: want at least the file without its header", name, fi.Size(), est.agentFile)
+			}
+			continue
+		}
 		if header := fi.Size() - est.agentFile; cfg.PPO.ShareEncoders || header < 0 || header > 64<<10 {
 			t.Errorf("%s: agent file of %d bytes, estimated %d for %d weights: want the file larger by its header only", name, fi.Size(), est.agentFile, est.weights)
 		}
