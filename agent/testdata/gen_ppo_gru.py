@@ -19,10 +19,14 @@ whole sequences; every average runs over the valid steps only. Made with torch
 
 import json
 import os
+import sys
 
 import torch
 from torch import nn
 from torch.distributions import Normal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ppo_rule import snapshot, tensor, update  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
@@ -45,37 +49,6 @@ class GRUNet(nn.Module):
         named.update({f"latent.{n}": p for n, p in self.latent.named_parameters()})
         named.update({f"out.{n}": p for n, p in self.out.named_parameters()})
         return {f"{prefix}.{n}": p for n, p in named.items()}
-
-
-def tensor(t):
-    return {"shape": list(t.shape), "data": t.detach().reshape(-1).tolist()}
-
-
-def snapshot(params):
-    return {n: tensor(p) for n, p in params.items()}
-
-
-def weighted_terms(logp, old_logp, adv, v, old_v, ret, ent, w, hp):
-    """The PPO losses and statistics, every mean over the steps where w = 1."""
-    n = w.sum()
-
-    def avg(t):
-        return (t * w).sum() / n
-
-    mu = avg(adv)
-    sd = torch.sqrt((((adv - mu) ** 2) * w).sum() / (n - 1))
-    a = (adv - mu) / (sd + 1e-8)
-    log_r = logp - old_logp
-    r = torch.exp(log_r)
-    c = hp["clip_coef"]
-    pg = avg(torch.maximum(-a * r, -a * torch.clamp(r, 1 - c, 1 + c)))
-    v_clipped = old_v + torch.clamp(v - old_v, -c, c)
-    vl = 0.5 * avg(torch.maximum((v - ret) ** 2, (v_clipped - ret) ** 2))
-    e = avg(ent)
-    loss = pg - hp["ent_coef"] * e + hp["vf_coef"] * vl
-    stats = {"pg_loss": pg.item(), "v_loss": vl.item(), "entropy": e.item(), "loss": loss.item(),
-             "approx_kl": avg((r - 1) - log_r).item(), "clipfrac": avg(((r - 1).abs() > c).double()).item()}
-    return loss, stats
 
 
 def make(name, seed, hp, epochs=3):
@@ -103,26 +76,9 @@ def make(name, seed, hp, epochs=3):
         advantages = (1.5 * torch.randn(L, S, generator=g) - 0.2) * valid
         returns = (old_values + advantages) * valid
 
-    opt = torch.optim.Adam(list(params.values()), lr=hp["lr"], eps=1e-5)
-    steps, after_first = [], None
-    for epoch in range(epochs):
-        perm = torch.randperm(S, generator=g)
-        for k in range(0, S, 4):
-            b = perm[k:k + 4]
-            mean = actor(obs[:, b], h0["actor_h0"][b])
-            pi = Normal(mean, log_std.exp().expand_as(mean))
-            logp, ent = pi.log_prob(actions[:, b]).sum(2), pi.entropy().sum(2)
-            v = critic(obs[:, b], h0["critic_h0"][b]).squeeze(2)
-            loss, stats = weighted_terms(logp, old_logp[:, b], advantages[:, b], v, old_values[:, b],
-                                         returns[:, b], ent, valid[:, b], hp)
-            opt.zero_grad()
-            loss.backward()
-            stats["grad_norm_before_clip"] = float(nn.utils.clip_grad_norm_(list(params.values()), hp["max_grad_norm"]))
-            opt.step()
-            stats.update(epoch=epoch, sequences=[int(i) for i in b])
-            steps.append(stats)
-            if after_first is None:
-                after_first = snapshot(params)
+    data = dict(obs=obs, actions=actions, old_logp=old_logp, old_values=old_values,
+                advantages=advantages, returns=returns, valid=valid, **h0)
+    steps, after_first = update(actor, critic, log_std, params, data, hp, g, epochs)
     return {
         "name": name, "action_kind": "box", "obs_dim": obs_dim, "action": act,
         "network": GRUNet.__doc__ + " Gates in PyTorch's order r, z, n; two biases.",

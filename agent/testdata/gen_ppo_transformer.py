@@ -25,10 +25,14 @@ Made with torch 1.13 (Debian's python3-torch).
 import json
 import math
 import os
+import sys
 
 import torch
 from torch import nn
 from torch.distributions import Normal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ppo_rule import snapshot, tensor, update  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 K, D, H, F = 4, 8, 2, 12
@@ -98,34 +102,6 @@ class TransformerNet(nn.Module):
         return named
 
 
-def tensor(t):
-    return {"shape": list(t.shape), "data": t.detach().reshape(-1).tolist()}
-
-
-def snapshot(params):
-    return {n: tensor(p) for n, p in params.items()}
-
-
-def weighted_terms(logp, old_logp, adv, v, old_v, ret, ent, w, hp):
-    n = w.sum()
-
-    def avg(t):
-        return (t * w).sum() / n
-
-    mu = avg(adv)
-    sd = torch.sqrt((((adv - mu) ** 2) * w).sum() / (n - 1))
-    a = (adv - mu) / (sd + 1e-8)
-    log_r = logp - old_logp
-    r = torch.exp(log_r)
-    c = hp["clip_coef"]
-    pg = avg(torch.maximum(-a * r, -a * torch.clamp(r, 1 - c, 1 + c)))
-    vl = 0.5 * avg(torch.maximum((v - ret) ** 2, (old_v + torch.clamp(v - old_v, -c, c) - ret) ** 2))
-    e = avg(ent)
-    loss = pg - hp["ent_coef"] * e + hp["vf_coef"] * vl
-    return loss, {"pg_loss": pg.item(), "v_loss": vl.item(), "entropy": e.item(), "loss": loss.item(),
-                  "approx_kl": avg((r - 1) - log_r).item(), "clipfrac": avg(((r - 1).abs() > c).double()).item()}
-
-
 def make(name, seed, hp, epochs=3):
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -153,26 +129,9 @@ def make(name, seed, hp, epochs=3):
         old_values = critic(obs, states["critic_h0"]).squeeze(2) * valid
         advantages = (1.5 * torch.randn(L, S, generator=g) + 0.1) * valid
         returns = (old_values + advantages) * valid
-    opt = torch.optim.Adam(list(params.values()), lr=hp["lr"], eps=1e-5)
-    steps, after_first = [], None
-    for epoch in range(epochs):
-        perm = torch.randperm(S, generator=g)
-        for k in range(0, S, 4):
-            b = perm[k:k + 4]
-            mean = actor(obs[:, b], states["actor_h0"][b])
-            pi = Normal(mean, log_std.exp().expand_as(mean))
-            logp, ent = pi.log_prob(actions[:, b]).sum(2), pi.entropy().sum(2)
-            v = critic(obs[:, b], states["critic_h0"][b]).squeeze(2)
-            loss, stats = weighted_terms(logp, old_logp[:, b], advantages[:, b], v, old_values[:, b],
-                                         returns[:, b], ent, valid[:, b], hp)
-            opt.zero_grad()
-            loss.backward()
-            stats["grad_norm_before_clip"] = float(nn.utils.clip_grad_norm_(list(params.values()), hp["max_grad_norm"]))
-            opt.step()
-            stats.update(epoch=epoch, sequences=[int(i) for i in b])
-            steps.append(stats)
-            if after_first is None:
-                after_first = snapshot(params)
+    data = dict(obs=obs, actions=actions, old_logp=old_logp, old_values=old_values,
+                advantages=advantages, returns=returns, valid=valid, **states)
+    steps, after_first = update(actor, critic, log_std, params, data, hp, g, epochs)
     return {
         "name": name, "action_kind": "box", "obs_dim": obs_dim, "action": act,
         "network": TransformerNet.__doc__,
