@@ -251,13 +251,7 @@ func (l *GRULayer) addBiasGradient(bias [3][]float32, dz []float32, rows int) {
 
 // check panics unless w has the layer's shapes.
 func (l *GRULayer) check(call string, w GRUWeights) {
-	H, In := l.Hidden, l.In
-	for q := range 3 {
-		if len(w.Wih[q]) != In*H || len(w.Whh[q]) != H*H || len(w.Bih[q]) != H || len(w.Bhh[q]) != H {
-			panic(fmt.Sprintf("nn: GRULayer.%s: gate %d has weights of %d, %d, %d, %d values, want %d·%d, %d·%d, %d, %d",
-				call, q, len(w.Wih[q]), len(w.Whh[q]), len(w.Bih[q]), len(w.Bhh[q]), In, H, H, H, H, H))
-		}
-	}
+	checkGates("GRULayer", call, l.In, l.Hidden, w.Wih[:], w.Whh[:], w.Bih[:], w.Bhh[:])
 }
 
 // grow sizes the buffers for rows rows of batch sequences.

@@ -262,11 +262,17 @@ func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 
 // check panics unless w has the layer's shapes.
 func (l *LSTMLayer) check(call string, w LSTMWeights) {
-	H, In := l.Hidden, l.In
-	for q := range 4 {
-		if len(w.Wih[q]) != In*H || len(w.Whh[q]) != H*H || len(w.Bih[q]) != H || len(w.Bhh[q]) != H {
-			panic(fmt.Sprintf("nn: LSTMLayer.%s: gate %d has weights of %d, %d, %d, %d values, want %d·%d, %d·%d, %d, %d",
-				call, q, len(w.Wih[q]), len(w.Whh[q]), len(w.Bih[q]), len(w.Bhh[q]), In, H, H, H, H, H))
+	checkGates("LSTMLayer", call, l.In, l.Hidden, w.Wih[:], w.Whh[:], w.Bih[:], w.Bhh[:])
+}
+
+// checkGates panics unless every gate q of a recurrent layer (the gates' slices of an
+// LSTMWeights or GRUWeights) has an input matrix [in, h], a recurrent one [h, h] and two
+// biases [h]; layer and call name the method in the message.
+func checkGates(layer, call string, in, h int, wih, whh, bih, bhh [][]float32) {
+	for q := range wih {
+		if len(wih[q]) != in*h || len(whh[q]) != h*h || len(bih[q]) != h || len(bhh[q]) != h {
+			panic(fmt.Sprintf("nn: %s.%s: gate %d has weights of %d, %d, %d, %d values, want %d·%d, %d·%d, %d, %d",
+				layer, call, q, len(wih[q]), len(whh[q]), len(bih[q]), len(bhh[q]), in, h, h, h, h, h))
 		}
 	}
 }

@@ -23,10 +23,9 @@ import sys
 
 import torch
 from torch import nn
-from torch.distributions import Normal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ppo_rule import snapshot, tensor, update  # noqa: E402
+from ppo_rule import collect, snapshot, tensor, update  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
@@ -67,17 +66,7 @@ def make(name, seed, hp, epochs=3):
         valid[:n, s] = 1
     obs = torch.randn(L, S, obs_dim, generator=g) * valid.unsqueeze(2)
     h0 = {k: 0.5 * torch.randn(S, hidden, generator=g) for k in ("actor_h0", "critic_h0")}
-    with torch.no_grad():
-        mean = actor(obs, h0["actor_h0"])
-        pi = Normal(mean, log_std.exp().expand_as(mean))
-        actions = pi.sample() * valid.unsqueeze(2)
-        old_logp = pi.log_prob(actions).sum(2) * valid
-        old_values = critic(obs, h0["critic_h0"]).squeeze(2) * valid
-        advantages = (1.5 * torch.randn(L, S, generator=g) - 0.2) * valid
-        returns = (old_values + advantages) * valid
-
-    data = dict(obs=obs, actions=actions, old_logp=old_logp, old_values=old_values,
-                advantages=advantages, returns=returns, valid=valid, **h0)
+    data = collect(actor, critic, log_std, obs, h0, valid, g, -0.2)
     steps, after_first = update(actor, critic, log_std, params, data, hp, g, epochs)
     return {
         "name": name, "action_kind": "box", "obs_dim": obs_dim, "action": act,
@@ -90,8 +79,8 @@ def make(name, seed, hp, epochs=3):
         "weight_layout": "PyTorch's: GRU weight_ih [3H, in], weight_hh [3H, H], gate blocks r, z, n; Linear weight [out, in]",
         "sequence_layout": "time-major: obs [L, S, obs_dim], every other per-step field [L, S]; valid[t][s] = 1 for real steps",
         "init_params": init, "lengths": lengths, "valid": tensor(valid),
-        "obs": tensor(obs), "actions": tensor(actions), "old_logprobs": tensor(old_logp),
-        "old_values": tensor(old_values), "advantages": tensor(advantages), "returns": tensor(returns),
+        "obs": tensor(obs), "actions": tensor(data["actions"]), "old_logprobs": tensor(data["old_logp"]),
+        "old_values": tensor(data["old_values"]), "advantages": tensor(data["advantages"]), "returns": tensor(data["returns"]),
         **{k: tensor(v) for k, v in h0.items()},
         "steps": steps, "params_after_first_step": after_first, "final_params": snapshot(params),
     }

@@ -29,10 +29,9 @@ import sys
 
 import torch
 from torch import nn
-from torch.distributions import Normal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ppo_rule import snapshot, tensor, update  # noqa: E402
+from ppo_rule import collect, snapshot, tensor, update  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 K, D, H, F = 4, 8, 2, 12
@@ -121,24 +120,15 @@ def make(name, seed, hp, epochs=3):
         st = torch.randn(S, (K - 1) * obs_dim + 1, generator=g)
         st[:, -1] = torch.tensor([0, 3, 1, 2, 3, 0, 3, 2], dtype=torch.float64)
         states[k] = st
-    with torch.no_grad():
-        mean = actor(obs, states["actor_h0"])
-        pi = Normal(mean, log_std.exp().expand_as(mean))
-        actions = pi.sample() * valid.unsqueeze(2)
-        old_logp = pi.log_prob(actions).sum(2) * valid
-        old_values = critic(obs, states["critic_h0"]).squeeze(2) * valid
-        advantages = (1.5 * torch.randn(L, S, generator=g) + 0.1) * valid
-        returns = (old_values + advantages) * valid
-    data = dict(obs=obs, actions=actions, old_logp=old_logp, old_values=old_values,
-                advantages=advantages, returns=returns, valid=valid, **states)
+    data = collect(actor, critic, log_std, obs, states, valid, g, 0.1)
     steps, after_first = update(actor, critic, log_std, params, data, hp, g, epochs)
     return {
         "name": name, "action_kind": "box", "obs_dim": obs_dim, "action": act,
         "network": TransformerNet.__doc__,
         "hyperparameters": dict(hp, adam_eps=1e-5, bptt="4 whole sequences per minibatch, padded to 4 steps"),
         "init_params": init, "lengths": lengths, "valid": tensor(valid),
-        "obs": tensor(obs), "actions": tensor(actions), "old_logprobs": tensor(old_logp),
-        "old_values": tensor(old_values), "advantages": tensor(advantages), "returns": tensor(returns),
+        "obs": tensor(obs), "actions": tensor(data["actions"]), "old_logprobs": tensor(data["old_logp"]),
+        "old_values": tensor(data["old_values"]), "advantages": tensor(data["advantages"]), "returns": tensor(data["returns"]),
         **{k: tensor(v) for k, v in states.items()},
         "steps": steps, "params_after_first_step": after_first, "final_params": snapshot(params),
     }

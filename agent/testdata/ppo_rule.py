@@ -40,6 +40,24 @@ def weighted_terms(logp, old_logp, adv, v, old_v, ret, ent, w, hp):
     return loss, stats
 
 
+def collect(actor, critic, log_std, obs, states, valid, g, adv_shift):
+    """The rollout the update learns from: actions sampled from the initial policy (zeros
+    on padding), their log-probabilities, the critic's values, advantages drawn from g
+    (1.5 standard normals shifted by adv_shift) and returns = values + advantages; with
+    obs, valid and the states, the update's data."""
+    L, S = valid.shape
+    with torch.no_grad():
+        mean = actor(obs, states["actor_h0"])
+        pi = Normal(mean, log_std.exp().expand_as(mean))
+        actions = pi.sample() * valid.unsqueeze(2)
+        old_logp = pi.log_prob(actions).sum(2) * valid
+        old_values = critic(obs, states["critic_h0"]).squeeze(2) * valid
+        advantages = (1.5 * torch.randn(L, S, generator=g) + adv_shift) * valid
+        returns = (old_values + advantages) * valid
+    return dict(obs=obs, actions=actions, old_logp=old_logp, old_values=old_values,
+                advantages=advantages, returns=returns, valid=valid, **states)
+
+
 def update(actor, critic, log_std, params, data, hp, g, epochs=3):
     """Runs the update over data (obs, actions, old_logp, old_values, advantages,
     returns, valid, and the states "actor_h0", "critic_h0") with the permutations
