@@ -302,6 +302,58 @@ func TestTransformerWindowsDoNotDependOnTheBatch(t *testing.T) {
 	}
 }
 
+// TestTransformerForwardLastIsForwardsLastRows: ForwardLast gives each window's last row
+// of Forward bit for bit, and its Backward, from the gradient of those rows, the weight
+// gradients and dx of Forward's Backward with zeros on every other row. The two may differ
+// only in the sign of a zero (Forward's adds the zero terms that ForwardLast leaves out,
+// and +0 + −0 is +0), so values are compared with ==, which does not tell zeros apart. It
+// also checks that ForwardLast then Forward on one layer reuse its buffers without
+// allocating.
+func TestTransformerForwardLastIsForwardsLastRows(t *testing.T) {
+	const D, H, F, K, W = 16, 4, 32, 8, 5
+	rng := rand.New(rand.NewPCG(6, 7))
+	w := transformerRandom(rng, D, F, 0.3)
+	x := randomInput(rng, W*K*D)
+	for _, first := range [][]int{nil, {0, 3, 7, 1, 0}} {
+		full, last := NewTransformerLayer(D, H, F), NewTransformerLayer(D, H, F)
+		z, zl := make([]float32, W*K*D), make([]float32, W*D)
+		full.Forward(z, x, W, K, first, w)
+		last.ForwardLast(zl, x, W, K, first, w)
+		dzl := randomInput(rng, W*D)
+		dz := make([]float32, W*K*D)
+		for b := range W {
+			requireSameBits(t, fmt.Sprintf("first %v: window %d's last row", first, b), zl[b*D:(b+1)*D], z[(b*K+K-1)*D:(b*K+K)*D])
+			copy(dz[(b*K+K-1)*D:], dzl[b*D:(b+1)*D])
+		}
+		g, gl := transformerZeros(D, F), transformerZeros(D, F)
+		dx, dxl := make([]float32, len(x)), make([]float32, len(x))
+		full.Backward(dx, dz, x, w, g)
+		last.Backward(dxl, dzl, x, w, gl)
+		names, gs := transformerTensors(g)
+		_, gls := transformerTensors(gl)
+		for i, name := range append(names, "x") {
+			got, want := append(gls, dxl), append(gs, dx)
+			for j := range want[i] {
+				if got[i][j] != want[i][j] {
+					t.Fatalf("first %v: d%s[%d] = %v after ForwardLast, %v after Forward", first, name, j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+	l := NewTransformerLayer(D, H, F)
+	z, dx, g := make([]float32, W*K*D), make([]float32, W*K*D), transformerZeros(D, F)
+	run := func() {
+		l.ForwardLast(z, x, W, K, nil, w)
+		l.Backward(dx, z[:W*D], x, w, g)
+		l.Forward(z, x, W, K, nil, w)
+		l.Backward(dx, z, x, w, g)
+	}
+	run()
+	if n := testing.AllocsPerRun(10, run); n != 0 {
+		t.Fatalf("%v allocations per run, want 0", n)
+	}
+}
+
 // TestTransformerLayersStackMatchFiniteDifferences: two layers, the second reading the
 // first's output, as an encoder stacks them: the gradients of the first layer's weights
 // and of x through both match the naive float64 stack's central differences.
@@ -356,20 +408,29 @@ func BenchmarkTransformerLayer(b *testing.B) {
 		name    string
 		windows int
 		train   bool
-	}{{"act", 8, false}, {"train", 256, true}} {
+		last    bool // ForwardLast, as an encoder's top layer
+	}{{"act", 8, false, false}, {"train", 256, true, false}, {"act-last", 8, false, true}, {"train-last", 256, true, true}} {
 		b.Run(m.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			w, g := transformerRandom(rng, D, F, 0.2), transformerZeros(D, F)
 			x, dz := randomInput(rng, m.windows*K*D), randomInput(rng, m.windows*K*D)
 			z, dx := make([]float32, len(x)), make([]float32, len(x))
 			l := NewTransformerLayer(D, H, F)
+			// Per position: 4 D×D projections, the MLP and the attention (a query
+			// against K keys and values, counted without the causal mask).
 			flops := float64(m.windows*K) * 2 * float64(4*D*D+2*D*F+2*K*D)
+			forward := l.Forward
+			if m.last {
+				// The keys and values at every position, the rest at the last.
+				flops = float64(m.windows) * 2 * float64(K*2*D*D+2*D*D+2*D*F+2*K*D)
+				forward = l.ForwardLast
+			}
 			if m.train {
 				flops *= 3
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				l.Forward(z, x, m.windows, K, nil, w)
+				forward(z, x, m.windows, K, nil, w)
 				if m.train {
 					l.Backward(dx, dz, x, w, g)
 				}

@@ -130,7 +130,7 @@ func netKinks(dst []bool, n *Net) []bool {
 			dense(e.latent)
 		case *transformerEncoder: // the MLPs' ReLUs
 			for _, l := range e.layers {
-				for _, v := range l.u[:l.windows*l.k*l.MLP] {
+				for _, v := range l.u[:l.windows*l.nq*l.MLP] {
 					dst = append(dst, v >= 0)
 				}
 			}

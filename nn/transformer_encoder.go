@@ -29,8 +29,7 @@ type transformerEncoder struct {
 
 	win   []float32   // [rows, K, in]: each row's window of inputs
 	first []int       // [rows]: each window's first valid position
-	h     [][]float32 // per layer: its input [rows·K, D]; h[Layers] the top's output
-	top   []float32   // [rows, D]: the final LayerNorm's input, the windows' last positions
+	h     [][]float32 // per layer: its input [rows·K, D]; h[Layers] the top's output [rows, D]
 	xhat  []float32   // [rows, D]
 	rstd  []float32   // [rows]
 	out   []float32   // [rows, D]: the encoder's output
@@ -102,18 +101,22 @@ func (e *transformerEncoder) forward(b *binding, p netconf.Params, x []float32, 
 		}
 	}
 	simd.MatMulAdd(h, D, e.win, in, 1, we, D, rows*K, D, in)
+	// Only the windows' last positions leave the encoder, so the top layer computes
+	// only theirs: [rows, D].
+	top := len(e.layers) - 1
 	for l, layer := range e.layers {
+		if l == top {
+			e.h[l+1] = bufs.Grow(e.h[l+1], rows*D)
+			layer.ForwardLast(e.h[l+1], e.h[l], rows, K, e.first, e.layerWeights(b, p, l))
+			break
+		}
 		e.h[l+1] = bufs.Grow(e.h[l+1], rows*K*D)
 		layer.Forward(e.h[l+1], e.h[l], rows, K, e.first, e.layerWeights(b, p, l))
 	}
-	// The final LayerNorm of each window's last position.
-	e.top, e.xhat = bufs.Grow(e.top, rows*D), bufs.Grow(e.xhat, rows*D)
+	// The final LayerNorm.
+	e.xhat = bufs.Grow(e.xhat, rows*D)
 	e.rstd, e.out = bufs.Grow(e.rstd, rows), bufs.Grow(e.out, rows*D)
-	last := e.h[len(e.layers)]
-	for r := range rows {
-		copy(e.top[r*D:(r+1)*D], last[(r*K+K-1)*D:(r*K+K)*D])
-	}
-	layerNormForward(e.top, e.xhat, e.rstd, e.out, b.data(p, e.norm[0]), b.data(p, e.norm[1]), rows, D)
+	layerNormForward(e.h[top+1], e.xhat, e.rstd, e.out, b.data(p, e.norm[0]), b.data(p, e.norm[1]), rows, D)
 	return e.latent.forward(b, p, e.out, rows), nil
 }
 
@@ -123,17 +126,13 @@ func (e *transformerEncoder) backward(b, gb *binding, p, grad netconf.Params, dL
 	e.dOut = bufs.Grow(e.dOut, rows*D)
 	e.latent.backward(b, gb, p, grad, e.out, dLat, e.dOut, w.ones, w.rows)
 	layerNormBackward(e.dOut, e.xhat, e.rstd, b.data(p, e.norm[0]), gb.data(grad, e.norm[0]), gb.data(grad, e.norm[1]), rows, D)
-	dz := bufs.Grow(e.dh[0], rows*K*D)
-	e.dh[0] = dz
-	clear(dz)
-	for r := range rows {
-		copy(dz[(r*K+K-1)*D:(r*K+K)*D], e.dOut[r*D:(r+1)*D])
-	}
+	// The top layer takes the gradient of its last positions, [rows, D].
+	dz := e.dOut
 	for l := len(e.layers) - 1; l >= 0; l-- {
-		dx := bufs.Grow(e.dh[1], rows*K*D)
-		e.dh[1] = dx
+		// Layers alternate between the two buffers: dz is the one above's dx.
+		dx := bufs.Grow(e.dh[l%2], rows*K*D)
+		e.dh[l%2] = dx
 		e.layers[l].Backward(dx, dz, e.h[l], e.layerWeights(b, p, l), e.layerWeights(gb, grad, l))
-		e.dh[0], e.dh[1] = dx, dz
 		dz = dx
 	}
 	// The embedding: dWe += winᵀ·dz, dbe and dpos the sums over rows and windows.

@@ -18,11 +18,12 @@ const matMulKC = 256
 // Each row of C gets the bits of VecMatAddInc(c[i·ldc : i·ldc+n], a[i·ai:],
 // al, k, b, ldb), so a row's result does not depend on the other rows:
 // columns below n&^7 are FMA chains over l in order from C's value, the
-// rest are summed in Go by VecMatAddInc itself. With AVX2 and FMA the
-// columns below n&^7 of all rows but an odd last one go through register
-// tiles of 6 (or 4, 2) rows × 16 (or 8) columns, in which a B row loaded
-// once serves every row of the tile, instead of each row streaming all of
-// B; the odd last row is VecMatAddInc's.
+// rest chains of a rounded product and an add (see VecMatAddInc). With AVX2
+// and FMA all rows but an odd last one go through register tiles of 6 (or
+// 4, 2) rows × 16 (or 8) columns, and the columns past n&^7 through masked
+// tiles of 6 (4, 2) rows, in which a B row loaded once serves every row of
+// the tile, instead of each row streaming all of B; the odd last row is
+// VecMatAddInc's.
 func MatMulAdd(c []float32, ldc int, a []float32, ai, al int, b []float32, ldb int, m, n, k int) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
@@ -36,8 +37,10 @@ func MatMulAdd(c []float32, ldc int, a []float32, ai, al int, b []float32, ldb i
 	_ = b[(k-1)*ldb+n-1]
 	n8 := n &^ 7
 	tiled := 0 // rows 0..tiled-1 go through the tile kernels
-	if HasAVX2FMA && n8 > 0 {
+	if HasAVX2FMA {
 		tiled = m &^ 1
+	}
+	if tiled > 0 && n8 > 0 {
 		for l0 := 0; l0 < k; l0 += matMulKC {
 			kc := min(matMulKC, k-l0)
 			for i := 0; i < tiled; {
@@ -61,13 +64,33 @@ func MatMulAdd(c []float32, ldc int, a []float32, ai, al int, b []float32, ldb i
 			}
 		}
 	}
-	if n8 < n {
-		for i := range tiled {
-			VecMatAddInc(c[i*ldc+n8:i*ldc+n], a[i*ai:], al, k, b[n8:], ldb)
+	if tiled > 0 && n8 < n {
+		// The rows of a tail tile share each masked row of B, and their
+		// chains hide the add's latency that one row's chain waits on.
+		for i := 0; i < tiled; {
+			rows := min(6, tiled-i)
+			if tiled-i == 8 {
+				rows = 4
+			}
+			matMulTailTile(rows, &c[i*ldc+n8], ldc, &a[i*ai], ai, al, &b[n8], ldb, k, n-n8)
+			i += rows
 		}
 	}
 	for i := tiled; i < m; i++ {
 		VecMatAddInc(c[i*ldc:i*ldc+n], a[i*ai:], al, k, b, ldb)
+	}
+}
+
+// matMulTailTile runs the tail kernel for the r < 8 columns of 6, 4 or 2
+// rows.
+func matMulTailTile(rows int, c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int) {
+	switch rows {
+	case 6:
+		matMul6xTail(c, ldc, a, ai, al, b, ldb, k, r)
+	case 4:
+		matMul4xTail(c, ldc, a, ai, al, b, ldb, k, r)
+	default:
+		matMul2xTail(c, ldc, a, ai, al, b, ldb, k, r)
 	}
 }
 

@@ -218,3 +218,156 @@ loop2x8:
 	VMOVUPS Y1, (DI)(R8*1)
 	VZEROUPPER
 	RET
+
+// TAIL_MASK loads into Y7 the lane mask of the first r columns (r < 8, in
+// AX): the 8 lanes of tailMask from lane 8 − r, r of ones then zeros.
+#define TAIL_MASK \
+	SHLQ    $2, AX; \
+	LEAQ    tailMask<>+32(SB), BX; \
+	SUBQ    AX, BX; \
+	VMOVDQU (BX), Y7
+
+// TAIL adds A(i, l) (at src) times the masked B values in Y12 to row i's
+// accumulator y, by a multiply and an add (see vecMatTail).
+#define TAIL(src, bc, t, y) \
+	VBROADCASTSS src, bc; \
+	VMULPS       Y12, bc, t; \
+	VADDPS       t, y, y
+
+// func matMul6xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int)
+// vecMatTail for 6 rows at once: the r < 8 columns at c, through the lane
+// mask Y7, six independent accumulator chains sharing each masked B row.
+TEXT ·matMul6xTail(SB), NOSPLIT, $0-72
+	MATMUL_ARGS
+	MOVQ r+64(FP), AX
+	TAIL_MASK
+	VMASKMOVPS (DI), Y7, Y0
+	VMASKMOVPS (DI)(R8*1), Y7, Y1
+	VMASKMOVPS (DI)(R8*2), Y7, Y2
+	VMASKMOVPS (R13), Y7, Y3
+	VMASKMOVPS (R13)(R8*1), Y7, Y4
+	VMASKMOVPS (R13)(R8*2), Y7, Y5
+loop6xT:
+	VMASKMOVPS (DX), Y7, Y12
+	TAIL((SI), Y14, Y8, Y0)
+	TAIL((SI)(R10*1), Y15, Y9, Y1)
+	TAIL((SI)(R10*2), Y14, Y10, Y2)
+	TAIL((R12), Y15, Y11, Y3)
+	TAIL((R12)(R10*1), Y14, Y8, Y4)
+	TAIL((R12)(R10*2), Y15, Y9, Y5)
+	ADDQ R11, SI
+	ADDQ R11, R12
+	ADDQ R9, DX
+	DECQ CX
+	JNZ  loop6xT
+	VMASKMOVPS Y0, Y7, (DI)
+	VMASKMOVPS Y1, Y7, (DI)(R8*1)
+	VMASKMOVPS Y2, Y7, (DI)(R8*2)
+	VMASKMOVPS Y3, Y7, (R13)
+	VMASKMOVPS Y4, Y7, (R13)(R8*1)
+	VMASKMOVPS Y5, Y7, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func matMul4xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int)
+// matMul6xTail for 4 rows.
+TEXT ·matMul4xTail(SB), NOSPLIT, $0-72
+	MATMUL_ARGS
+	MOVQ r+64(FP), AX
+	TAIL_MASK
+	VMASKMOVPS (DI), Y7, Y0
+	VMASKMOVPS (DI)(R8*1), Y7, Y1
+	VMASKMOVPS (DI)(R8*2), Y7, Y2
+	VMASKMOVPS (R13), Y7, Y3
+loop4xT:
+	VMASKMOVPS (DX), Y7, Y12
+	TAIL((SI), Y14, Y8, Y0)
+	TAIL((SI)(R10*1), Y15, Y9, Y1)
+	TAIL((SI)(R10*2), Y14, Y10, Y2)
+	TAIL((R12), Y15, Y11, Y3)
+	ADDQ R11, SI
+	ADDQ R11, R12
+	ADDQ R9, DX
+	DECQ CX
+	JNZ  loop4xT
+	VMASKMOVPS Y0, Y7, (DI)
+	VMASKMOVPS Y1, Y7, (DI)(R8*1)
+	VMASKMOVPS Y2, Y7, (DI)(R8*2)
+	VMASKMOVPS Y3, Y7, (R13)
+	VZEROUPPER
+	RET
+
+// func matMul2xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int)
+// matMul6xTail for 2 rows.
+TEXT ·matMul2xTail(SB), NOSPLIT, $0-72
+	MATMUL_ARGS
+	MOVQ r+64(FP), AX
+	TAIL_MASK
+	VMASKMOVPS (DI), Y7, Y0
+	VMASKMOVPS (DI)(R8*1), Y7, Y1
+loop2xT:
+	VMASKMOVPS (DX), Y7, Y12
+	TAIL((SI), Y14, Y8, Y0)
+	TAIL((SI)(R10*1), Y15, Y9, Y1)
+	ADDQ R11, SI
+	ADDQ R9, DX
+	DECQ CX
+	JNZ  loop2xT
+	VMASKMOVPS Y0, Y7, (DI)
+	VMASKMOVPS Y1, Y7, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func vecMatTail(y, x, b *float32, k, ldb, incx, r int)
+// vecMat8 for the r < 8 columns left of a row (see VecMatAddInc), through
+// a lane mask, and with a multiply then an add instead of an FMA: the bits
+// of the Go loop it replaces (yt[i] += float32(xl·br[i])), so results do
+// not depend on which path ran. Masked-out lanes are neither read nor
+// written. It lives here for the mask table, which is local to this file.
+TEXT ·vecMatTail(SB), NOSPLIT, $0-56
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ k+24(FP), CX
+	MOVQ ldb+32(FP), R8
+	SHLQ $2, R8
+	MOVQ incx+40(FP), R9
+	SHLQ $2, R9
+	MOVQ r+48(FP), AX
+	TAIL_MASK
+	VMASKMOVPS (DI), Y7, Y0
+	TESTQ CX, CX
+	JZ    doneT
+loopT:
+	VBROADCASTSS (SI), Y8
+	VMASKMOVPS   (DX), Y7, Y9
+	VMULPS       Y9, Y8, Y9
+	VADDPS       Y9, Y0, Y0
+	ADDQ R9, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ  loopT
+doneT:
+	VMASKMOVPS Y0, Y7, (DI)
+	VZEROUPPER
+	RET
+
+// tailMask: eight lanes of ones, then eight of zeros; the 8 lanes from
+// lane 8−r are the mask of the first r columns.
+DATA tailMask<>+0(SB)/4, $0xffffffff
+DATA tailMask<>+4(SB)/4, $0xffffffff
+DATA tailMask<>+8(SB)/4, $0xffffffff
+DATA tailMask<>+12(SB)/4, $0xffffffff
+DATA tailMask<>+16(SB)/4, $0xffffffff
+DATA tailMask<>+20(SB)/4, $0xffffffff
+DATA tailMask<>+24(SB)/4, $0xffffffff
+DATA tailMask<>+28(SB)/4, $0xffffffff
+DATA tailMask<>+32(SB)/4, $0
+DATA tailMask<>+36(SB)/4, $0
+DATA tailMask<>+40(SB)/4, $0
+DATA tailMask<>+44(SB)/4, $0
+DATA tailMask<>+48(SB)/4, $0
+DATA tailMask<>+52(SB)/4, $0
+DATA tailMask<>+56(SB)/4, $0
+DATA tailMask<>+60(SB)/4, $0
+GLOBL tailMask<>(SB), RODATA|NOPTR, $64

@@ -115,7 +115,10 @@ func TestMatMulAddEmpty(t *testing.T) {
 }
 
 // matMulShapes are the products of the benchmarked agents: the CNN's latent
-// layer (forward and weight gradient), an LSTM's four gates, an MLP layer.
+// layer (forward and weight gradient), an LSTM's four gates, an MLP layer,
+// a policy head of 2 actions (forward and weight gradient) and a GRU of 74
+// units at one step of 8 envs (its gates forward, their gradient back to
+// h): these last have the n%8 columns of the masked tail kernels.
 var matMulShapes = []struct {
 	name       string
 	m, n, k    int
@@ -125,6 +128,10 @@ var matMulShapes = []struct {
 	{"cnn-latent-dW/(256×1200)ᵀ·256×128", 1200, 128, 256, true},
 	{"lstm-gates/256×64·64×256", 256, 256, 64, false},
 	{"mlp/256×64·64×64", 256, 64, 64, false},
+	{"head/256×64·64×2", 256, 2, 64, false},
+	{"head-dW/(256×64)ᵀ·256×2", 64, 2, 256, true},
+	{"gru74-gates/8×74·74×222", 8, 222, 74, false},
+	{"gru74-dh/8×222·222×74", 8, 74, 222, false},
 }
 
 // BenchmarkMatMulAdd compares MatMulAdd with the row-by-row VecMatAddInc

@@ -7,8 +7,9 @@ package simd
 
 // VecMatAdd adds x·B to y: y[j] += Σ_l x[l]·b[l·ldb + j] for j < len(y) and
 // l < len(x), summing over l in order. With AVX2 and FMA, blocks of 64, 32
-// and 8 columns run in assembly with one fused multiply-add per term (the
-// remaining columns in Go).
+// and 8 columns run in assembly with one fused multiply-add per term. The
+// last len(y)%8 columns add each product rounded to float32, unfused, in
+// assembly through a lane mask or in Go: the same bits either way.
 func VecMatAdd(y, x, b []float32, ldb int) { VecMatAddInc(y, x, 1, len(x), b, ldb) }
 
 // VecMatAddInc is VecMatAdd for k terms of x taken with stride incx, such as
@@ -36,12 +37,16 @@ func VecMatAddInc(y, x []float32, incx, k int, b []float32, ldb int) {
 	if j == n {
 		return
 	}
+	if HasAVX2FMA {
+		vecMatTail(&y[j], &x[0], &b[j], k, ldb, incx, n-j)
+		return
+	}
 	yt := y[j:n]
 	for l := range k {
 		xl := x[l*incx]
 		br := b[l*ldb+j : l*ldb+n]
 		for i := range yt {
-			yt[i] += xl * br[i]
+			yt[i] += float32(xl * br[i]) // never fused, as vecMatTail
 		}
 	}
 }

@@ -13,6 +13,12 @@ func vecMat32(y, x, b *float32, k, ldb, incx int)
 //go:noescape
 func vecMat8(y, x, b *float32, k, ldb, incx int)
 
+// vecMatTail is vecMat8 for r < 8 columns, with a multiply and an add in
+// place of the FMA.
+//
+//go:noescape
+func vecMatTail(y, x, b *float32, k, ldb, incx, r int)
+
 // The tile kernels of matmul_amd64.s: each adds A·B to a rows×cols tile of
 // C (see MatMulAdd for the strides), k ≥ 1.
 
@@ -33,6 +39,19 @@ func matMul2x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k 
 
 //go:noescape
 func matMul2x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)
+
+// matMul6xTail, matMul4xTail and matMul2xTail add A·B to the r < 8 columns
+// of 6, 4 or 2 rows of C, k ≥ 1, by multiplies and adds (the bits of
+// vecMatTail, row by row).
+//
+//go:noescape
+func matMul6xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int)
+
+//go:noescape
+func matMul4xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int)
+
+//go:noescape
+func matMul2xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int)
 
 func cpuHasAVX2FMA() bool
 

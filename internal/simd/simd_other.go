@@ -11,6 +11,7 @@ func unsupported() { panic("simd: no vector kernel on this architecture") }
 func vecMat64(y, x, b *float32, k, ldb, incx int)          { unsupported() }
 func vecMat32(y, x, b *float32, k, ldb, incx int)          { unsupported() }
 func vecMat8(y, x, b *float32, k, ldb, incx int)           { unsupported() }
+func vecMatTail(y, x, b *float32, k, ldb, incx, r int)     { unsupported() }
 func dot8(x, y *float32, n int) float32                    { unsupported(); return 0 }
 func relu8(y, u *float32, n int)                           { unsupported() }
 func reluGrad8(du, u, dy *float32, n int)                  { unsupported() }
@@ -23,3 +24,12 @@ func matMul4x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k 
 func matMul4x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)  { unsupported() }
 func matMul2x16(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int) { unsupported() }
 func matMul2x8(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k int)  { unsupported() }
+func matMul6xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int) {
+	unsupported()
+}
+func matMul4xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int) {
+	unsupported()
+}
+func matMul2xTail(c *float32, ldc int, a *float32, ai, al int, b *float32, ldb, k, r int) {
+	unsupported()
+}

@@ -127,3 +127,48 @@ func BenchmarkTanh(b *testing.B) {
 		}
 	})
 }
+
+// TestVecMatTailBits holds the columns past the last block of 8 to the bits
+// of a multiply, a rounding and an add per term, in order — what the Go loop
+// computes and what results were made with before the masked kernel — and
+// checks that the lanes past the row are neither read into the result nor
+// written: the row ends at its array's end, beside a guard column.
+func TestVecMatTailBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 5, 7, 9, 14, 15, 23, 70, 74, 222} {
+		for _, k := range []int{0, 1, 2, 33, 300} {
+			const incx, guard = 3, float32(1234.5)
+			ldb := n + 1 // one guard column after each row of B
+			x := make([]float32, max(1, k*incx))
+			b := make([]float32, max(1, k*ldb))
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			for i := range b {
+				b[i] = float32(rng.NormFloat64())
+				if i%ldb == n {
+					b[i] = float32(math.NaN())
+				}
+			}
+			buf := make([]float32, n+1)
+			for i := range buf {
+				buf[i] = float32(rng.NormFloat64())
+			}
+			buf[n] = guard
+			y := buf[:n:n]
+			want := append([]float32(nil), y...)
+			VecMatAddInc(y, x, incx, k, b, ldb)
+			for j := n &^ 7; j < n; j++ {
+				for l := range k {
+					want[j] += float32(x[l*incx] * b[l*ldb+j])
+				}
+				if math.Float32bits(y[j]) != math.Float32bits(want[j]) {
+					t.Fatalf("n %d k %d: y[%d] = %v, want the bits of %v", n, k, j, y[j], want[j])
+				}
+			}
+			if buf[n] != guard {
+				t.Fatalf("n %d k %d: the lane past the row was written: %v", n, k, buf[n])
+			}
+		}
+	}
+}
