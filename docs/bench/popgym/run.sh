@@ -4,7 +4,8 @@
 # (4 agents). Runs already finished in OUT are kept. Usage:
 #   docs/bench/popgym/run.sh OUT [BUDGET] [SEEDS] [TASKS...]
 # e.g. docs/bench/popgym/run.sh /tmp/popgym 500000 "1 2 3"
-# WORKERS sets evolve -workers (results do not depend on it; default: the CPUs).
+# WORKERS sets evolve -workers (results do not depend on it; default: the CPUs);
+# CONFIG another config of this folder (default popgym.toml).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -28,7 +29,7 @@ for task in "${tasks[@]}"; do
 		fi
 		mkdir -p "$out/$task"
 		cfg="$out/$task/config.toml"
-		sed -e "s/^id = .*/id = \"popgym-$task-v0\"/" "$here/popgym.toml" > "$cfg"
+		sed -e "s/^id = .*/id = \"popgym-$task-v0\"/" "$here/${CONFIG:-popgym.toml}" > "$cfg"
 		if [ -d "$dir/checkpoints" ]; then
 			"$evolve" -resume "$dir" -quiet ${WORKERS:+-workers "$WORKERS"}
 		else
