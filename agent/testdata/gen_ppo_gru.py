@@ -17,7 +17,6 @@ whole sequences; every average runs over the valid steps only. Made with torch
 1.13 (Debian's python3-torch).
 """
 
-import json
 import os
 import sys
 
@@ -25,7 +24,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ppo_rule import collect, snapshot, tensor, update  # noqa: E402
+from ppo_rule import collect, sequence_fields, snapshot, update, write_cases  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
@@ -78,22 +77,12 @@ def make(name, seed, hp, epochs=3):
                                 bptt="each minibatch holds 4 whole sequences, padded to 4 steps; averages over valid steps only"),
         "weight_layout": "PyTorch's: GRU weight_ih [3H, in], weight_hh [3H, H], gate blocks r, z, n; Linear weight [out, in]",
         "sequence_layout": "time-major: obs [L, S, obs_dim], every other per-step field [L, S]; valid[t][s] = 1 for real steps",
-        "init_params": init, "lengths": lengths, "valid": tensor(valid),
-        "obs": tensor(obs), "actions": tensor(data["actions"]), "old_logprobs": tensor(data["old_logp"]),
-        "old_values": tensor(data["old_values"]), "advantages": tensor(data["advantages"]), "returns": tensor(data["returns"]),
-        **{k: tensor(v) for k, v in h0.items()},
-        "steps": steps, "params_after_first_step": after_first, "final_params": snapshot(params),
+        **sequence_fields(init, lengths, valid, obs, data, h0, steps, after_first, params),
     }
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    for tag, lr in (("", 3e-3), ("_clip", 2e-2)):
-        hp = {"lr": lr, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5}
-        rec = make("gru_bptt" + tag, 29, hp)
-        with open(os.path.join(here, rec["name"] + ".json"), "w") as f:
-            json.dump(rec, f)
-        print(rec["name"], "clip fraction per step", [round(s["clipfrac"], 3) for s in rec["steps"]])
+    write_cases(os.path.dirname(os.path.abspath(__file__)), "gru_bptt", 29, make)
 
 
 if __name__ == "__main__":

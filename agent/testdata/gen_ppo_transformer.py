@@ -22,7 +22,6 @@ minibatches of 4 whole sequences; every average over the valid steps only.
 Made with torch 1.13 (Debian's python3-torch).
 """
 
-import json
 import math
 import os
 import sys
@@ -31,7 +30,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ppo_rule import collect, snapshot, tensor, update  # noqa: E402
+from ppo_rule import collect, sequence_fields, snapshot, update, write_cases  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 K, D, H, F = 4, 8, 2, 12
@@ -126,22 +125,12 @@ def make(name, seed, hp, epochs=3):
         "name": name, "action_kind": "box", "obs_dim": obs_dim, "action": act,
         "network": TransformerNet.__doc__,
         "hyperparameters": dict(hp, adam_eps=1e-5, bptt="4 whole sequences per minibatch, padded to 4 steps"),
-        "init_params": init, "lengths": lengths, "valid": tensor(valid),
-        "obs": tensor(obs), "actions": tensor(data["actions"]), "old_logprobs": tensor(data["old_logp"]),
-        "old_values": tensor(data["old_values"]), "advantages": tensor(data["advantages"]), "returns": tensor(data["returns"]),
-        **{k: tensor(v) for k, v in states.items()},
-        "steps": steps, "params_after_first_step": after_first, "final_params": snapshot(params),
+        **sequence_fields(init, lengths, valid, obs, data, states, steps, after_first, params),
     }
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    for tag, lr in (("", 3e-3), ("_clip", 2e-2)):
-        hp = {"lr": lr, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5}
-        rec = make("transformer_bptt" + tag, 31, hp)
-        with open(os.path.join(here, rec["name"] + ".json"), "w") as f:
-            json.dump(rec, f)
-        print(rec["name"], "clip fraction per step", [round(s["clipfrac"], 3) for s in rec["steps"]])
+    write_cases(os.path.dirname(os.path.abspath(__file__)), "transformer_bptt", 31, make)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@ states it: per-minibatch advantage normalisation over the valid steps (N - 1
 std), the clipped surrogate, the clipped value loss, one global gradient-norm
 clip, Adam with eps 1e-5; minibatches of 4 whole sequences."""
 
+import json
+import os
+
 import torch
 from torch import nn
 from torch.distributions import Normal
@@ -86,3 +89,26 @@ def update(actor, critic, log_std, params, data, hp, g, epochs=3):
             if after_first is None:
                 after_first = snapshot(params)
     return steps, after_first
+
+
+def sequence_fields(init, lengths, valid, obs, data, states, steps, after_first, params):
+    """The fields every sequence replay records after its description: the start, the
+    rollout, the recurrent states at the sequence starts and what each update step did."""
+    return {
+        "init_params": init, "lengths": lengths, "valid": tensor(valid),
+        "obs": tensor(obs), "actions": tensor(data["actions"]), "old_logprobs": tensor(data["old_logp"]),
+        "old_values": tensor(data["old_values"]), "advantages": tensor(data["advantages"]), "returns": tensor(data["returns"]),
+        **{k: tensor(v) for k, v in states.items()},
+        "steps": steps, "params_after_first_step": after_first, "final_params": snapshot(params),
+    }
+
+
+def write_cases(here, prefix, seed, make):
+    """Writes the replay without clipping and the one with it (a learning rate large
+    enough that the ratio clips) as <prefix>.json and <prefix>_clip.json."""
+    for tag, lr in (("", 3e-3), ("_clip", 2e-2)):
+        hp = {"lr": lr, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5}
+        rec = make(prefix + tag, seed, hp)
+        with open(os.path.join(here, rec["name"] + ".json"), "w") as f:
+            json.dump(rec, f)
+        print(rec["name"], "clip fraction per step", [round(s["clipfrac"], 3) for s in rec["steps"]])
