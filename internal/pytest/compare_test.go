@@ -46,22 +46,26 @@ func compareVariants(t *testing.T, python, name string, methods []string) map[st
 	return got
 }
 
+// tomlPython returns a python3 with tomllib (3.11 or later), which the
+// comparison scripts need, and skips the test where there is none.
+func tomlPython(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import tomllib").Run() == nil {
+			return path
+		}
+	}
+	t.Skip("no python3 with tomllib (Python 3.11 or later): python/evolve_compare.py cannot run here")
+	return ""
+}
+
 // TestCompareVariants holds the comparison script's methods to what its
 // help says they are, read back by evolve's own config parser, on every
 // shipped config it benchmarks: the shipped configs explore by PB2, so the
 // pbt methods must switch back to PBT's perturbation and the population
 // variants keep the budget per agent.
 func TestCompareVariants(t *testing.T) {
-	var python string
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import tomllib").Run() == nil {
-			python = path
-			break
-		}
-	}
-	if python == "" {
-		t.Skip("no python3 with tomllib (Python 3.11 or later): python/evolve_compare.py cannot run here")
-	}
+	python := tomlPython(t)
 	for _, name := range []string{"cartpole", "acrobot", "lunarlander", "pendulum"} {
 		base, err := evo.LoadConfig(filepath.Join("..", "..", "configs", name+".toml"))
 		if err != nil {

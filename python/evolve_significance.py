@@ -1,0 +1,150 @@
+"""Is one method's score at an equal budget really above another's?
+
+Reads a curves.csv written by python/evolve_compare.py and, for every method
+against a reference method, tests the best confirmed score at the equal
+global budget B with Welch's t-test (unequal variances, Welch-Satterthwaite
+degrees of freedom):
+
+    /usr/bin/python3 python/evolve_significance.py docs/bench/tuner/acrobot/curves.csv \\
+        [-budget 8190000] [-ref fixed] [-methods pb2,pbt,random]
+
+B defaults to what evolve_compare.py takes: the smallest final global steps
+of the runs that are neither studies (tpe, random) nor on a budget of their
+own (-popN, -xK). The table gives each method's mean ± std at B, its
+difference from the reference with a 95 % confidence interval, t, the
+degrees of freedom and the two-sided p-value. With 3 to 5 seeds a method is
+"ahead" only when the interval excludes 0; the seeds' spread is what the test
+weighs the difference against, not the number of seeds alone.
+"""
+
+import argparse
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evolve_compare  # noqa: E402  (curves.csv, the score at B, the methods' kinds)
+import evolve_tune  # noqa: E402  (step counts written as people write them)
+
+PROG = "evolve_significance"
+
+
+def betainc(a, b, x):
+    """The regularised incomplete beta function I_x(a, b), by its continued
+    fraction (modified Lentz), on the side where the fraction converges fast."""
+    if not 0 <= x <= 1:
+        raise ValueError(f"betainc: x = {x} outside [0, 1]")
+    if x in (0, 1):
+        return float(x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - betainc(b, a, 1 - x)
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 500):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + num / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * f / a
+
+
+def t_sf2(t, df):
+    """P(|T| > |t|) for Student's t with df degrees of freedom."""
+    return betainc(df / 2, 0.5, df / (df + t * t))
+
+
+def t_quantile(p, df):
+    """The t with P(T <= t) = p, for 0.5 <= p < 1, by bisection."""
+    lo, hi = 0.0, 1.0
+    while 1 - t_sf2(hi, df) / 2 < p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 1 - t_sf2(mid, df) / 2 < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def welch(xs, ys):
+    """Welch's test of mean(xs) - mean(ys): (difference, 95 % interval, t,
+    degrees of freedom, two-sided p). Samples without spread give t = ±inf
+    and p = 0 when the means differ, p = 1 when they do not."""
+    if len(xs) < 2 or len(ys) < 2:
+        raise ValueError("welch: want at least 2 runs on each side")
+    diff = statistics.mean(xs) - statistics.mean(ys)
+    vx, vy = statistics.variance(xs) / len(xs), statistics.variance(ys) / len(ys)
+    se = math.sqrt(vx + vy)
+    if se == 0:
+        return diff, (diff, diff), (0.0 if diff == 0 else math.copysign(math.inf, diff)), math.nan, float(diff == 0)
+    df = (vx + vy) ** 2 / (vx * vx / (len(xs) - 1) + vy * vy / (len(ys) - 1))
+    t = diff / se
+    half = t_quantile(0.975, df) * se
+    return diff, (diff - half, diff + half), t, df, t_sf2(t, df)
+
+
+def default_budget(runs):
+    finals = [c[-1][0] for m, rs in runs.items()
+              if not evolve_compare.own_budget(m) and not evolve_compare.is_study(m) for _, c, _ in rs if c]
+    if not finals:
+        raise evolve_tune.BadInput("no evolve run on the shared budget: give -budget")
+    return min(finals)
+
+
+def table(runs, ref, budget, methods):
+    scores = {m: [evolve_compare.at_budget(c, budget) for _, c, _ in rs] for m, rs in runs.items()}
+    base = scores[ref]
+    lines = [f"Best confirmed score at B = {evolve_compare.fmt_steps(budget)} global steps, "
+             f"each method against {ref} (Welch's t-test, two-sided).", "",
+             f"| method | runs | at B: mean ± std | − {ref} [95 % CI] | t (df) | p |",
+             "|---|---|---|---|---|---|"]
+    for m in methods:
+        xs = scores[m]
+        row = f"| {m} | {len(xs)} | {evolve_compare.mean_std(xs)} |"
+        if m == ref:
+            lines.append(row + " – | – | – |")
+            continue
+        if any(not math.isfinite(x) for x in xs + base) or len(xs) < 2 or len(base) < 2:
+            lines.append(row + " – (fewer than 2 runs, or one unconfirmed at B) | – | – |")
+            continue
+        d, (lo, hi), t, df, p = welch(xs, base)
+        tdf = "– (no spread)" if math.isnan(df) else f"{t:.2f} ({df:.1f})"
+        lines.append(row + f" {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {tdf} | {p:.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p.add_argument("curves", help="a curves.csv of python/evolve_compare.py")
+    p.add_argument("-budget", type=evolve_tune.int_arg, default=0, help="the equal global budget B (default: as the report's)")
+    p.add_argument("-ref", default="fixed", help="the method every other is tested against")
+    p.add_argument("-methods", default="", help="the methods to show, comma-separated (default: all)")
+    args = p.parse_args(argv)
+    try:
+        if not os.path.exists(args.curves):
+            raise evolve_tune.BadInput(f"{args.curves}: no such file")
+        runs = evolve_compare.import_curves(args.curves, math.inf)
+        methods = [m for m in args.methods.split(",") if m] or list(runs)
+        for m in methods + [args.ref]:
+            if m not in runs:
+                raise evolve_tune.BadInput(f"{args.curves}: no method {m!r} (it has {', '.join(runs)})")
+        budget = args.budget or default_budget(runs)
+        print(table(runs, args.ref, budget, methods))
+    except evolve_tune.BadInput as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
