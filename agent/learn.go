@@ -170,7 +170,6 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 	r.finObs, r.finIdx = r.finObs[:0], r.finIdx[:0]
 	buf := r.buf
 	n := buf.Envs
-	size := a.stateSize()
 	buf.Reset()
 	for t := 0; !buf.Full(); t++ {
 		if a.dist.feat > 0 && (t == 0 || a.cfg.SDESampleFreq > 0 && t%a.cfg.SDESampleFreq == 0) {
@@ -204,35 +203,8 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 				return 0, 0, 0, err
 			}
 		}
-		if a.rewNorm != nil {
-			copy(r.raw, res.Rewards)
-			a.scaleRewards(r.ret, r.raw, res.Done, slot.Rewards)
-		}
-		truncated := false
-		for i := range n {
-			if a.rewNorm == nil {
-				slot.Rewards[i] = float32(res.Rewards[i])
-			}
-			slot.Terminated[i], slot.Truncated[i] = res.Terminated[i], res.Truncated[i]
-			if res.Done(i) {
-				episodes++
-				returns += res.EpisodeReturns[i]
-				*ended = append(*ended, res.EpisodeReturns[i])
-				truncated = truncated || (res.Truncated[i] && !res.Terminated[i])
-			}
-		}
-		if truncated {
-			if err := a.finalValues(res, slot.FinalValues); err != nil {
-				return 0, 0, 0, err
-			}
-			if a.keepsFinalObs() {
-				a.keepFinalObs(res, t)
-			}
-		}
-		for i := range n {
-			if res.Done(i) {
-				clear(r.state[i*size : (i+1)*size]) // a new episode starts from a zero state
-			}
+		if err := a.store(t, slot, res, &episodes, &returns, ended); err != nil {
+			return 0, 0, 0, err
 		}
 		if r.demo != nil {
 			a.demoStep(r.demo, r.obs, slot, res)
@@ -252,6 +224,47 @@ func (a *PPO) fill(stale bool, ended *[]float64) (steps, episodes int, returns f
 		return 0, 0, 0, err
 	}
 	return steps, episodes, returns, nil
+}
+
+// store writes step t's rewards and episode ends into slot, the bootstrap
+// values of episodes truncated on it, and resets the memory of every env
+// whose episode ended. It counts those episodes into *episodes, adds their
+// returns to *returns one by one (the rollout's sum, in the order it has
+// always been taken) and appends them to *ended.
+func (a *PPO) store(t int, slot buffer.Slot, res *envs.StepResult, episodes *int, returns *float64, ended *[]float64) error {
+	r := a.roll
+	if a.rewNorm != nil {
+		copy(r.raw, res.Rewards)
+		a.scaleRewards(r.ret, r.raw, res.Done, slot.Rewards)
+	}
+	truncated := false
+	for i := range r.buf.Envs {
+		if a.rewNorm == nil {
+			slot.Rewards[i] = float32(res.Rewards[i])
+		}
+		slot.Terminated[i], slot.Truncated[i] = res.Terminated[i], res.Truncated[i]
+		if res.Done(i) {
+			*episodes++
+			*returns += res.EpisodeReturns[i]
+			*ended = append(*ended, res.EpisodeReturns[i])
+			truncated = truncated || (res.Truncated[i] && !res.Terminated[i])
+		}
+	}
+	if truncated {
+		if err := a.finalValues(res, slot.FinalValues); err != nil {
+			return err
+		}
+		if a.keepsFinalObs() {
+			a.keepFinalObs(res, t)
+		}
+	}
+	size := a.stateSize()
+	for i := range r.buf.Envs {
+		if res.Done(i) {
+			clear(r.state[i*size : (i+1)*size]) // a new episode starts from a zero state
+		}
+	}
+	return nil
 }
 
 // finalValues writes V(final observation) of every episode truncated on

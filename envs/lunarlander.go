@@ -175,6 +175,8 @@ func (e *LunarLander) ActionSpace() Space {
 // force, the two wind phases (only with wind on), then the engine
 // dispersion of the first step. A seed thus gives Gymnasium's terrain, push
 // and wind; the flight itself differs a little, Box2D being another port.
+// It is long because it follows Gymnasium's reset step by step, in the
+// order of its random draws.
 func (e *LunarLander) Reset(seed int64) ([]float32, Info) {
 	rng := e.stream.resetNumPy(seed)
 
@@ -309,7 +311,8 @@ func (e *LunarLander) Reset(seed int64) ([]float32, Info) {
 
 // Step fires the engines the action asks for, advances the world by 1/50 s
 // and returns the observation, the reward and whether the episode ended;
-// see the type's comment for the rules.
+// see the type's comment for the rules. Like Reset it follows Gymnasium's
+// step in order (its engine dispersion draws included), hence its length.
 func (e *LunarLander) Step(action []float32) ([]float32, float64, bool, bool, Info) {
 	if e.lander == nil {
 		panic("envs: LunarLander: Step called before Reset")

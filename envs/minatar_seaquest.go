@@ -145,6 +145,9 @@ func (g *seaquest) reset(*rand.Rand) {
 	g.spawnTimer, g.diverTimer = sqSpawnInterval, sqDiverInterval
 }
 
+// step advances the game by one frame. It is one long function on purpose:
+// its phases run in MinAtar's order, and the random draws with them, so
+// reading it beside the original's act() is how the port is checked.
 func (g *seaquest) step(a int, rng *rand.Rand) (float64, bool, bool) {
 	if g.spawnTimer == 0 {
 		g.spawnEnemy(rng)

@@ -70,24 +70,11 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	}()
 	dir, cfg := t.dir, t.cfg
 	root := filepath.Join(dir, "checkpoints")
-	latestPath := filepath.Join(root, latestFile)
-	lb, err := readFileFS(os.DirFS(root), latestFile, 256)
+	name, gen, err := latestCheckpoint(dir, root)
 	if err != nil {
-		hint := ""
-		if len(checkpointNames(root)) > 0 {
-			hint = "; " + checkpointsThere(root)
-		}
-		return nil, badInput(fmt.Errorf("resume %s: no checkpoint to resume from: %s: %w%s", dir, latestPath, err, hint))
-	}
-	name := strings.TrimSpace(string(lb))
-	gen, err := strconv.Atoi(strings.TrimPrefix(name, "gen-"))
-	if !genDirName.MatchString(name) || err != nil {
-		return nil, badInput(fmt.Errorf("resume: %s names %.40q, want gen-NNNNNN", latestPath, name))
+		return nil, err
 	}
 	ckpt := filepath.Join(root, name)
-	if _, err := os.Stat(ckpt); errors.Is(err, fs.ErrNotExist) {
-		return nil, badInput(fmt.Errorf("resume: %s names %s, which does not exist: %s", latestPath, name, checkpointsThere(root)))
-	}
 	pop, err := readCheckpoint(os.DirFS(ckpt), ckpt, gen, cfg, t.digest)
 	switch {
 	case errors.Is(err, errPredatesChecksums):
@@ -102,28 +89,8 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	if err := CheckOutDir(dir); err != nil {
 		return nil, fmt.Errorf("resume: run directory %s: %w", dir, err)
 	}
-	popPath := filepath.Join(ckpt, populationFile)
-	for _, mj := range pop.Members {
-		path := filepath.Join(ckpt, mj.File)
-		a, err := agent.Load(path)
-		if err != nil {
-			return nil, badInput(fmt.Errorf("resume: %w%s", err, olderCheckpointHint(root, name, cfg, t.digest)))
-		}
-		if a.Steps != mj.Steps {
-			return nil, badInput(fmt.Errorf("resume: %s holds %d steps, %s says %d%s", path, a.Steps, popPath, mj.Steps,
-				olderCheckpointHint(root, name, cfg, t.digest)))
-		}
-		if !a.Env.Known() { // written before agent files recorded their env
-			a.Env = cfg.envRef()
-			// (and perhaps before MinAtar's "-v1" ids named the minimal set)
-			a.Env.ID = envs.LegacyMinAtarID(a.Env.ID, a.Env.Options, a.ActionSpace())
-		}
-		fit := make([]float64, len(mj.Fitness))
-		for i, f := range mj.Fitness {
-			fit[i] = float64(f)
-		}
-		t.members = append(t.members, &Member{Index: mj.Index, Parent: mj.Parent, Mutation: mj.Mutation, Fitness: fit,
-			Returns: mj.Returns, Agent: a})
+	if err := t.loadMembers(root, name, pop); err != nil {
+		return nil, err
 	}
 	if len(t.members) > 0 {
 		// A run begun when MinAtar's "-v1" ids named the full action set:
@@ -153,6 +120,59 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
 	return t, nil
+}
+
+// latestCheckpoint returns the name and generation of the checkpoint that
+// root's latest file names, checking that it exists.
+func latestCheckpoint(dir, root string) (name string, gen int, err error) {
+	latestPath := filepath.Join(root, latestFile)
+	lb, err := readFileFS(os.DirFS(root), latestFile, 256)
+	if err != nil {
+		hint := ""
+		if len(checkpointNames(root)) > 0 {
+			hint = "; " + checkpointsThere(root)
+		}
+		return "", 0, badInput(fmt.Errorf("resume %s: no checkpoint to resume from: %s: %w%s", dir, latestPath, err, hint))
+	}
+	name = strings.TrimSpace(string(lb))
+	gen, err = strconv.Atoi(strings.TrimPrefix(name, "gen-"))
+	if !genDirName.MatchString(name) || err != nil {
+		return "", 0, badInput(fmt.Errorf("resume: %s names %.40q, want gen-NNNNNN", latestPath, name))
+	}
+	if _, err := os.Stat(filepath.Join(root, name)); errors.Is(err, fs.ErrNotExist) {
+		return "", 0, badInput(fmt.Errorf("resume: %s names %s, which does not exist: %s", latestPath, name, checkpointsThere(root)))
+	}
+	return name, gen, nil
+}
+
+// loadMembers loads the agents of checkpoint name's population into t's
+// members, each held to the step count the population file gives it.
+func (t *Trainer) loadMembers(root, name string, pop population) error {
+	ckpt := filepath.Join(root, name)
+	popPath := filepath.Join(ckpt, populationFile)
+	for _, mj := range pop.Members {
+		path := filepath.Join(ckpt, mj.File)
+		a, err := agent.Load(path)
+		if err != nil {
+			return badInput(fmt.Errorf("resume: %w%s", err, olderCheckpointHint(root, name, t.cfg, t.digest)))
+		}
+		if a.Steps != mj.Steps {
+			return badInput(fmt.Errorf("resume: %s holds %d steps, %s says %d%s", path, a.Steps, popPath, mj.Steps,
+				olderCheckpointHint(root, name, t.cfg, t.digest)))
+		}
+		if !a.Env.Known() { // written before agent files recorded their env
+			a.Env = t.cfg.envRef()
+			// (and perhaps before MinAtar's "-v1" ids named the minimal set)
+			a.Env.ID = envs.LegacyMinAtarID(a.Env.ID, a.Env.Options, a.ActionSpace())
+		}
+		fit := make([]float64, len(mj.Fitness))
+		for i, f := range mj.Fitness {
+			fit[i] = float64(f)
+		}
+		t.members = append(t.members, &Member{Index: mj.Index, Parent: mj.Parent, Mutation: mj.Mutation, Fitness: fit,
+			Returns: mj.Returns, Agent: a})
+	}
+	return nil
 }
 
 // checkpointNames returns the names of the checkpoints in root, oldest

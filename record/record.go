@@ -237,112 +237,25 @@ func read(path string) (*Trajectory, error) {
 		return nil, fmt.Errorf("not a .npz (zip) file: %w", err)
 	}
 	defer z.Close()
-	files := map[string]*zip.File{}
+	a := &npzArchive{files: map[string]*zip.File{}, steps: -1}
 	for _, f := range z.File {
-		files[f.Name] = f
-	}
-	open := func(name string) ([]byte, error) {
-		f := files[name]
-		if f == nil {
-			return nil, fmt.Errorf("no entry %s", name)
-		}
-		r, err := f.Open()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		defer r.Close()
-		b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if len(b) > 1<<20 {
-			return nil, fmt.Errorf("%s: larger than 1 MiB", name)
-		}
-		return b, nil
-	}
-	raw, err := spacesEntry(files, open)
-	if err != nil {
-		return nil, err
-	}
-	var sj spacesJSON
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sj); err != nil {
-		return nil, fmt.Errorf("spaces: %w", err)
-	}
-	if sj.Observation == nil || sj.Action == nil {
-		return nil, errors.New(`spaces: want both "observation" and "action"`)
+		a.files[f.Name] = f
 	}
 	t := &Trajectory{}
-	if t.ObservationSpace, err = envs.UnmarshalSpace(sj.Observation); err != nil {
-		return nil, fmt.Errorf("spaces: observation %w", err)
-	}
-	if t.ActionSpace, err = envs.UnmarshalSpace(sj.Action); err != nil {
-		return nil, fmt.Errorf("spaces: action %w", err)
-	}
-
-	// array reads one entry, checks its dtype and shape (-1: the number of
-	// steps, taken from observations.npy) and returns its raw values.
-	steps := -1
-	array := func(name, descr string, width int) ([]byte, error) {
-		entry := name + ".npy"
-		f := files[entry]
-		if f == nil {
-			return nil, fmt.Errorf("no entry %s", entry)
-		}
-		r, err := f.Open()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", entry, err)
-		}
-		defer r.Close()
-		h, data, err := readNPY(r, f.UncompressedSize64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", entry, err)
-		}
-		if h.descr != descr {
-			return nil, fmt.Errorf("%s: dtype %q, want %q", entry, h.descr, descr)
-		}
-		want := []int{steps}
-		if width > 0 {
-			want = append(want, width)
-		}
-		ok := len(h.shape) == len(want)
-		for i := 0; ok && i < len(want); i++ {
-			if steps < 0 && i == 0 {
-				continue
-			}
-			ok = h.shape[i] == want[i]
-		}
-		if !ok {
-			ws := fmt.Sprint(want)
-			if steps < 0 {
-				ws = fmt.Sprintf("[N %d]", width)
-			}
-			return nil, fmt.Errorf("%s: shape %v, want %s", entry, h.shape, ws)
-		}
-		if steps < 0 {
-			steps = h.shape[0]
-		}
-		return data, nil
-	}
-	rows := func(v []float32, width int) [][]float32 {
-		out := make([][]float32, steps)
-		for i := range out {
-			out[i] = v[i*width : (i+1)*width : (i+1)*width]
-		}
-		return out
+	if t.ObservationSpace, t.ActionSpace, err = a.spaces(); err != nil {
+		return nil, err
 	}
 	ow, aw := t.ObservationSpace.FlatSize(), t.ActionSpace.FlatSize()
-	b, err := array("observations", dtypeF32, ow)
+	b, err := a.array("observations", dtypeF32, ow)
 	if err != nil {
 		return nil, err
 	}
-	t.Observations = rows(decodeF32(b), ow)
-	if b, err = array("actions", dtypeF32, aw); err != nil {
+	t.Observations = a.rows(decodeF32(b), ow)
+	if b, err = a.array("actions", dtypeF32, aw); err != nil {
 		return nil, err
 	}
-	t.Actions = rows(decodeF32(b), aw)
-	if b, err = array("rewards", dtypeF64, 0); err != nil {
+	t.Actions = a.rows(decodeF32(b), aw)
+	if b, err = a.array("rewards", dtypeF64, 0); err != nil {
 		return nil, err
 	}
 	t.Rewards = decodeF64(b)
@@ -350,25 +263,131 @@ func read(path string) (*Trajectory, error) {
 		name string
 		dst  *[]bool
 	}{{"terminated", &t.Terminated}, {"truncated", &t.Truncated}, {"episode_starts", &t.EpisodeStarts}} {
-		if b, err = array(e.name, dtypeBool, 0); err != nil {
+		if b, err = a.array(e.name, dtypeBool, 0); err != nil {
 			return nil, err
 		}
 		if *e.dst, err = decodeBool(b); err != nil {
 			return nil, fmt.Errorf("%s.npy: %w", e.name, err)
 		}
 	}
-	if b, err = array("values", dtypeF32, 0); err != nil {
+	if b, err = a.array("values", dtypeF32, 0); err != nil {
 		return nil, err
 	}
 	t.Values = decodeF32(b)
-	if b, err = array("log_probs", dtypeF32, 0); err != nil {
+	if b, err = a.array("log_probs", dtypeF32, 0); err != nil {
 		return nil, err
 	}
 	t.LogProbs = decodeF32(b)
-	if err := readSources(t, files, array); err != nil {
+	if err := readSources(t, a.files, a.array); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// npzArchive reads the entries of a trajectory's .npz. steps is the number
+// of steps, -1 until the first array (observations.npy) has set it.
+type npzArchive struct {
+	files map[string]*zip.File
+	steps int
+}
+
+// small returns the bytes of the entry name, at most 1 MiB.
+func (a *npzArchive) small(name string) ([]byte, error) {
+	f := a.files[name]
+	if f == nil {
+		return nil, fmt.Errorf("no entry %s", name)
+	}
+	r, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > 1<<20 {
+		return nil, fmt.Errorf("%s: larger than 1 MiB", name)
+	}
+	return b, nil
+}
+
+// spaces decodes the observation and action spaces.
+func (a *npzArchive) spaces() (obs, act envs.Space, err error) {
+	raw, err := spacesEntry(a.files, a.small)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sj spacesJSON
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sj); err != nil {
+		return nil, nil, fmt.Errorf("spaces: %w", err)
+	}
+	if sj.Observation == nil || sj.Action == nil {
+		return nil, nil, errors.New(`spaces: want both "observation" and "action"`)
+	}
+	if obs, err = envs.UnmarshalSpace(sj.Observation); err != nil {
+		return nil, nil, fmt.Errorf("spaces: observation %w", err)
+	}
+	if act, err = envs.UnmarshalSpace(sj.Action); err != nil {
+		return nil, nil, fmt.Errorf("spaces: action %w", err)
+	}
+	return obs, act, nil
+}
+
+// array reads the entry name.npy, checks its dtype and shape ([steps] or
+// [steps, width] for width > 0; the first array read sets steps) and
+// returns its raw values.
+func (a *npzArchive) array(name, descr string, width int) ([]byte, error) {
+	entry := name + ".npy"
+	f := a.files[entry]
+	if f == nil {
+		return nil, fmt.Errorf("no entry %s", entry)
+	}
+	r, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", entry, err)
+	}
+	defer r.Close()
+	h, data, err := readNPY(r, f.UncompressedSize64)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", entry, err)
+	}
+	if h.descr != descr {
+		return nil, fmt.Errorf("%s: dtype %q, want %q", entry, h.descr, descr)
+	}
+	want := []int{a.steps}
+	if width > 0 {
+		want = append(want, width)
+	}
+	ok := len(h.shape) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		if a.steps < 0 && i == 0 {
+			continue
+		}
+		ok = h.shape[i] == want[i]
+	}
+	if !ok {
+		ws := fmt.Sprint(want)
+		if a.steps < 0 {
+			ws = fmt.Sprintf("[N %d]", width)
+		}
+		return nil, fmt.Errorf("%s: shape %v, want %s", entry, h.shape, ws)
+	}
+	if a.steps < 0 {
+		a.steps = h.shape[0]
+	}
+	return data, nil
+}
+
+// rows cuts v into steps rows of width values, each capped at its end.
+func (a *npzArchive) rows(v []float32, width int) [][]float32 {
+	out := make([][]float32, a.steps)
+	for i := range out {
+		out[i] = v[i*width : (i+1)*width : (i+1)*width]
+	}
+	return out
 }
 
 // spacesEntry returns the spaces' JSON: spaces.npy's bytes (a 1-D uint8

@@ -145,37 +145,46 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		msg.TermWithReason("malformed task")
 		return nil
 	}
+	cfg, err := w.accept(ctx, msg, t)
+	if cfg == nil {
+		return err
+	}
+	defer keepAlive(msg, w.ackWait)()
+	return w.train(ctx, msg, t, cfg)
+}
+
+// accept returns the config of the task's run when this worker can train
+// it. Otherwise the delivery is settled (a nak, a term or a refusal) and
+// the config is nil, with a refusal's error.
+func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo.Config, error) {
 	refuse := func(why string) error {
 		// Another worker may run it; the coordinator hears why not.
 		msg.NakWithDelay(w.ackWait)
 		w.publish(ctx, t, resultMsg{Refused: why}, "")
 		return fmt.Errorf("%w: %s", ErrMismatch, why)
 	}
-	// refusePolicy refuses the task without stopping the worker (see Run).
-	refusePolicy := func(why string) error {
-		msg.NakWithDelay(w.ackWait)
-		w.publish(ctx, t, resultMsg{Refused: why, Policy: true}, "")
-		w.Log.Warn("refused a task; still serving other runs", "task", t.ID, "why", why)
-		return nil
-	}
 	if t.Version != w.Version {
-		return refuse(fmt.Sprintf("task %s comes from evolve %s, this worker is evolve %s: run the same build on the coordinator and every worker", t.ID, t.Version, w.Version))
+		return nil, refuse(fmt.Sprintf("task %s comes from evolve %s, this worker is evolve %s: run the same build on the coordinator and every worker", t.ID, t.Version, w.Version))
 	}
 	info, ok, err := w.config(ctx, t)
 	switch {
 	case err != nil:
 		w.Log.Warn("read the run's config", "task", t.ID, "err", err)
 		msg.NakWithDelay(time.Second)
-		return nil
+		return nil, nil
 	case !ok:
 		w.Log.Info("dropped a task of a run or session that has ended", "task", t.ID)
 		msg.TermWithReason("stale session")
-		return nil
+		return nil, nil
 	case info.Digest != t.Digest:
-		return refuse(fmt.Sprintf("task %s is for config %s but its run's config is %s", t.ID, t.Digest, info.Digest))
+		return nil, refuse(fmt.Sprintf("task %s is for config %s but its run's config is %s", t.ID, t.Digest, info.Digest))
 	}
 	if why := w.pythonRefusal(info.Config); why != "" {
-		return refusePolicy(why)
+		// A policy refusal does not stop the worker (see Run).
+		msg.NakWithDelay(w.ackWait)
+		w.publish(ctx, t, resultMsg{Refused: why, Policy: true}, "")
+		w.Log.Warn("refused a task; still serving other runs", "task", t.ID, "why", why)
+		return nil, nil
 	}
 	cfg, err := evo.ParseConfig([]byte(info.Config))
 	if err == nil {
@@ -185,23 +194,32 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 		}
 	}
 	if err != nil {
-		return refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
+		return nil, refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
 	}
+	return &cfg, nil
+}
 
-	stop := make(chan struct{})
-	defer close(stop)
+// keepAlive tells the server every third of ackWait that msg is still in
+// progress, until the returned stop is called.
+func keepAlive(msg jetstream.Msg, ackWait time.Duration) (stop func()) {
+	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(max(w.ackWait/3, 50*time.Millisecond))
+		tick := time.NewTicker(max(ackWait/3, 50*time.Millisecond))
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			case <-tick.C:
 				msg.InProgress()
 			}
 		}
 	}()
+	return func() { close(done) }
+}
+
+// train trains the task's agent, stores it and its result, and acks.
+func (w *Worker) train(ctx context.Context, msg jetstream.Msg, t taskMsg, cfg *evo.Config) error {
 	start := time.Now()
 	b, err := w.h.agents.GetBytes(ctx, t.Agent)
 	if err != nil {
@@ -218,7 +236,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 	w.Log.Info("training", "generation", t.Generation, "agent", t.Index)
 	trainStart := time.Now()
-	rep, err := evo.TrainTask(ctx, cfg, evo.Task{Generation: t.Generation, Index: t.Index, Parent: t.Parent,
+	rep, err := evo.TrainTask(ctx, *cfg, evo.Task{Generation: t.Generation, Index: t.Index, Parent: t.Parent,
 		Mutation: t.Mutation, EvalSeed: t.EvalSeed, Agent: a}, nil)
 	train := time.Since(trainStart)
 	if ctx.Err() != nil {
