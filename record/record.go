@@ -291,15 +291,25 @@ type npzArchive struct {
 	steps int
 }
 
-// small returns the bytes of the entry name, at most 1 MiB.
-func (a *npzArchive) small(name string) ([]byte, error) {
-	f := a.files[name]
+// openEntry opens the entry name of files and returns it with its
+// uncompressed size.
+func openEntry(files map[string]*zip.File, name string) (io.ReadCloser, uint64, error) {
+	f := files[name]
 	if f == nil {
-		return nil, fmt.Errorf("no entry %s", name)
+		return nil, 0, fmt.Errorf("no entry %s", name)
 	}
 	r, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, f.UncompressedSize64, nil
+}
+
+// small returns the bytes of the entry name, at most 1 MiB.
+func (a *npzArchive) small(name string) ([]byte, error) {
+	r, _, err := openEntry(a.files, name)
+	if err != nil {
+		return nil, err
 	}
 	defer r.Close()
 	b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
@@ -341,16 +351,12 @@ func (a *npzArchive) spaces() (obs, act envs.Space, err error) {
 // returns its raw values.
 func (a *npzArchive) array(name, descr string, width int) ([]byte, error) {
 	entry := name + ".npy"
-	f := a.files[entry]
-	if f == nil {
-		return nil, fmt.Errorf("no entry %s", entry)
-	}
-	r, err := f.Open()
+	r, size, err := openEntry(a.files, entry)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", entry, err)
+		return nil, err
 	}
 	defer r.Close()
-	h, data, err := readNPY(r, f.UncompressedSize64)
+	h, data, err := readNPY(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", entry, err)
 	}
@@ -402,16 +408,12 @@ func spacesEntry(files map[string]*zip.File, open func(string) ([]byte, error)) 
 // u8Entry returns the bytes of the entry name, a 1-D uint8 array of at
 // most 1 MiB (JSON, in this format).
 func u8Entry(files map[string]*zip.File, name string) ([]byte, error) {
-	f := files[name]
-	if f == nil {
-		return nil, fmt.Errorf("no entry %s", name)
-	}
-	r, err := f.Open()
+	r, size, err := openEntry(files, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	defer r.Close()
-	h, data, err := readNPY(r, min(f.UncompressedSize64, 1<<20))
+	h, data, err := readNPY(r, min(size, 1<<20))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", name, err)
