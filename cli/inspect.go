@@ -252,6 +252,9 @@ func printInspection(w io.Writer, in *inspection) {
 		enc = enc[:i]
 	}
 	line("  encoder", "%s", enc)
+	if m := n.Actor.Memories; len(m) > 1 {
+		line("  memory gene", "%v (memory.switch moves the agent between them)", m)
+	}
 	line("  latent", "%d", n.Latent)
 	line("  head", "%v %s", n.Head, n.HeadActivation)
 	line("  output", "%d (gain %g)", n.Output, n.OutputGain)

@@ -281,3 +281,29 @@ func TestInspectBadInputExitsTwo(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectShowsTheMemoryGene: an agent whose memory model is a gene lists the models
+// it may switch between; one without a gene has no such line.
+func TestInspectShowsTheMemoryGene(t *testing.T) {
+	for _, memories := range [][]netconf.EncoderKind{{netconf.EncoderGRU, netconf.EncoderLSTM}, nil} {
+		cfg := agent.DefaultConfig()
+		gru := netconf.DefaultLSTM()
+		gru.Hidden = 16
+		cfg.Net.Encoder, cfg.Net.MLP, cfg.Net.GRU, cfg.Net.Memories = netconf.EncoderGRU, nil, &gru, memories
+		a, err := agent.New(envs.NewBox(-1, 1, 3), envs.Discrete{N: 2}, cfg, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "agent.safetensors")
+		if err := a.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := evolve(context.Background(), "inspect", path)
+		if code != exitOK {
+			t.Fatalf("exit %d, stderr %s", code, errOut)
+		}
+		if got, want := regexp.MustCompile(`(?m)^  memory gene +\[gru lstm\] `).MatchString(out), memories != nil; got != want {
+			t.Errorf("memory %q: the gene's line shown %v:\n%s", memories, got, out)
+		}
+	}
+}

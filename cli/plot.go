@@ -28,7 +28,8 @@ With one run directory, writes to DIR (default RUN_DIR/plots):
                        last update of each generation), per population slot
   hyperparameters.png  each hyperparameter that changed, per slot
   network.png          hidden units, and each part of the network that changed
-                       (widths, CNN channels and kernels, LSTM size), per slot
+                       (widths, CNN channels and kernels, the memory model and
+                       its sizes), per slot
 Per-slot charts share fitness.png's x axis; a ring marks a clone (the slot's
 agent replaced by a copy of another). -hp NAME writes only hp-NAME.png.
 

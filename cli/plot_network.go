@@ -45,18 +45,23 @@ func hiddenUnits(net string) (int, bool) {
 // netPartRE matches the parts of netconf.Spec.String's description that
 // mutations change: "mlp[64 64] ReLU ln" and "head[64] ReLU" (widths,
 // activation, layer norm), "cnn[32 32] k[3 3] s[2 2] ReLU" (channels,
-// kernel sizes, strides, activation), "lstm 2x64" or "gru 2x64" (layers × hidden) and
+// kernel sizes, strides, activation), "lstm 2x64" or "gru 2x64" (layers × hidden),
+// "transformer 1x64 h4 f128 k16" (layers × width, heads, MLP units, context) and
 // "latent 32"; a Dict network's encoders carry their key ("img: cnn[...]").
 var netPartRE = regexp.MustCompile(`(?:([^\s:{},]+): )?(mlp|head)(\[[0-9 ]*\]) (\w+)( ln)?` +
 	`|(?:([^\s:{},]+): )?cnn(\[[0-9 ]*\]) k(\[[0-9 ]*\]) s(\[[0-9 ]*\]) (\w+)` +
-	`|(lstm|gru|transformer) ([0-9]+)x([0-9]+)|latent ([0-9]+)`)
+	`|(lstm|gru) ([0-9]+)x([0-9]+)|latent ([0-9]+)` +
+	`|transformer ([0-9]+)x([0-9]+) h([0-9]+) f([0-9]+) k([0-9]+)`)
 
 // netPart is one part of a network's description: what it is ("cnn
 // kernels", "img: mlp widths") and its value ("[3 3]").
 type netPart struct{ name, value string }
 
 // netParts splits a net description into its parts, in order (encoder,
-// latent, head), and reports whether it held any.
+// latent, head), and reports whether it held any. An encoder with memory
+// gives its model first ("memory model" lstm, gru or transformer: what a
+// memory gene switches), then its sizes; an LSTM's and a GRU's are one
+// part, which a switch between the two keeps.
 func netParts(net string) ([]netPart, bool) {
 	var parts []netPart
 	for _, m := range netPartRE.FindAllStringSubmatch(net, -1) {
@@ -75,7 +80,10 @@ func netParts(net string) ([]netPart, bool) {
 			parts = append(parts, netPart{pre + " channels", m[7]}, netPart{pre + " kernels", m[8]},
 				netPart{pre + " strides", m[9]}, netPart{pre + " activation", m[10]})
 		case m[11] != "":
-			parts = append(parts, netPart{m[11] + " layers×hidden", m[12] + "×" + m[13]})
+			parts = append(parts, netPart{"memory model", m[11]}, netPart{"lstm/gru layers×hidden", m[12] + "×" + m[13]})
+		case m[15] != "":
+			parts = append(parts, netPart{"memory model", "transformer"}, netPart{"transformer layers×width", m[15] + "×" + m[16]},
+				netPart{"transformer heads", m[17]}, netPart{"transformer mlp", m[18]}, netPart{"transformer context", m[19]})
 		default:
 			parts = append(parts, netPart{"latent size", m[14]})
 		}

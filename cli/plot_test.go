@@ -425,7 +425,11 @@ func TestNetParts(t *testing.T) {
 		{"cnn[32 32] k[3 3] s[2 1] ReLU latent 32 head[] ReLU",
 			"cnn channels=[32 32]; cnn kernels=[3 3]; cnn strides=[2 1]; cnn activation=ReLU; latent size=32; head widths=[]; head activation=ReLU"},
 		{"lstm 2x64 latent 32 head[64] Tanh",
-			"lstm layers×hidden=2×64; latent size=32; head widths=[64]; head activation=Tanh"},
+			"memory model=lstm; lstm/gru layers×hidden=2×64; latent size=32; head widths=[64]; head activation=Tanh"},
+		{"gru 1x74 latent 64 head[64] Tanh",
+			"memory model=gru; lstm/gru layers×hidden=1×74; latent size=64; head widths=[64]; head activation=Tanh"},
+		{"transformer 2x32 h2 f64 k40 latent 128 head[128] Tanh",
+			"memory model=transformer; transformer layers×width=2×32; transformer heads=2; transformer mlp=64; transformer context=40; latent size=128; head widths=[128]; head activation=Tanh"},
 		{"dict{pos: mlp[64] ReLU, img: cnn[16] k[3] s[1] ReLU} latent 32 head[64] ReLU",
 			"pos: mlp widths=[64]; pos: mlp activation=ReLU; img: cnn channels=[16]; img: cnn kernels=[3]; img: cnn strides=[1]; img: cnn activation=ReLU; latent size=32; head widths=[64]; head activation=ReLU"},
 	} {
@@ -461,6 +465,30 @@ func TestNetworkPlotsChangedParts(t *testing.T) {
 		t.Errorf("%d panels, want hidden units and cnn kernels", len(plots))
 	}
 	want := []string{"unchanged:", "cnn channels [8 8]", "cnn strides [1 1]", "cnn activation ReLU", "latent size 32", "head widths [32]", "head activation ReLU"}
+	if !slices.Equal(unchanged, want) {
+		t.Errorf("unchanged %q, want %q", unchanged, want)
+	}
+}
+
+// TestNetworkPlotsMemoryGene: in a run whose memory model is a gene, network.png has a
+// panel of each slot's model, and the LSTM's and GRU's shared sizes are one part (a
+// switch between the two changes the model, not the sizes).
+func TestNetworkPlotsMemoryGene(t *testing.T) {
+	m := &evo.Metrics{}
+	for g, net := range []string{"lstm 1x32 latent 32 head[64] Tanh", "gru 1x32 latent 32 head[64] Tanh",
+		"transformer 1x32 h4 f128 k8 latent 32 head[64] Tanh"} {
+		m.Rows = append(m.Rows, evo.MetricsRow{Generation: g + 1, Agent: 0, Parent: -1, TotalSteps: float64(g + 1), Net: net})
+	}
+	plots, unchanged := networkPlots(m, newSlotTable(m))
+	var titles []string
+	for _, p := range plots {
+		titles = append(titles, p.Title.Text)
+	}
+	if want := []string{"hidden units: encoder + latent + head", "memory model"}; !slices.Equal(titles, want) {
+		t.Errorf("panels %q, want %q", titles, want)
+	}
+	want := []string{"unchanged:", "lstm/gru layers×hidden 1×32", "latent size 32", "head widths [64]", "head activation Tanh",
+		"transformer layers×width 1×32", "transformer heads 4", "transformer mlp 128", "transformer context 8"}
 	if !slices.Equal(unchanged, want) {
 		t.Errorf("unchanged %q, want %q", unchanged, want)
 	}

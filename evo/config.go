@@ -363,6 +363,10 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 	if md.IsDefined("net", "lstm") && md.IsDefined("net", "gru") {
 		errs = append(errs, errors.New("[net.lstm] and [net.gru] both given: an LSTM and a GRU share their sizes, give one table"))
 	}
+	if md.IsDefined("net", "memory") && len(cfg.Net.Memories) < 2 {
+		errs = append(errs, fmt.Errorf("net.memory = %q: want two or three memory models, the encoder among them (or no memory key: the model stays the encoder)",
+			cfg.Net.Memories))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -388,7 +392,7 @@ func memoryTable(n netconf.Spec, k netconf.EncoderKind) bool {
 
 // fillMemoryDefaults fills the tables of the memory models the gene lists beside the
 // encoder: the Transformer's, and while the encoder is a Transformer the LSTM's or GRU's
-// (one table: the one given, else the first listed).
+// (one table: the one given, its absent keys filled, else the first listed).
 func fillMemoryDefaults(md toml.MetaData, n *netconf.Spec) {
 	for _, k := range n.Memories {
 		switch {
@@ -398,7 +402,11 @@ func fillMemoryDefaults(md toml.MetaData, n *netconf.Spec) {
 				n.Transformer = &netconf.Transformer{}
 			}
 			fillAbsent(md, n.Transformer, netconf.DefaultTransformer(), "net", "transformer")
-		case n.Encoder == netconf.EncoderTransformer && n.LSTM == nil && n.GRU == nil:
+		case n.Encoder == netconf.EncoderTransformer && n.LSTM != nil:
+			fillAbsent(md, n.LSTM, netconf.DefaultLSTM(), "net", "lstm")
+		case n.Encoder == netconf.EncoderTransformer && n.GRU != nil:
+			fillAbsent(md, n.GRU, netconf.DefaultLSTM(), "net", "gru")
+		case n.Encoder == netconf.EncoderTransformer:
 			given := netconf.EncoderLSTM
 			if md.IsDefined("net", "gru") || !md.IsDefined("net", "lstm") && k == netconf.EncoderGRU {
 				given = netconf.EncoderGRU

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/evolverl/evolve/internal/runtest"
+	"github.com/evolverl/evolve/netconf"
 )
 
 // memoryGeneConfig is a Probe7 population whose memory model is a gene: four agents,
@@ -106,4 +107,31 @@ func TestMemoryGene(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtest.SameRun(t, dirs[0], split.OutDir)
+}
+
+// TestGeneFillsAPartTable: a gene that starts as a Transformer takes a [net.gru] or
+// [net.lstm] table with some keys written and gives the others their defaults, so the
+// switch to the recurrent model builds a valid network (it once kept the absent bounds at
+// 0, and every switch was refused).
+func TestGeneFillsAPartTable(t *testing.T) {
+	for _, k := range []netconf.EncoderKind{netconf.EncoderGRU, netconf.EncoderLSTM} {
+		text := "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"transformer\"\nmemory = [\"transformer\", \"" + string(k) +
+			"\"]\n[net." + string(k) + "]\nhidden = 32\n"
+		cfg, err := ParseConfig([]byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		s, err := cfg.Net.WithMemory(k)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		m, d := s.Memory(), netconf.DefaultLSTM()
+		if m.Hidden != 32 || m.Layers != d.Layers || m.MinHidden != d.MinHidden || m.MaxHidden != d.MaxHidden ||
+			m.MinLayers != d.MinLayers || m.MaxLayers != d.MaxLayers {
+			t.Errorf("%s: sizes %+v, want hidden 32 and the rest %+v", k, *m, d)
+		}
+		if err := s.ValidateArchitecture(); err != nil {
+			t.Errorf("%s: the switched network: %v", k, err)
+		}
+	}
 }

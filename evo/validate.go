@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/evolverl/evolve/netconf"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -211,7 +212,8 @@ func (c Config) validateSizes() []error {
 	} else if p.MaxSeqLen > maxLearnStep {
 		errs = append(errs, fmt.Errorf("ppo.max_seq_len = %d: want <= %d", p.MaxSeqLen, maxLearnStep))
 	}
-	if t := c.Net.Transformer; c.Net.Encoder == netconf.EncoderTransformer && t != nil && n >= 1 && p.LearnStep >= n && t.Context > p.LearnStep/n {
+	transformer := c.Net.Encoder == netconf.EncoderTransformer || slices.Contains(c.Net.Memories, netconf.EncoderTransformer)
+	if t := c.Net.Transformer; transformer && t != nil && n >= 1 && p.LearnStep >= n && t.Context > p.LearnStep/n {
 		errs = append(errs, fmt.Errorf("net.transformer.context = %d: want <= learn_step/num_envs = %d: a window fits in an env's part of a rollout",
 			t.Context, p.LearnStep/n))
 	}

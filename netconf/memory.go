@@ -10,8 +10,8 @@ import (
 // (Spec.Memories); it is not an encoder a Spec can name.
 const EncoderMemory EncoderKind = "memory"
 
-// validateMemories checks Memories: memory models, no repeats, the encoder among them, and
-// a valid table for a listed Transformer.
+// validateMemories checks Memories: memory models, no repeats, the encoder among them.
+// The tables of the listed models are validateMemoryTables'.
 func (s Spec) validateMemories() error {
 	if len(s.Memories) == 0 {
 		return nil
@@ -27,11 +27,31 @@ func (s Spec) validateMemories() error {
 	if !slices.Contains(s.Memories, s.Encoder) {
 		return fmt.Errorf("%q does not list the encoder %q (the model the network starts as)", s.Memories, s.Encoder)
 	}
-	if slices.Contains(s.Memories, EncoderTransformer) {
+	return nil
+}
+
+// validateMemoryTables checks the tables of the memory models the gene lists beside the
+// encoder's: a listed Transformer's, and while the encoder is a Transformer the sizes a
+// listed LSTM or GRU would take. Errors name the table ("transformer: context 0").
+func (s Spec) validateMemoryTables() error {
+	if s.Encoder != EncoderTransformer && slices.Contains(s.Memories, EncoderTransformer) {
 		if s.Transformer == nil {
-			return fmt.Errorf("%q lists the transformer, but the [transformer] table is missing", s.Memories)
+			return fmt.Errorf("memory: %q lists the transformer, but the [transformer] table is missing", s.Memories)
 		}
-		return wrapField("transformer", s.Transformer.Validate())
+		if err := wrapField("transformer", s.Transformer.Validate()); err != nil {
+			return err
+		}
+	}
+	recurrent := slices.Contains(s.Memories, EncoderLSTM) || slices.Contains(s.Memories, EncoderGRU)
+	if s.Encoder == EncoderTransformer && recurrent {
+		// An LSTM and a GRU share one table of sizes, whichever of the two it is.
+		name, t := string(EncoderLSTM), s.LSTM
+		if t == nil {
+			name, t = string(EncoderGRU), s.GRU
+		}
+		if t != nil {
+			return wrapField(name, t.Validate())
+		}
 	}
 	return nil
 }

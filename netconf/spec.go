@@ -440,6 +440,9 @@ func (s Spec) ValidateArchitecture() error {
 	if err := wrapField("memory", s.validateMemories()); err != nil {
 		return err
 	}
+	if err := s.validateMemoryTables(); err != nil {
+		return err
+	}
 	if err := wrapField("latent", s.Latent.Validate()); err != nil {
 		return err
 	}
