@@ -26,7 +26,9 @@ With one run directory, writes to DIR (default RUN_DIR/plots):
   training.png         loss, entropy, approx KL and explained variance of every
                        PPO update (the run's TensorBoard scalars; without them, the
                        last update of each generation), per population slot
-  hyperparameters.png  each hyperparameter that changed, per slot
+  hyperparameters.png  each hyperparameter that changed, per slot, and update_lr
+                       (the rate of each agent's last update) where the KL-adaptive
+                       rate or annealing moved it from lr
   network.png          hidden units, and each part of the network that changed
                        (widths, CNN channels and kernels, the memory model and
                        its sizes), per slot
@@ -114,6 +116,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		return w.bad("%v", err)
 	}
 	rc := readRunConfig(dir)
+	addUpdateLR(m) // before the slot table, which keeps the rows
 	t := newSlotTable(m)
 	if hp != "" && !slices.Contains(m.HPNames, hp) {
 		return w.bad("-hp %s: %s has the hyperparameter columns %s", hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))

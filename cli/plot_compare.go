@@ -140,7 +140,7 @@ func comparisonFigure(runs []*plotRun) figure {
 // comparisonLabels titles the comparison with the runs' env, when they
 // share one, and labels its y axis with their fitness measure.
 func comparisonLabels(p *plot.Plot, runs []*plotRun) {
-	env, train, eval := runs[0].rc.env, 0, 0
+	env, train, eval, confirmed := runs[0].rc.env, 0, 0, 0
 	var envIDs []string
 	for _, r := range runs {
 		if r.rc.env != env {
@@ -154,6 +154,9 @@ func comparisonLabels(p *plot.Plot, runs []*plotRun) {
 		} else {
 			eval++
 		}
+		if r.rc.confirmed {
+			confirmed++
+		}
 	}
 	p.Title.Text = "Elite score against env steps"
 	switch {
@@ -163,6 +166,8 @@ func comparisonLabels(p *plot.Plot, runs []*plotRun) {
 		p.Title.Text = "Elite score against env steps, on " + strings.Join(envIDs, ", ") + " (different envs)"
 	}
 	switch {
+	case confirmed == len(runs): // the solid line is the confirmed score, whatever the fitness
+		p.Y.Label.Text = "return (solid: the elite confirmed on fresh episodes; dashed: best fitness)"
 	case train == 0:
 		p.Y.Label.Text = "fitness (mean evaluation return)"
 	case eval == 0:

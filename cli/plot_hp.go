@@ -2,6 +2,7 @@ package cli
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/evolverl/evolve/evo"
@@ -20,6 +21,7 @@ var hpLabels = map[string]string{
 // title of their panel.
 var hpUnits = map[string]string{
 	"lr":            "Adam step size",
+	updateLRName:    "the last update's, as the KL rate or annealing left it",
 	"batch_size":    "transitions",
 	"learn_step":    "transitions per update",
 	"update_epochs": "passes over the rollout",
@@ -41,6 +43,34 @@ func changedHPs(m *evo.Metrics) []int {
 	return changed
 }
 
+// updateLRName is the column of the rate an agent's last update trained with, which
+// hyperparameters.png and -hp chart beside lr when the two differ.
+const updateLRName = "update_lr"
+
+// addUpdateLR appends update_lr to m's hyperparameter columns when some row's differs
+// from its lr (the KL-adaptive rate or annealing moved it): lr is then only where each
+// update starts, and update_lr what the agents trained with. It does nothing twice.
+func addUpdateLR(m *evo.Metrics) {
+	lr := slices.Index(m.HPNames, "lr")
+	if lr < 0 || slices.Contains(m.HPNames, updateLRName) {
+		return
+	}
+	differs := false
+	for _, r := range m.Rows {
+		if math.IsNaN(r.UpdateLR) {
+			return
+		}
+		differs = differs || r.UpdateLR != r.HP[lr]
+	}
+	if !differs {
+		return
+	}
+	m.HPNames = append(slices.Clip(m.HPNames), updateLRName)
+	for i := range m.Rows {
+		m.Rows[i].HP = append(slices.Clip(m.Rows[i].HP), m.Rows[i].UpdateLR)
+	}
+}
+
 // hpPlot charts hyperparameter m.HPNames[i] of every slot against the
 // population's env steps, the x axis of fitness.png: each point is the
 // value the slot's agent trained with in the generation that ended there.
@@ -56,7 +86,7 @@ func hpPlot(m *evo.Metrics, t *slotTable, i int) *plot.Plot {
 	p.Title.Text = name
 	stepsAxis(p)
 	value := func(r evo.MetricsRow) float64 { return r.HP[i] }
-	logScale := lo > 0 && (name == "lr" || name == "ent_coef" || name == "batch_size" || name == "learn_step")
+	logScale := lo > 0 && (name == "lr" || name == updateLRName || name == "ent_coef" || name == "batch_size" || name == "learn_step")
 	if (name == "gamma" || name == "gae_lambda") && hi < 1 {
 		// What matters is the horizon 1/(1 − gamma): plot 1 − value on a
 		// log scale, as PBT and the zoo step it.

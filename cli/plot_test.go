@@ -568,3 +568,31 @@ func TestPow2Ticks(t *testing.T) {
 		t.Errorf("inside one octave: %v", ts)
 	}
 }
+
+// TestUpdateLRJoinsTheHyperparameters: where the KL-adaptive rate (or annealing) moved an
+// agent's rate away from its lr, update_lr becomes a hyperparameter column that changed,
+// for hyperparameters.png and -hp; where it never did, the columns stay as they are.
+func TestUpdateLRJoinsTheHyperparameters(t *testing.T) {
+	rows := func(update ...float64) *evo.Metrics {
+		m := &evo.Metrics{HPNames: []string{"lr", "batch_size"}}
+		for g, u := range update {
+			m.Rows = append(m.Rows, evo.MetricsRow{Generation: g + 1, Parent: -1, TotalSteps: float64(g + 1), HP: []float64{3e-4, 64}, UpdateLR: u})
+		}
+		return m
+	}
+	m := rows(4e-4, 2e-4)
+	addUpdateLR(m)
+	addUpdateLR(m) // a second call adds nothing
+	if !slices.Equal(m.HPNames, []string{"lr", "batch_size", "update_lr"}) || !slices.Equal(changedHPs(m), []int{2}) {
+		t.Fatalf("columns %q, changed %v; want update_lr added and changed", m.HPNames, changedHPs(m))
+	}
+	if got := m.Rows[1].HP; !slices.Equal(got, []float64{3e-4, 64, 2e-4}) {
+		t.Errorf("row 2 %v", got)
+	}
+	for _, u := range [][]float64{{3e-4, 3e-4}, {math.NaN(), math.NaN()}} {
+		m := rows(u...)
+		if addUpdateLR(m); len(m.HPNames) != 2 {
+			t.Errorf("update_lr %v: columns %q, want lr and batch_size only", u, m.HPNames)
+		}
+	}
+}

@@ -108,6 +108,8 @@ func checkSet(path []string, v any) error {
 		msg := snippetLine.ReplaceAllString(err.Error(), "$1: ")
 		msg = strings.NewReplacer("(line 1, ", "(", "(line 2, ", "(", " (line 1)", "", " (line 2)", "").Replace(msg)
 		msg = typeMismatch.ReplaceAllString(msg, "want ${2} (got ${1})")
+		// A value where a table belongs (-set hp.lr=1e-3): name the keys, not a Go type.
+		msg = tableMismatch.ReplaceAllString(msg, "${1} is a table, not a value: set its keys (-set ${1}.KEY=VALUE)")
 		return errors.New(msg)
 	}
 	return nil
@@ -134,6 +136,11 @@ func setPath(doc map[string]any, path []string, v any) error {
 // typeMismatch matches the TOML decoder's words for a value of the wrong
 // type.
 var typeMismatch = regexp.MustCompile(`incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+
+// tableMismatch matches the TOML decoder's words for a value given where a
+// table belongs ("hp.lr: type mismatch for evo.HPRange: expected table but
+// found float64"), with the key.
+var tableMismatch = regexp.MustCompile(`([\w.]+): type mismatch for [\w.*\[\]]+: expected table but found \w+`)
 
 // snippetLine matches the TOML decoder's "toml: line N (last key "k"): ".
 var snippetLine = regexp.MustCompile(`toml: line \d+ \(last key "([^"]+)"\): `)

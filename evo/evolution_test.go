@@ -397,3 +397,35 @@ func TestIndependentAgentsAreNeitherSelectedNorMutated(t *testing.T) {
 		t.Fatalf("ReadSummary = %+v, %v; want what Run returned, %+v", got, err, sum)
 	}
 }
+
+// TestRLHPMutationMovesGammaOnItsScale: a tournament's rl_hp mutation of gamma multiplies
+// 1 − gamma by grow or shrink, as PBT's perturbation does, so 0.99 goes to 0.988 or 0.992
+// (multiplying gamma itself took it to 1, the range's top, then to 0.8); and an
+// [hp.gamma] table without bounds gets 1 − gamma within 4× either way.
+func TestRLHPMutationMovesGammaOnItsScale(t *testing.T) {
+	r := defaultRange("gamma", 0.99)
+	if math.Abs(r.Min-0.96) > 1e-12 || math.Abs(r.Max-0.9975) > 1e-12 {
+		t.Fatalf("default gamma range [%v, %v], want [0.96, 0.9975]", r.Min, r.Max)
+	}
+	tr := newTiny(t, only(MutationRLHP))
+	tr.cfg.HP = map[string]HPRange{"gamma": r}
+	a := tr.members[0].Agent
+	seen := map[float64]bool{}
+	for g := 1; g <= 20; g++ {
+		old := a.Config().Gamma // mutate changes a in place
+		b, _, err := tr.cfg.mutate(a, 0, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := b.Config().Gamma
+		seen[math.Round(v*1e6)/1e6] = true
+		if want1, want2 := 1-(1-old)*1.2, 1-(1-old)*0.8; math.Abs(v-want1) > 1e-12 && math.Abs(v-want2) > 1e-12 &&
+			v != r.Min && v != r.Max {
+			t.Fatalf("gamma %v -> %v, want %v or %v", old, v, want1, want2)
+		}
+		a = b
+	}
+	if len(seen) < 3 {
+		t.Errorf("gamma took only %v in 20 mutations", seen)
+	}
+}

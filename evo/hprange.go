@@ -101,9 +101,10 @@ func isIntHP(name string) bool {
 }
 
 // defaultRange returns the default range of hyperparameter name around
-// value: lr in [value/10, value×10], the others in [value/4, value×4]
-// (integers rounded, at least 1; gamma and gae_lambda at most 1;
-// learn_step and batch_size at most maxLearnStep).
+// value: lr in [value/10, value×10], gamma and gae_lambda with 1−value in
+// [(1−value)/4, (1−value)×4] (their log1m scale; at least 0), the others in
+// [value/4, value×4] (integers rounded, at least 1; learn_step and
+// batch_size at most maxLearnStep).
 func defaultRange(name string, value float64) HPRange {
 	f := 4.0
 	if name == "lr" {
@@ -117,6 +118,9 @@ func defaultRange(name string, value float64) HPRange {
 	}
 	if name == "gamma" || name == "gae_lambda" {
 		r.Max = min(r.Max, 1)
+		if v := 1 - value; v > 0 { // a value of 1 has no log1m range: [value/4, 1], refused on that scale
+			r.Min, r.Max = round(max(0, 1-v*f)), round(1-v/f)
+		}
 	}
 	if name == "learn_step" || name == "batch_size" {
 		r.Max = min(r.Max, maxLearnStep)

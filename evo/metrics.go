@@ -39,8 +39,8 @@ func (c Config) metricsBase() int { return 17 + len(c.metricsHPs()) + 2 }
 // steps spent on measuring (eval_steps: the agent's evaluation in the
 // generation; global_steps: the run's training, evaluation and
 // confirmation steps so far), the elite's score after the generation, and
-// update_lr, the learning rate of the agent's last update (lr decayed by
-// anneal_lr; lr without it), and with RND (ppo.rnd_coef > 0)
+// update_lr, the learning rate of the agent's last update (lr as the
+// KL-adaptive rate or anneal_lr left it; lr without either), and with RND (ppo.rnd_coef > 0)
 // intrinsic_reward and rnd_loss of the agent's last update. A run begun
 // with fewer columns goes on writing the ones it began with (see
 // truncateMetrics).

@@ -31,6 +31,10 @@ type MetricsRow struct {
 	// (agent.Stats). Each is NaN where the file has no such column, and
 	// Loss and the others may be NaN in a diverged agent's row.
 	TrainReturn, Loss, PolicyLoss, ValueLoss, Entropy, ApproxKL, ClipFrac, ExplainedVariance, GradNorm float64
+	// UpdateLR is the learning rate of the agent's last update (update_lr:
+	// lr as the KL-adaptive rate or annealing left it); NaN where the file
+	// has no such column.
+	UpdateLR float64
 }
 
 // Metrics is a run's metrics.csv as ReadMetrics reads it.
@@ -131,7 +135,7 @@ func parseMetricsRow(rec []string, col map[string]int, hpNames []string) (Metric
 		{"elite_fitness", &row.EliteFitness}, {"train_return", &row.TrainReturn}, {"loss", &row.Loss},
 		{"policy_loss", &row.PolicyLoss}, {"value_loss", &row.ValueLoss}, {"entropy", &row.Entropy},
 		{"approx_kl", &row.ApproxKL}, {"clip_frac", &row.ClipFrac},
-		{"explained_variance", &row.ExplainedVariance}, {"grad_norm", &row.GradNorm},
+		{"explained_variance", &row.ExplainedVariance}, {"grad_norm", &row.GradNorm}, {"update_lr", &row.UpdateLR},
 	} {
 		*c.v = math.NaN()
 		if _, ok := col[c.name]; ok {

@@ -20,8 +20,8 @@ func TestReadMetricsStatsByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := m.Rows[0]
-	got := []float64{r.TrainReturn, r.Loss, r.PolicyLoss, r.ValueLoss, r.Entropy, r.ApproxKL, r.ClipFrac, r.ExplainedVariance, r.GradNorm, r.EliteFitness}
-	want := []float64{20, 1.5, -0.1, 3.2, 0.6, 0.002, 0.1, 0.4, 0.9, 10}
+	got := []float64{r.TrainReturn, r.Loss, r.PolicyLoss, r.ValueLoss, r.Entropy, r.ApproxKL, r.ClipFrac, r.ExplainedVariance, r.GradNorm, r.EliteFitness, r.UpdateLR}
+	want := []float64{20, 1.5, -0.1, 3.2, 0.6, 0.002, 0.1, 0.4, 0.9, 10, 0.001}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("column %d: got %v, want %v", i, got[i], want[i])
@@ -32,7 +32,7 @@ func TestReadMetricsStatsByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := m.Rows[0]; r.GradNorm != 0.9 || !math.IsNaN(r.Loss) || !math.IsNaN(r.ExplainedVariance) || !math.IsNaN(r.EliteFitness) {
+	if r := m.Rows[0]; r.GradNorm != 0.9 || !math.IsNaN(r.Loss) || !math.IsNaN(r.ExplainedVariance) || !math.IsNaN(r.EliteFitness) || !math.IsNaN(r.UpdateLR) {
 		t.Errorf("file without the columns: grad_norm %v, loss %v, explained_variance %v, elite_fitness %v; want 0.9 and NaNs",
 			r.GradNorm, r.Loss, r.ExplainedVariance, r.EliteFitness)
 	}

@@ -110,7 +110,11 @@ func (c Config) mutate(a *agent.PPO, index, gen int) (*agent.PPO, string, error)
 		if r.IntN(2) == 1 {
 			f = rng.Shrink
 		}
-		v := min(rng.Max, max(rng.Min, old*f))
+		v := old * f
+		if HPScale(name, rng) == ScaleLog1m { // gamma, gae_lambda: 1−value moves, as PBT's perturbation does
+			v = 1 - (1-old)*f
+		}
+		v = min(rng.Max, max(rng.Min, v))
 		if isIntHP(name) {
 			v = math.Round(v)
 		}

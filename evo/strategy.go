@@ -112,6 +112,9 @@ func (c *Config) resolveStrategy(md toml.MetaData) error {
 		p.Init = ""
 	}
 	if p.Selection != SelectPBT {
+		if p.Selection != "" {
+			return nil // an unknown selection: validateStrategy names it and the two it may be
+		}
 		if md.IsDefined("pbt") {
 			return badInput(fmt.Errorf("[pbt] given, but population.selection = %q: remove it or set selection = \"pbt\"", c.selection()))
 		}

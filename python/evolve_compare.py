@@ -111,6 +111,14 @@ def parse_args(argv):
                            "pb2 for pbt in any of those, and -popN after an evolve method")
     if a.seeds < 1 or a.studies < 0:
         raise BadInput("-seeds must be >= 1 and -studies >= 0")
+    if not a.report_only and any(m in STUDY_METHODS for m in a.methods):
+        # The studies run last: say now, not after hours of evolve runs, that they cannot.
+        try:
+            import optuna  # noqa: F401
+        except ImportError as e:
+            raise BadInput(f"-methods {','.join(m for m in a.methods if m in STUDY_METHODS)}: optuna is not importable by "
+                           f"{sys.executable} ({e}): apt-get install python3-optuna and run this script with "
+                           "/usr/bin/python3") from None
     return a
 
 
@@ -305,7 +313,9 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
         with open(sdir + ".log", "w") as log:
             r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         if r.returncode != 0:
-            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {r.returncode})")
+            with open(sdir + ".log") as log:
+                tail = log.read()[-2000:]
+            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {r.returncode}); the end of {sdir}.log:\n{tail}")
     curve = []
     with open(os.path.join(sdir, "curve.csv"), newline="") as f:
         for row in csv.DictReader(f):

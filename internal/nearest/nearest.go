@@ -7,13 +7,16 @@ import "strings"
 
 // Name returns the candidate closest to word — first one equal to it but
 // for case, else one at most maxEdits edits (Levenshtein, in bytes) away,
-// the closest and on a tie the first in candidates' order — or "".
+// and no more than a third of word's length (at least 1: "nope" is not a
+// typo of "pop"), the closest and on a tie the first in candidates' order —
+// or "".
 func Name(word string, candidates []string, maxEdits int) string {
 	for _, c := range candidates {
 		if strings.EqualFold(c, word) {
 			return c
 		}
 	}
+	maxEdits = min(maxEdits, max(1, len(word)/3))
 	best, bestD := "", maxEdits+1
 	for _, c := range candidates {
 		if d := Distance(word, c); d < bestD {

@@ -3,7 +3,7 @@ package nearest
 import "testing"
 
 func TestName(t *testing.T) {
-	ids := []string{"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0"}
+	ids := []string{"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "pop", "pendulum"}
 	for _, c := range []struct {
 		word string
 		max  int
@@ -14,6 +14,8 @@ func TestName(t *testing.T) {
 		{"Acrobat-v1", 2, "Acrobot-v1"},
 		{"MountainCar-v1", 2, "MountainCar-v0"},
 		{"Pendulum-v1", 2, ""},
+		{"nope", 2, ""}, // 2 edits from "pop", but a third of a short word is 1
+		{"pendulm", 2, "pendulum"},
 		{"", 2, ""},
 	} {
 		if got := Name(c.word, ids, c.max); got != c.want {

@@ -1,7 +1,9 @@
 package pytest
 
 import (
+	"errors"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -102,5 +104,39 @@ func TestCompareVariants(t *testing.T) {
 				t.Errorf("%s %s: lr %g, want %g × %g", name, method, cfg.PPO.LR, f, base.PPO.LR)
 			}
 		}
+	}
+}
+
+// TestCompareRefusesStudiesWithoutOptuna: with tpe or random among the methods and no
+// importable optuna, the comparison stops before training anything (its studies run
+// last, after hours of evolve runs), exit 2, saying why on stderr.
+func TestCompareRefusesStudiesWithoutOptuna(t *testing.T) {
+	python := tomlPython(t)
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fake", "optuna")
+	if err := os.MkdirAll(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, "__init__.py"), []byte("raise ImportError('hidden by the test')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "python", "evolve_compare.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(python, script, "-config", filepath.Join("..", "..", "configs", "cartpole.toml"), "-anchor", "500",
+		"-out", out, "-methods", "pb2:1,tpe:1")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Dir(fake))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), "optuna is not importable") ||
+		!strings.Contains(stderr.String(), "apt-get install python3-optuna") {
+		t.Errorf("exit %v, stderr %q; want 2 and a message saying optuna is missing", err, stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the refused comparison made its -out directory")
 	}
 }
