@@ -144,8 +144,12 @@ func (d *display) generation(r evo.GenerationReport) {
 		elite = fmt.Sprintf(" (confirmed %.6g)", r.Confirmed)
 	}
 	if !d.terminal {
-		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, steps %s/%s, %s steps/s, %s\n",
-			r.Generation, best.Fitness, best.Index, elite, mean, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps),
+		who := fmt.Sprint(best.Index)
+		if len(best.Config.Net.Memories) > 1 { // a memory gene: which model is ahead
+			who += ", " + string(best.Config.Net.Encoder)
+		}
+		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %s)%s, mean %.4g, elite %.6g, steps %s/%s, %s steps/s, %s\n",
+			r.Generation, best.Fitness, who, elite, mean, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps),
 			commas(int(rate+0.5)), fmtDuration(r.Wall))
 		return
 	}

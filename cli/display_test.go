@@ -11,6 +11,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/netconf"
 )
 
 func TestGenerationTableAndLogLine(t *testing.T) {
@@ -36,6 +37,16 @@ func TestGenerationTableAndLogLine(t *testing.T) {
 	(&display{w: &quiet, quiet: true}).generation(r)
 	if quiet.Len() != 0 {
 		t.Errorf("-quiet printed %q", quiet.String())
+	}
+	// With a memory gene the line says which model the best agent is.
+	gene := agent.DefaultConfig()
+	gru := netconf.DefaultLSTM()
+	gene.Net.Encoder, gene.Net.MLP, gene.Net.GRU, gene.Net.Memories = netconf.EncoderGRU, nil, &gru, []netconf.EncoderKind{"lstm", "gru"}
+	r.Members[1].Config = gene
+	line.Reset()
+	(&display{w: &line}).generation(r)
+	if !strings.HasPrefix(line.String(), "gen 3: best 500 (agent 4, gru)") {
+		t.Errorf("log line with a memory gene:\n%s", line.String())
 	}
 }
 
