@@ -234,94 +234,119 @@ func objectFields(obj []byte) ([]kv, error) {
 
 // printInspection prints in as aligned text.
 func printInspection(w io.Writer, in *inspection) {
-	var lines []kv
-	line := func(key, format string, a ...any) { lines = append(lines, kv{key, fmt.Sprintf(format, a...)}) }
-	n := in.Network
-	line("file", "%s", in.File)
+	var l kvList
+	l.add("file", "%s", in.File)
 	if in.Env != nil {
-		line("env", "%s%s", in.Env.ID, envOptionsText(in.Env.Options))
+		l.add("env", "%s%s", in.Env.ID, envOptionsText(in.Env.Options))
 	} else {
-		line("env", "not recorded (file written before agent files held it)")
+		l.add("env", "not recorded (file written before agent files held it)")
 	}
-	line("observation space", "%v", in.obs)
-	line("action space", "%v", in.act)
-	line("network", "%s", n.Description)
+	l.add("observation space", "%v", in.obs)
+	l.add("action space", "%v", in.act)
+	l.network(in.Network)
+	l.hyperparameters(in)
+	l.training(in)
+	if in.summary != nil {
+		l.add("run summary", "summary.json")
+		for _, f := range in.summary {
+			l.add("  "+f.key, "%s", f.value)
+		}
+	}
+	l.print(w)
+}
+
+// kvList is the text form's lines, key and value, in order.
+type kvList []kv
+
+func (l *kvList) add(key, format string, a ...any) {
+	*l = append(*l, kv{key, fmt.Sprintf(format, a...)})
+}
+
+// network adds the network's lines.
+func (l *kvList) network(n networkInfo) {
+	l.add("network", "%s", n.Description)
 	// Spec.String is "<encoder> latent N head[...] ...".
 	enc := n.Description
 	if i := strings.LastIndex(enc, " latent "); i >= 0 {
 		enc = enc[:i]
 	}
-	line("  encoder", "%s", enc)
+	l.add("  encoder", "%s", enc)
 	if m := n.Actor.Memories; len(m) > 1 {
-		line("  memory gene", "%v (memory.switch moves the agent between them)", m)
+		l.add("  memory gene", "%v (memory.switch moves the agent between them)", m)
 	}
-	line("  latent", "%d", n.Latent)
-	line("  head", "%v %s", n.Head, n.HeadActivation)
-	line("  output", "%d (gain %g)", n.Output, n.OutputGain)
-	line("  parameters", "actor %s, critic %s, total %s", commas(n.ActorParams), commas(n.CriticParams), commas(n.TotalParams))
+	l.add("  latent", "%d", n.Latent)
+	l.add("  head", "%v %s", n.Head, n.HeadActivation)
+	l.add("  output", "%d (gain %g)", n.Output, n.OutputGain)
+	l.add("  parameters", "actor %s, critic %s, total %s", commas(n.ActorParams), commas(n.CriticParams), commas(n.TotalParams))
 	if n.RNDParams > 0 {
-		line("  RND", "%s more (target, predictor and intrinsic critic)", commas(n.RNDParams))
+		l.add("  RND", "%s more (target, predictor and intrinsic critic)", commas(n.RNDParams))
 	}
-	line("  shared encoders", "%s", yesNo(n.ShareEncoders))
-	line("  backend", "%s", n.Backend)
-	line("hyperparameters", "")
-	// Every Config field but the network's, in declaration order, under its
-	// config key.
+	l.add("  shared encoders", "%s", yesNo(n.ShareEncoders))
+	l.add("  backend", "%s", n.Backend)
+}
+
+// hyperparameters adds every Config field but the network's, in declaration
+// order, under its config key.
+func (l *kvList) hyperparameters(in *inspection) {
+	l.add("hyperparameters", "")
 	cv := reflect.ValueOf(in.Config)
 	for i := range cv.NumField() {
 		key, opts, _ := strings.Cut(cv.Type().Field(i).Tag.Get("json"), ",")
 		if def, ok := shownDefaults[key]; ok && cv.Field(i).IsZero() {
-			line("  "+key, "%s", def) // the default, shown: the choices differ much
+			l.add("  "+key, "%s", def) // the default, shown: the choices differ much
 			continue
 		}
 		if key == "" || key == "-" || key == "net" || key == "backend" || opts == "omitempty" && cv.Field(i).IsZero() {
 			continue // options added later show only where set
 		}
-		line("  "+key, "%v", cv.Field(i).Interface())
+		l.add("  "+key, "%v", cv.Field(i).Interface())
 	}
 	if in.AdaptedLR != nil {
-		line("  adapted lr", "%v (kl_threshold: where the next update starts)", *in.AdaptedLR)
+		l.add("  adapted lr", "%v (kl_threshold: where the next update starts)", *in.AdaptedLR)
 	}
-	line("steps", "%s", commas(in.Steps))
-	line("updates", "%s", commas(in.Updates))
+}
+
+// training adds what training left in the agent: its counters, the
+// statistics that scale its inputs and outputs, and its lineage.
+func (l *kvList) training(in *inspection) {
+	l.add("steps", "%s", commas(in.Steps))
+	l.add("updates", "%s", commas(in.Updates))
 	if in.Config.AnnealLR {
 		// TotalSteps matters only as the horizon of the lr's annealing.
-		line("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
+		l.add("total steps", "%s (lr annealing horizon)", commas(in.TotalSteps))
 	}
 	if in.NormalizeObs {
-		line("obs normalisation", "on (%.0f observations seen)", *in.NormCount)
+		l.add("obs normalisation", "on (%.0f observations seen)", *in.NormCount)
 	} else {
-		line("obs normalisation", "off")
+		l.add("obs normalisation", "off")
 	}
 	if in.RewardStd != nil {
-		line("reward scaling", "on (÷ %.4g, the discounted return's std)", *in.RewardStd)
+		l.add("reward scaling", "on (÷ %.4g, the discounted return's std)", *in.RewardStd)
 	}
 	if in.ValueStd != nil {
-		line("value normalisation", "on (value = %.4g × critic output %+.4g)", *in.ValueStd, *in.ValueMean)
+		l.add("value normalisation", "on (value = %.4g × critic output %+.4g)", *in.ValueStd, *in.ValueMean)
 	}
 	if len(in.History) == 0 {
-		line("lineage", "no mutations")
-	} else {
-		line("lineage", "%d mutations, oldest first", len(in.History))
-		for i, h := range in.History {
-			line(fmt.Sprintf("  %d", i+1), "%s", h)
-		}
+		l.add("lineage", "no mutations")
+		return
 	}
-	if in.summary != nil {
-		line("run summary", "summary.json")
-		for _, f := range in.summary {
-			line("  "+f.key, "%s", f.value)
-		}
+	l.add("lineage", "%d mutations, oldest first", len(in.History))
+	for i, h := range in.History {
+		l.add(fmt.Sprintf("  %d", i+1), "%s", h)
 	}
+}
+
+// print writes the lines with their values aligned.
+func (l kvList) print(w io.Writer) {
 	width := 0
-	for _, l := range lines {
-		width = max(width, len(l.key))
+	for _, x := range l {
+		width = max(width, len(x.key))
 	}
-	for _, l := range lines {
-		if l.value == "" {
-			fmt.Fprintln(w, l.key)
+	for _, x := range l {
+		if x.value == "" {
+			fmt.Fprintln(w, x.key)
 		} else {
-			fmt.Fprintf(w, "%-*s  %s\n", width, l.key, l.value)
+			fmt.Fprintf(w, "%-*s  %s\n", width, x.key, x.value)
 		}
 	}
 }
