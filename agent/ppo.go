@@ -421,29 +421,13 @@ func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, 
 	if maxSteps < 1 {
 		return out, fmt.Errorf("evaluate: max steps %d: need at least one step per episode", maxSteps)
 	}
-	size := a.obsSpace.FlatSize()
-	// check mirrors envs.Vector's check of what an env returns.
-	check := func(call string, obs []float32, reward float64) error {
-		if len(obs) != size {
-			return fmt.Errorf("env %T %s returned %d observation values, want %d for %v", envs.Unwrapped(env), call, len(obs), size, a.obsSpace)
-		}
-		for j, x := range obs {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return fmt.Errorf("env %T %s returned observation[%d] = %v", envs.Unwrapped(env), call, j, x)
-			}
-		}
-		if math.IsNaN(reward) || math.IsInf(reward, 0) {
-			return fmt.Errorf("env %T %s returned reward %v", envs.Unwrapped(env), call, reward)
-		}
-		return nil
-	}
 	for ep := range episodes {
 		s := envs.NoSeed
 		if ep == 0 {
 			s = seed
 		}
 		obs, info := env.Reset(s)
-		if err := check("reset", obs, 0); err != nil {
+		if err := envs.CheckOutput(env, a.obsSpace, a.actSpace, "reset", obs, 0, info); err != nil {
 			return out, fmt.Errorf("evaluate episode %d: %w", ep, err)
 		}
 		a.ResetState(-1)
@@ -456,7 +440,7 @@ func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, 
 			var r float64
 			var term, trunc bool
 			obs, r, term, trunc, info = env.Step(act)
-			if err := check("step", obs, r); err != nil {
+			if err := envs.CheckOutput(env, a.obsSpace, a.actSpace, "step", obs, r, info); err != nil {
 				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}
 			out.total += r

@@ -14,6 +14,7 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/panicsite"
 	"github.com/evolverl/evolve/record"
 )
 
@@ -186,6 +187,9 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 		total, steps, err := s.episode(ep)
 		if err != nil {
 			s.discard()
+			if errors.Is(err, envs.ErrBadOutput) {
+				return fail(exitBadInput, "%v", err)
+			}
 			return fail(exitFailure, "%v", err)
 		}
 		returns = append(returns, total)
@@ -281,15 +285,30 @@ func (s *playSession) frame(ep int, total float64) {
 	}
 }
 
+// checkOutput checks what the env returned from call (envs.CheckOutput):
+// a bad observation or reward ends the play rather than reaching the
+// recording or the return.
+func (s *playSession) checkOutput(call string, obs []float32, reward float64, info envs.Info) error {
+	return envs.CheckOutput(s.env, s.a.ObservationSpace(), s.a.ActionSpace(), call, obs, reward, info)
+}
+
 // episode plays episode ep (the first from -seed, the others continuing
 // the env's stream), recording and drawing each step, and returns its
 // return and length.
 func (s *playSession) episode(ep int) (total float64, steps int, err error) {
+	defer func() {
+		if p := recover(); p != nil { // the env's, most likely: say where, as training does
+			err = fmt.Errorf("episode %d step %d: panic: %v, in %s", ep+1, steps+1, p, panicsite.Of())
+		}
+	}()
 	seed := envs.NoSeed
 	if ep == 0 {
 		seed = s.p.seed
 	}
 	obs, info := s.env.Reset(seed)
+	if err := s.checkOutput("reset", obs, 0, info); err != nil {
+		return total, steps, fmt.Errorf("episode %d: %w", ep+1, err)
+	}
 	s.a.ResetState(-1)
 	s.frame(ep, 0)
 	for start := true; steps < s.p.maxSteps; start = false {
@@ -301,6 +320,9 @@ func (s *playSession) episode(ep int) (total float64, steps int, err error) {
 		var r float64
 		var term, trunc bool
 		obs, r, term, trunc, info = s.env.Step(act)
+		if err := s.checkOutput("step", obs, r, info); err != nil {
+			return total, steps, fmt.Errorf("episode %d step %d: %w", ep+1, steps+1, err)
+		}
 		steps++
 		total += r
 		if s.rec != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/internal/jsonfloat"
+	"github.com/evolverl/evolve/internal/panicsite"
 	"github.com/evolverl/evolve/record"
 )
 
@@ -77,7 +78,7 @@ func sampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	switch {
 	case ctx.Err() != nil:
 		return fail(130, errors.New("interrupted; nothing written"))
-	case errors.Is(err, errBadInput):
+	case errors.Is(err, errBadInput) || errors.Is(err, envs.ErrBadOutput):
 		return fail(exitBadInput, err)
 	case err != nil:
 		return fail(exitFailure, err)
@@ -257,7 +258,12 @@ func (f *sampleFlags) play(ctx context.Context, jobs []sampleJob, stderr io.Writ
 
 // playAgent plays job j's episodes on a new env id: episode k from reset
 // seed -seed + k, actions drawn from a stream of (-seed, j).
-func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id string, opts envs.Options) ([]record.Step, error) {
+func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id string, opts envs.Options) (_ []record.Step, err error) {
+	defer func() {
+		if p := recover(); p != nil { // the env's, most likely: say where, as training does
+			err = fmt.Errorf("%s on env %s: panic: %v, in %s", job.file, id, p, panicsite.Of())
+		}
+	}()
 	a, err := agent.Load(job.file)
 	if err != nil {
 		return nil, fmt.Errorf("%w%w", err, errBadInput)
@@ -279,6 +285,9 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 		}
 		ep := j*f.episodes + k
 		obs, info := env.Reset(f.seed + int64(k))
+		if err := envs.CheckOutput(env, a.ObservationSpace(), a.ActionSpace(), "reset", obs, 0, info); err != nil {
+			return nil, fmt.Errorf("%s: episode %d: %w", job.file, k+1, err)
+		}
 		a.ResetState(-1)
 		for n := 0; n < f.maxSteps; n++ {
 			p, err := a.Policy(obs, [][]bool{info.ActionMask})
@@ -290,6 +299,9 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 			var r float64
 			var term, trunc bool
 			obs, r, term, trunc, info = env.Step(c.action)
+			if err := envs.CheckOutput(env, a.ObservationSpace(), a.ActionSpace(), "step", obs, r, info); err != nil {
+				return nil, fmt.Errorf("%s: episode %d step %d: %w", job.file, k+1, n+1, err)
+			}
 			cut := !term && n+1 == f.maxSteps // cut by -max-steps: truncated, as by a time limit
 			steps = append(steps, record.Step{Obs: prev, Action: c.action, Reward: r,
 				Terminated: term, Truncated: trunc || cut, EpisodeStart: n == 0,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/evo/natsrun"
 )
@@ -261,8 +262,8 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 		return status
 	case err != nil:
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
-		if errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) {
-			return exitBadInput
+		if errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) || errors.Is(err, envs.ErrBadOutput) {
+			return exitBadInput // the env's output is bad input too
 		}
 		return exitFailure
 	}

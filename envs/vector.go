@@ -302,26 +302,10 @@ func (v *Vector) validAction(a []float32) bool {
 	return true
 }
 
-// accept checks what env i returned.
+// accept checks what env i returned (CheckOutput).
 func (v *Vector) accept(i int, call string, obs []float32, reward float64, info Info) error {
-	if len(obs) != v.obsSize {
-		// A gym env reports a failed call (a Python exception, a dead
-		// child) as a nil observation and the cause in Err.
-		if f, ok := Unwrapped(v.envs[i]).(interface{ Err() error }); ok && f.Err() != nil {
-			return fmt.Errorf("envs: vector env %d %s: %w", i, call, f.Err())
-		}
-		return fmt.Errorf("envs: vector env %d (%T) %s returned %d observation values, want %d for %v", i, v.envs[i], call, len(obs), v.obsSize, v.obsSpace)
-	}
-	for j, x := range obs {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("envs: vector env %d (%T) %s returned observation[%d] = %v", i, v.envs[i], call, j, x)
-		}
-	}
-	if math.IsNaN(reward) || math.IsInf(reward, 0) {
-		return fmt.Errorf("envs: vector env %d (%T) %s returned reward %v", i, v.envs[i], call, reward)
-	}
-	if info.ActionMask != nil && len(info.ActionMask) != v.maskSize {
-		return fmt.Errorf("envs: vector env %d (%T) %s returned an action mask of %d entries, want %d for %v", i, v.envs[i], call, len(info.ActionMask), v.maskSize, v.actSpace)
+	if err := CheckOutput(v.envs[i], v.obsSpace, v.actSpace, call, obs, reward, info); err != nil {
+		return fmt.Errorf("envs: vector env %d: %w", i, err)
 	}
 	return nil
 }

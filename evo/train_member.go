@@ -8,6 +8,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/panicsite"
 )
 
 // trainGeneration trains and evaluates every member through the pool and
@@ -66,7 +67,7 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 	id := envs.LegacyMinAtarID(t.cfg.Env.ID, t.cfg.Env.Options, m.Agent.ActionSpace())
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("agent %d on env %s: panic: %v", m.Index, id, p)
+			err = fmt.Errorf("agent %d on env %s: panic: %v, in %s", m.Index, id, p, panicsite.Of())
 		}
 	}()
 	a := m.Agent
