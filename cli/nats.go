@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,6 +146,16 @@ func natsPool(nf *natsFlags, log *slog.Logger, stderr io.Writer) (*coordinatorPo
 	if err != nil {
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
 		return nil, exitBadInput
+	}
+	// Before the run directory is made: a server without JetStream is bad input.
+	warning, err := natsrun.CheckServer(context.Background(), nc)
+	if err != nil {
+		nc.Close()
+		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		return nil, exitBadInput
+	}
+	if warning != "" {
+		fmt.Fprintf(stderr, "evolve: warning: %s\n", warning)
 	}
 	return &coordinatorPool{Pool: natsrun.NewPool(nc, natsrun.PoolOptions{Settings: nf.settings(), Log: log}), nc: nc}, exitOK
 }

@@ -90,6 +90,10 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 		return f.nats.check()
 	case f.nats.url != "" && set["workers"]:
 		return "-workers does not apply with -nats: each worker's -workers says how many tasks it trains at once"
+	case f.nats.url == "" && (set["nats-ack-wait"] || set["nats-max-deliver"]):
+		return "-nats-ack-wait and -nats-max-deliver need -nats URL (without it the run trains here)"
+	case set["nats-ack-wait"] && f.nats.ackWait <= 0 || set["nats-max-deliver"] && f.nats.maxDeliver <= 0:
+		return fmt.Sprintf("-nats-ack-wait %v and -nats-max-deliver %d: want > 0 (leave them out for 30s and 5)", f.nats.ackWait, f.nats.maxDeliver)
 	}
 	return ""
 }
@@ -257,7 +261,11 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 		}
 		fmt.Fprintf(stderr, "evolve: stopped by %s; the checkpoint of generation %d is in %s\n", name, sum.Generations,
 			filepath.Join(tr.Dir(), "checkpoints"))
-		fmt.Fprintf(stderr, "evolve: continue with: evolve -resume %s\n", shellQuote(tr.Dir()))
+		again := ""
+		if f.nats.url != "" { // on the same server, or it would train here
+			again = " -nats " + shellQuote(redact(f.nats.url))
+		}
+		fmt.Fprintf(stderr, "evolve: continue with: evolve -resume %s%s\n", shellQuote(tr.Dir()), again)
 		printSummary(stdout, sum)
 		return status
 	case err != nil:
