@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestOlderThan reads nats-server versions as the purge fix's check needs them.
@@ -24,15 +26,7 @@ func TestOlderThan(t *testing.T) {
 // recent).
 func TestCheckServerWantsJetStream(t *testing.T) {
 	for _, js := range []bool{false, true} {
-		opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: js, StoreDir: t.TempDir()}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		if !s.ReadyForConnections(5e9) {
-			t.Fatal("server not ready")
-		}
+		s := embedded(t, js)
 		nc, err := nats.Connect(s.ClientURL())
 		if err != nil {
 			t.Fatal(err)
@@ -45,6 +39,56 @@ func TestCheckServerWantsJetStream(t *testing.T) {
 			t.Errorf("with JetStream: warning %q, error %v", warning, err)
 		}
 		nc.Close()
-		s.Shutdown()
+	}
+}
+
+// embedded starts a server on a loopback port for this package's own tests (the
+// others, in natsrun_test, have theirs), with JetStream or without.
+func embedded(t *testing.T, jetStream bool) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: jetStream, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// TestWorkerReadsTheAckWaitPerTask: a coordinator that changes the work queue's ack wait
+// after a worker started is heeded from the worker's next task on, so it reports in time
+// (it once reported at a third of the wait it read at start, and its tasks were redelivered
+// while they trained).
+func TestWorkerReadsTheAckWaitPerTask(t *testing.T) {
+	nc, err := nats.Connect(embedded(t, true).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := createResources(ctx, js, Settings{AckWait: 30 * time.Second, MaxDeliver: 5}); err != nil {
+		t.Fatal(err)
+	}
+	_, cons, err := openResources(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Worker{cons: cons, ackWait: cons.CachedInfo().Config.AckWait}
+	if got := w.ackWaitNow(ctx); got != 30*time.Second {
+		t.Fatalf("ack wait %v, want 30s", got)
+	}
+	if _, _, err := createResources(ctx, js, Settings{AckWait: time.Second, MaxDeliver: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.ackWaitNow(ctx); got != time.Second {
+		t.Errorf("after another coordinator set 1s: ack wait %v", got)
 	}
 }

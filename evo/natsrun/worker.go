@@ -149,7 +149,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 	if cfg == nil {
 		return err
 	}
-	defer keepAlive(msg, w.ackWait)()
+	defer keepAlive(msg, w.ackWaitNow(ctx))()
 	return w.train(ctx, msg, t, cfg)
 }
 
@@ -197,6 +197,20 @@ func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo
 		return nil, refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
 	}
 	return &cfg, nil
+}
+
+// ackWaitNow is the work queue's ack wait as the server has it now: a
+// coordinator may have changed it (-nats-ack-wait) since this worker
+// started, and reporting at a third of a longer wait than the server's
+// would have the task redelivered while it trains. On failure, the one read
+// at start.
+func (w *Worker) ackWaitNow(ctx context.Context) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if info, err := w.cons.Info(ctx); err == nil && info.Config.AckWait > 0 {
+		return info.Config.AckWait
+	}
+	return w.ackWait
 }
 
 // keepAlive tells the server every third of ackWait that msg is still in
