@@ -25,7 +25,7 @@ const trainSynopsis = "usage: evolve -config FILE|NAME [-set KEY=VALUE ...] [-ou
 	"       evolve -resume DIR [STOP] [-workers N | -nats URL] [-quiet]\n" +
 	"       (STOP: -max-steps N, -target X or -no-target, replacing the run's stopping rules)\n" +
 	"       evolve configs [NAME]\n" +
-	"       evolve worker -nats URL [-workers N] [-quiet]\n" +
+	"       evolve worker -nats URL [-workers N] [-name NAME] [-gym-python PATH] [-quiet]\n" +
 	"       evolve inspect [-json] FILE|DIR\n" +
 	"       evolve plot [-o DIR] [-hp NAME] RUN_DIR\n" +
 	"       evolve plot [-o DIR] RUN_DIR|BENCH_DIR ...   (compare runs)\n" +
