@@ -225,10 +225,14 @@ type fetched struct {
 // sendLimit bounds the agent files stored and tasks published at once.
 const sendLimit = 32
 
+// waitNote is how long a generation waits without a result before it says so.
+var waitNote = 30 * time.Second
+
 // Train implements evo.Pool: it stores each agent file, publishes the
 // tasks, and waits for one result per task. Files are stored and fetched
 // concurrently, so that the coordinator's share of a generation grows
-// slowly with the population.
+// slowly with the population; a generation that hears nothing for 30 s
+// says so in the log.
 func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, progress func(steps int)) ([]evo.Result, error) {
 	if len(tasks) == 0 {
 		return nil, nil
@@ -268,16 +272,24 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 	out := make([]evo.Result, len(tasks))
 	// At most one fetch per task is in flight, so sends never block.
 	fetches := make(chan fetched, len(tasks))
+	// A generation that hears nothing for waitNote says so: without workers
+	// on the server, or with all of them busy or gone, it would wait silently.
+	quiet := time.NewTicker(waitNote)
+	defer quiet.Stop()
 	for waiting := len(tasks); waiting > 0; {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-quiet.C:
+			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: are workers running on this server (evolve worker -nats URL)?",
+				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second)))
 		case seq := <-p.advice:
 			if pd, ok := bySeq[seq]; ok && !pd.done {
 				return nil, fmt.Errorf("agent %d: task %s was delivered %d times without a result (its workers failed, were killed or lost the server each time)",
 					pd.msg.Index, pd.msg.ID, p.settings.MaxDeliver)
 			}
 		case m := <-p.inbox:
+			quiet.Reset(waitNote)
 			pd, res, err := p.accept(ctx, m, byID)
 			if err != nil {
 				return nil, err

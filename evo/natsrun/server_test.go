@@ -1,10 +1,19 @@
 package natsrun
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/evolverl/evolve/agent"
+	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/runtest"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -90,5 +99,54 @@ func TestWorkerReadsTheAckWaitPerTask(t *testing.T) {
 	}
 	if got := w.ackWaitNow(ctx); got != time.Second {
 		t.Errorf("after another coordinator set 1s: ack wait %v", got)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestTrainSaysWhenNoResultComes: a generation whose tasks no worker takes says so in the
+// log, naming how many agents are trained, instead of waiting in silence.
+func TestTrainSaysWhenNoResultComes(t *testing.T) {
+	defer func(d time.Duration) { waitNote = d }(waitNote)
+	waitNote = 100 * time.Millisecond
+	nc, err := nats.Connect(embedded(t, true).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var logs lockedBuffer
+	p := NewPool(nc, PoolOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer p.Close()
+	cfg, err := evo.ParseConfig([]byte(runtest.TinyConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	env, err := envs.Make(cfg.Env.ID, cfg.Env.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := p.Train(ctx, cfg, []evo.Task{{Generation: 1, Index: 0, Parent: -1, Agent: a}}, func(int) {}); err == nil {
+		t.Fatal("a generation without workers trained")
+	}
+	if !strings.Contains(logs.String(), "generation 1: 0 of 1 agents trained, no result for") {
+		t.Errorf("log:\n%s", logs.String())
 	}
 }
