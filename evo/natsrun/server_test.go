@@ -35,11 +35,7 @@ func TestOlderThan(t *testing.T) {
 // recent).
 func TestCheckServerWantsJetStream(t *testing.T) {
 	for _, js := range []bool{false, true} {
-		s := embedded(t, js)
-		nc, err := nats.Connect(s.ClientURL())
-		if err != nil {
-			t.Fatal(err)
-		}
+		nc := connected(t, js)
 		warning, err := CheckServer(context.Background(), nc)
 		switch {
 		case !js && (err == nil || !strings.Contains(err.Error(), "has no JetStream: start it with -js")):
@@ -47,8 +43,19 @@ func TestCheckServerWantsJetStream(t *testing.T) {
 		case js && (err != nil || warning != ""):
 			t.Errorf("with JetStream: warning %q, error %v", warning, err)
 		}
-		nc.Close()
 	}
+}
+
+// connected returns a connection to a new embedded server (embedded), closed
+// when the test ends.
+func connected(t *testing.T, jetStream bool) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(embedded(t, jetStream).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 // embedded starts a server on a loopback port for this package's own tests (the
@@ -73,11 +80,7 @@ func embedded(t *testing.T, jetStream bool) *server.Server {
 // (it once reported at a third of the wait it read at start, and its tasks were redelivered
 // while they trained).
 func TestWorkerReadsTheAckWaitPerTask(t *testing.T) {
-	nc, err := nats.Connect(embedded(t, true).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connected(t, true)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -120,11 +123,7 @@ func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); retur
 func TestTrainSaysWhenNoResultComes(t *testing.T) {
 	defer func(d time.Duration) { waitNote = d }(waitNote)
 	waitNote = 100 * time.Millisecond
-	nc, err := nats.Connect(embedded(t, true).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connected(t, true)
 	var logs lockedBuffer
 	p := NewPool(nc, PoolOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer p.Close()
