@@ -21,8 +21,8 @@ only the search differs:
                clone ([mutation] defaults), fitness from 10 evaluation episodes
   fixed        BASE's [ppo] values as independent agents (no selection)
   pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
-  pbt-xK       PBT with K x BASE's budget (e.g. pbt-x10, what a study spends);
-               left out of the equal budget B
+  ...-xK       any evolve method with K x BASE's budget (e.g. pbt-x10, what a
+               study spends; fixed-x0.2); left out of the equal budget B
   pb2...       any pbt method with PB2's explore ([pbt] explore = "pb2", as
                the shipped configs have it): pb2, pb2-sample, pb2-lr0.1,
                pb2-x10
@@ -44,8 +44,8 @@ training its peers again. The report says which methods were imported.
 Measured: the global steps at which a run's elite, confirmed on
 elite_episodes fresh episodes, first reaches -anchor (for a study: the end of
 its first trial whose confirmed score reaches it), and the best confirmed score
-at the equal global budget B = the smallest final global steps of all evolve
-runs. Runs and studies already in -out are reused. The report (REPORT.md,
+at the equal global budget B = the smallest final global steps of the evolve
+runs on BASE's budget (of all evolve runs where every method has its own). Runs and studies already in -out are reused. The report (REPORT.md,
 results.csv, curves.csv, curves.png with matplotlib) goes to -out.
 """
 
@@ -105,10 +105,10 @@ def parse_args(argv):
         if m in STUDY_METHODS:
             continue
         b, _ = split_pop(m)
-        b = pbt_name(b)
-        if b not in EVOLVE_METHODS and not lr_factor(b) and not budget_factor(b):
-            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)}, pbt-lrF or pbt-xK, "
-                           "pb2 for pbt in any of those, and -popN after an evolve method")
+        b = pbt_name(split_budget(b)[0])
+        if b not in EVOLVE_METHODS and not lr_factor(b):
+            raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)} or pbt-lrF, "
+                           "pb2 for pbt in any of those, then -xK (K times the budget) and -popN after an evolve method")
     if a.seeds < 1 or a.studies < 0:
         raise BadInput("-seeds must be >= 1 and -studies >= 0")
     if not a.report_only and any(m in STUDY_METHODS for m in a.methods):
@@ -154,12 +154,26 @@ def is_study(method):
 
 def own_budget(method):
     """Whether a method's runs have their own budget, left out of B."""
-    return bool(budget_factor(pbt_name(method)) or split_pop(method)[1])
+    return bool(budget_factor(method) or split_pop(method)[1])
+
+
+def split_budget(method):
+    """(the method without its -xK suffix, K or None): pbt-x10 is PBT with
+    ten times the budget, fixed-x0.2 fixed defaults with a fifth of it."""
+    head, sep, k = method.rpartition("-x")
+    if sep and head:
+        try:
+            f = float(k)
+        except ValueError:
+            return method, None
+        if f > 0:
+            return head, f
+    return method, None
 
 
 def budget_factor(method):
-    """K of pbt-xK: PBT with K times the budget (the steps a tuner spends)."""
-    return factor(method, "pbt-x")
+    """K of a method ending in -xK (before any -popN): K times the budget."""
+    return split_budget(split_pop(method)[0])[1]
 
 
 def lr_factor(method):
@@ -175,6 +189,9 @@ def variant(base, method):
     if n:
         per_agent = pop["max_steps"] / pop["size"]
         pop["size"], pop["max_steps"] = n, int(round(per_agent * n))
+    method, k = split_budget(method)
+    if k:
+        pop["max_steps"] = int(pop["max_steps"] * k)
     # The shipped configs explore by PB2: a pbt method is the same config
     # with PBT's perturbation instead.
     if "pbt" in c:
@@ -196,8 +213,6 @@ def variant(base, method):
             pop.pop(k, None)
         c.pop("pbt", None)
         pop["independent"] = True
-    elif budget_factor(method):
-        pop["max_steps"] = int(pop["max_steps"] * budget_factor(method))
     elif lr_factor(method):
         lr = c["ppo"]["lr"] * lr_factor(method)
         c["ppo"]["lr"] = float(f"{lr:.6g}")
@@ -413,9 +428,7 @@ def main(argv):
             if m not in results and m not in args.methods:
                 results[m] = runs
                 args.imported_methods.append(m)
-    # B is the evolve runs' (an imported study, cut short or not, is no run).
-    finals = [c[-1][0] for m, runs in results.items() if not own_budget(m) and not is_study(m) for _, c, _ in runs if c]
-    budget = min(finals) if finals else 0
+    budget, args.budget_of = shared_budget(results)
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
     # its anchor once it has covered the equal budget B.
@@ -434,6 +447,20 @@ def main(argv):
                 results.setdefault(m, []).append((label, curve, s.get("steps_to_anchor")))
     report(args, results, budget, study_budget)
     return 0
+
+
+def shared_budget(results):
+    """B and what it is the end of: the smallest final global steps of the
+    evolve runs on the config's budget, or of all evolve runs where every
+    method has its own budget (an imported study, cut short or not, is no
+    run); (0, "") when there is no evolve run."""
+    def finals(keep):
+        return [c[-1][0] for m, runs in results.items() if keep(m) and not is_study(m) for _, c, _ in runs if c]
+    if on_base := finals(lambda m: not own_budget(m)):
+        return min(on_base), "the smallest of the evolve runs on the config's budget"
+    if own := finals(lambda m: True):
+        return min(own), "the smallest of the evolve runs; every method here has its own budget"
+    return 0, ""
 
 
 def report(args, results, budget, study_budget):  # noqa: C901 (one table, written in order)
@@ -460,7 +487,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
                   "10x PBT's median steps to the anchor" if pbt else "10x B: PBT did not reach the anchor")
     lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
              f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
-             f"global steps (the smallest of the evolve runs on the config's budget)"
+             f"global steps ({args.budget_of or 'no evolve run'})"
              + (f"; a study stopped at {fmt_steps(study_budget)} ({why_budget}), or sooner once a trial had "
                 "reached the anchor and B was spent." if any(m in STUDY_METHODS for m in results) else ".")
              + (f" Imported from an earlier report ({args.imported}): {', '.join(args.imported_methods)}."

@@ -94,11 +94,10 @@ def welch(xs, ys):
 
 
 def default_budget(runs):
-    finals = [c[-1][0] for m, rs in runs.items()
-              if not evolve_compare.own_budget(m) and not evolve_compare.is_study(m) for _, c, _ in rs if c]
-    if not finals:
-        raise evolve_tune.BadInput("no evolve run on the shared budget: give -budget")
-    return min(finals)
+    budget, _ = evolve_compare.shared_budget(runs)
+    if not budget:
+        raise evolve_tune.BadInput("no evolve run to take B from: give -budget")
+    return budget
 
 
 def table(runs, ref, budget, methods):

@@ -77,7 +77,7 @@ func TestCompareVariants(t *testing.T) {
 			t.Fatalf("configs/%s.toml: selection %q explore %q, want the shipped PB2", name, base.Population.Selection, base.PBT.Explore)
 		}
 		perAgent := base.Population.MaxSteps / base.Population.Size
-		methods := []string{"pb2", "pbt", "pbt-sample", "fixed", "tournament", "pb2-lr0.1", "pbt-lr10", "pb2-pop4", "pbt-x10"}
+		methods := []string{"pb2", "pbt", "pbt-sample", "fixed", "tournament", "pb2-lr0.1", "pbt-lr10", "pb2-pop4", "pbt-x10", "fixed-x0.2", "pb2-lr0.1-x0.2"}
 		variants := compareVariants(t, python, name, methods)
 		for _, method := range methods {
 			cfg, err := evo.ParseConfig(variants[method])
@@ -86,10 +86,10 @@ func TestCompareVariants(t *testing.T) {
 				continue
 			}
 			p, want := cfg.Population, "pbt"
-			if method == "fixed" || method == "tournament" {
+			if strings.HasPrefix(method, "fixed") || method == "tournament" {
 				want = ""
 			}
-			if p.Selection != want || p.Independent != (method == "fixed") {
+			if p.Selection != want || p.Independent != strings.HasPrefix(method, "fixed") {
 				t.Errorf("%s %s: selection %q independent %v", name, method, p.Selection, p.Independent)
 			}
 			if (cfg.PBT != nil) != (want != "") {
@@ -97,10 +97,14 @@ func TestCompareVariants(t *testing.T) {
 			} else if cfg.PBT != nil && (cfg.PBT.Explore == evo.ExplorePB2) != strings.HasPrefix(method, "pb2") {
 				t.Errorf("%s %s: explore %q", name, method, cfg.PBT.Explore)
 			}
-			if got := p.MaxSteps / p.Size; method != "pbt-x10" && got != perAgent || method == "pbt-x10" && got != 10*perAgent {
-				t.Errorf("%s %s: %d steps per agent, base %d", name, method, got, perAgent)
+			k := map[string]float64{"pbt-x10": 10, "fixed-x0.2": 0.2, "pb2-lr0.1-x0.2": 0.2}[method]
+			if k == 0 {
+				k = 1
 			}
-			if f := map[string]float64{"pb2-lr0.1": 0.1, "pbt-lr10": 10}[method]; f != 0 && math.Abs(cfg.PPO.LR/(f*base.PPO.LR)-1) > 1e-9 {
+			if got := p.MaxSteps / p.Size; math.Abs(float64(got)-k*float64(perAgent)) > 1 {
+				t.Errorf("%s %s: %d steps per agent, want %g × base %d", name, method, got, k, perAgent)
+			}
+			if f := map[string]float64{"pb2-lr0.1": 0.1, "pbt-lr10": 10, "pb2-lr0.1-x0.2": 0.1}[method]; f != 0 && math.Abs(cfg.PPO.LR/(f*base.PPO.LR)-1) > 1e-9 {
 				t.Errorf("%s %s: lr %g, want %g × %g", name, method, cfg.PPO.LR, f, base.PPO.LR)
 			}
 		}
@@ -138,5 +142,30 @@ func TestCompareRefusesStudiesWithoutOptuna(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("the refused comparison made its -out directory")
+	}
+}
+
+// TestCompareSharedBudget: B is the smallest end of the runs on the config's
+// budget; where every method has its own budget (pb2-x0.2 and fixed-x0.2
+// alone) it is the smallest end of those, not 0 (a report of nothing but
+// -inf scores); studies never set it.
+func TestCompareSharedBudget(t *testing.T) {
+	python := tomlPython(t)
+	dir, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := "import sys; sys.path.insert(0, sys.argv[1]); import evolve_compare as c\n" +
+		"run = lambda end: ('seed 1', [(end // 2, -1.0), (end, 0.0)], None)\n" +
+		"for r in ({'pb2': [run(900)], 'pb2-x0.2': [run(200)], 'tpe': [run(50)]},\n" +
+		"          {'pb2-x0.2': [run(300)], 'fixed-x0.2': [run(250)], 'tpe': [run(50)]},\n" +
+		"          {'tpe': [run(50)]}):\n" +
+		"    print(c.shared_budget(r)[0])\n"
+	out, err := exec.Command(python, "-c", prog, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := strings.Fields(string(out)); strings.Join(got, " ") != "900 250 0" {
+		t.Errorf("B = %v, want 900 (the config's budget), 250 (own budgets only), 0 (no evolve run)", got)
 	}
 }
