@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/envs"
@@ -230,5 +231,62 @@ func TestPyReaderMatchesGo(t *testing.T) {
 					eo, ev, wantOut, pyOut, wantVal, pyVal)
 			}
 		})
+	}
+}
+
+// TestPyReaderNamesADamagedFile: the Python reader refuses an empty, a
+// truncated and a non-agent file with a message naming the file and what is
+// wrong, not a bare struct or JSON error.
+func TestPyReaderNamesADamagedFile(t *testing.T) {
+	py := torchPython()
+	if py == "" {
+		t.Skip("no Python with torch and numpy (tried python3 and /usr/bin/python3): the Python reader is not checked")
+	}
+	_, self, _, _ := runtime.Caller(0)
+	pydir := filepath.Join(filepath.Dir(self), "..", "python")
+	a, err := New(envs.Box{Low: []float32{-1, -1}, High: []float32{1, 1}, Dims: []int{2}}, envs.Discrete{N: 2}, probeConfig(netconf.EncoderMLP), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.safetensors")
+	if err := a.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlen := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "too short for a safetensors header"},
+		{"header cut", b[:8+hlen/2], "truncated, or not an agent file"},
+		{"tensors cut", b[:len(b)-10], "truncated: the header describes"},
+		{"not an agent file", []byte("generation,agent,parent\n1,0,-1\n"), "truncated, or not an agent file"},
+	}
+	args := []string{"-c", "import sys; sys.path.insert(0, sys.argv[1]); import evolve_agent as e\n" +
+		"for p in sys.argv[2:]:\n" +
+		"    try:\n        e.read_safetensors(p); print('read', p)\n" +
+		"    except ValueError as err:\n        print(str(err).replace('\\n', ' '))\n", pydir}
+	for _, tc := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".safetensors")
+		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, path)
+	}
+	out, err := exec.Command(py, args...).CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != len(cases) {
+		t.Fatalf("%v: %d lines for %d files:\n%s", err, len(lines), len(cases), out)
+	}
+	for i, tc := range cases {
+		if msg := lines[i]; !strings.HasPrefix(msg, args[3+i]+": ") || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %q; want %q after the path", tc.name, msg, tc.want)
+		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -118,13 +120,29 @@ func decodeSafetensors(file []byte) ([]namedTensor, map[string]string, error) {
 		headerEntry
 	}
 	entries := make([]entry, 0, len(raw))
-	for name, msg := range raw {
+	names := slices.Sorted(maps.Keys(raw)) // the same error for the same file, every time
+	for _, name := range names {
 		var e headerEntry
-		dec := json.NewDecoder(bytes.NewReader(msg))
+		dec := json.NewDecoder(bytes.NewReader(raw[name]))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
 			return nil, nil, fmt.Errorf("tensor %q: bad header entry: %w", name, err)
 		}
+		entries = append(entries, entry{name, e})
+	}
+	// A file cut short (a copy or a download that stopped) says so, rather
+	// than naming whichever tensor's offsets it reached first.
+	for _, e := range entries {
+		if end := e.Offsets[1]; end > int64(len(data)) && e.Offsets[0] >= 0 && end >= e.Offsets[0] {
+			need := end
+			for _, o := range entries {
+				need = max(need, o.Offsets[1])
+			}
+			return nil, nil, fmt.Errorf("truncated: the header describes %d bytes of tensors, the file has %d after its header", need, len(data))
+		}
+	}
+	for _, e := range entries {
+		name := e.name
 		if e.DType != "F32" {
 			return nil, nil, fmt.Errorf("tensor %q: dtype %q, want F32", name, e.DType)
 		}
@@ -141,7 +159,6 @@ func decodeSafetensors(file []byte) ([]namedTensor, map[string]string, error) {
 		if e.Offsets[1]-e.Offsets[0] != 4*n {
 			return nil, nil, fmt.Errorf("tensor %q: shape %v needs %d bytes, offsets %v give %d", name, e.Shape, 4*n, e.Offsets, e.Offsets[1]-e.Offsets[0])
 		}
-		entries = append(entries, entry{name, e})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Offsets[0] < entries[j].Offsets[0] })
 	end := int64(0)

@@ -67,7 +67,7 @@ func TestSafetensorsRejectsCorruptFiles(t *testing.T) {
 	}{
 		{"empty", nil, "too short"},
 		{"huge header length", mutate(func(b []byte) []byte { binary.LittleEndian.PutUint64(b, 1<<62); return b }), "header length"},
-		{"truncated", good[:len(good)-4], "outside the 32 data bytes"},
+		{"truncated", good[:len(good)-4], "truncated: the header describes 36 bytes of tensors, the file has 32"},
 		{"extra bytes", append(append([]byte(nil), good...), 0, 0, 0, 0), "cover 36 of 40"},
 		{"flipped data bit", mutate(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), "checksum mismatch"},
 		{"bad json", mutate(func(b []byte) []byte { b[8] = 'x'; return b }), "not valid JSON"},

@@ -461,7 +461,7 @@ func TestLoadRejects(t *testing.T) {
 	}{
 		{"empty", nil, "too short"},
 		{"not safetensors", []byte("hello, this is not an agent file at all"), "header length"},
-		{"truncated", good[:len(good)/2], "outside the"},
+		{"truncated", good[:len(good)/2], "truncated: the header describes"},
 		{"data corrupted", flipped, "checksum mismatch"},
 		{"format", rewrite(t, good, func(_ *[]namedTensor, m map[string]string, _ *agentJSON) { m["format"] = "other" }), "format"},
 		{"version", rewrite(t, good, func(_ *[]namedTensor, m map[string]string, _ *agentJSON) { m["version"] = "3" }), "version"},

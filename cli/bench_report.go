@@ -228,7 +228,7 @@ func (o benchOptions) mdIntro(b *bytes.Buffer, groups []benchGroup) {
 	if o.note != "" {
 		p("\n%s\n", o.note)
 	}
-	p("\n%s Returns are undiscounted, with deterministic actions. *elite* is summary.json's "+
+	p("\n%s Returns are undiscounted; evaluation and confirmation take deterministic actions. *elite* is summary.json's "+
 		"`elite_fitness`: for a config with `[population] elite_episodes`, the elite's mean return on the run's "+
 		"confirmation episodes (played from one seed for the whole run); without, the best generation-best "+
 		"fitness of the run (a mean over `eval_episodes` episodes, maximised over generations, so optimistic); ",
@@ -236,7 +236,8 @@ func (o benchOptions) mdIntro(b *bytes.Buffer, groups []benchGroup) {
 	if o.evalEpisodes > 0 {
 		p("*re-evaluated* is the elite file played on %d fresh episodes (from the same seed for every run); ", o.evalEpisodes)
 	}
-	p("*last gen* is the last generation's best and mean fitness. Each cell is mean ± population std "+
+	p("*last gen* is the last generation's best and mean fitness (with `fitness = \"train\"`, the "+
+		"mean return of each agent's last training episodes, whose actions are sampled). Each cell is mean ± population std "+
 		"over seeds with the seeds' values in brackets. *steps/agent* is the population's env steps "+
 		"divided by its size, to set beside the anchor's single-agent steps; wall time and steps/s are per run, "+
 		"averaged over seeds. Variants: *evo* the config as written; *fixed* `[population] independent = true` "+

@@ -185,7 +185,11 @@ func (o benchOptions) trainer(cfg evo.Config) (*evo.Trainer, error) {
 		return nil, err
 	}
 	if want != got {
-		return nil, fmt.Errorf("%s holds a run of another config: remove it or choose another -out%w", cfg.OutDir, errBadInput)
+		what := ""
+		if d := configDiff(old, cfg); d != "" {
+			what = " (" + d + ")"
+		}
+		return nil, fmt.Errorf("%s holds a run of another config%s: remove it or choose another -out%w", cfg.OutDir, what, errBadInput)
 	}
 	return evo.Resume(cfg.OutDir, opts)
 }

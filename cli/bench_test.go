@@ -132,8 +132,8 @@ func TestBenchWritesTheTableOfItsRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = evolve(context.Background(), "bench", "-out", out, "-seeds", "1", changed)
-	if code != exitBadInput || !strings.Contains(stderr, "holds a run of another config") {
-		t.Errorf("exit %d, stderr %q: want 2 and a run of another config", code, stderr)
+	if code != exitBadInput || !strings.Contains(stderr, "holds a run of another config (ppo.update_epochs: 1 in the run, 2 here)") {
+		t.Errorf("exit %d, stderr %q: want 2 and a run of another config, naming update_epochs", code, stderr)
 	}
 }
 

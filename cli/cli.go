@@ -153,6 +153,15 @@ func exitCode(s os.Signal) int {
 	return 130
 }
 
+// stopStatus is the exit status of a command stopped by ctx's cancellation:
+// 128 + the signal's number where a signal cancelled it, else 130.
+func stopStatus(ctx context.Context) int {
+	if sig, ok := stopSignal(ctx); ok {
+		return exitCode(sig)
+	}
+	return 130
+}
+
 // stopSignal returns the signal that cancelled ctx, if any.
 func stopSignal(ctx context.Context) (os.Signal, bool) {
 	var se signalError

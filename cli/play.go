@@ -14,6 +14,7 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/atomicfile"
 	"github.com/evolverl/evolve/internal/panicsite"
 	"github.com/evolverl/evolve/record"
 )
@@ -42,7 +43,7 @@ type playFlags struct {
 // playCmd is `evolve play -agent FILE|DIR [...]`: it plays episodes with a
 // saved agent, prints each episode's return and length and their mean ±
 // std, and optionally writes an animated GIF and a trajectory file.
-func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func playCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCommand("evolve play", "usage: evolve play -agent FILE|DIR [-env ID] [-episodes N] [-seed S] [-stochastic]\n"+
 		"                   [-gif OUT.gif [-max-frames N]] [-record OUT.npz] [-max-steps N]\n\n"+
 		"Plays episodes with a saved agent (a run directory means its elite.safetensors and the\n"+
@@ -84,8 +85,10 @@ func playCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-env, -gif and -record need a non-empty value")
 	case p.gif != "" && !strings.EqualFold(filepath.Ext(p.gif), ".gif"):
 		return usage("-gif %s: want a file name ending in .gif (the file is an animated GIF)", p.gif)
+	case p.record != "" && !strings.EqualFold(filepath.Ext(p.record), ".npz"):
+		return usage("-record %s: want a file name ending in .npz (the trajectories are NumPy arrays in a zip)", p.record)
 	}
-	return play(p, stdout, stderr)
+	return play(ctx, p, stdout, stderr)
 }
 
 // loadPlay loads the agent and makes its env as p asks. Every error names
@@ -162,8 +165,9 @@ func sameSpaces(env envs.Env, a *agent.PPO, where, id, file string) error {
 	return nil
 }
 
-// play runs `evolve play` with checked flags.
-func play(p playFlags, stdout, stderr io.Writer) int {
+// play runs `evolve play` with checked flags. Cancelling ctx (a signal)
+// stops it between steps, writing nothing.
+func play(ctx context.Context, p playFlags, stdout, stderr io.Writer) int {
 	fail := func(status int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "evolve play: "+format+"\n", a...)
 		return status
@@ -184,9 +188,11 @@ func play(p playFlags, stdout, stderr io.Writer) int {
 	returns := make([]float64, 0, p.episodes)
 	lengths := make([]float64, 0, p.episodes)
 	for ep := range p.episodes {
-		total, steps, err := s.episode(ep)
+		total, steps, err := s.episode(ctx, ep)
 		if err != nil {
-			s.discard()
+			if ctx.Err() != nil {
+				return fail(stopStatus(ctx), "interrupted in episode %d; nothing written", ep+1)
+			}
 			if errors.Is(err, envs.ErrBadOutput) {
 				return fail(exitBadInput, "%v", err)
 			}
@@ -224,34 +230,40 @@ func printReturns(w io.Writer, returns, lengths []float64) {
 // playSession is one `evolve play`: the agent, its env and the outputs
 // (-gif, -record) the episodes go to.
 type playSession struct {
-	p       playFlags
-	a       *agent.PPO
-	env     envs.Env
-	gif     *gifWriter // nil without -gif
-	gifFile *os.File
-	capped  bool           // the GIF reached -max-frames
-	rec     *record.Writer // nil without -record
+	p      playFlags
+	a      *agent.PPO
+	env    envs.Env
+	gif    *gifWriter     // nil without -gif
+	capped bool           // the GIF reached -max-frames
+	rec    *record.Writer // nil without -record
 }
 
-// open creates the outputs, after checking that the env can render itself
-// for -gif. On failure it returns the exit status and leaves no file.
+// open prepares the outputs, after checking that the env can render itself
+// for -gif and that neither output would replace the agent played or the
+// other output. Both are written only at the end, each whole through a
+// temporary file or not at all, so a failure or a stop leaves any file
+// of that name as it was. On failure open returns the exit status.
 func (s *playSession) open(id string) (int, error) {
 	p := s.p
+	if err := distinctOutputs(p); err != nil {
+		return exitBadInput, err
+	}
 	if p.gif != "" {
+		if err := writableFile(p.gif); err != nil {
+			return exitBadInput, fmt.Errorf("-gif: %w", err)
+		}
 		s.env.Reset(p.seed)
 		if _, err := envs.RenderErr(s.env); err != nil {
 			return exitBadInput, fmt.Errorf("-gif %s: env %s: %w", p.gif, id, err)
 		}
-		f, err := os.Create(p.gif)
-		if err != nil {
-			return exitBadInput, fmt.Errorf("-gif: %w", err)
-		}
-		s.gifFile, s.gif = f, &gifWriter{}
+		s.gif = &gifWriter{}
 	}
 	if p.record != "" {
+		if err := writableFile(p.record); err != nil {
+			return exitBadInput, fmt.Errorf("-record: %w", err)
+		}
 		rec, err := record.Create(p.record, s.a.ObservationSpace(), s.a.ActionSpace())
 		if err != nil {
-			s.discard()
 			return exitBadInput, fmt.Errorf("-record: %w", err)
 		}
 		s.rec = rec
@@ -259,13 +271,48 @@ func (s *playSession) open(id string) (int, error) {
 	return exitOK, nil
 }
 
-// discard removes the GIF begun; a record.Writer writes nothing before
-// Close.
-func (s *playSession) discard() {
-	if s.gifFile != nil {
-		s.gifFile.Close()
-		os.Remove(s.p.gif)
+// distinctOutputs refuses a -gif or -record naming the agent file played
+// (or the run directory's elite). (They cannot name each other: their
+// extensions differ.)
+func distinctOutputs(p playFlags) error {
+	agentFile := p.agent
+	if st, err := os.Stat(p.agent); err == nil && st.IsDir() {
+		agentFile = filepath.Join(p.agent, "elite.safetensors")
 	}
+	for _, o := range []struct{ flag, path string }{{"-gif", p.gif}, {"-record", p.record}} {
+		if o.path != "" && sameFile(o.path, agentFile) {
+			return fmt.Errorf("%s %s: that is the agent played (-agent %s): choose another file", o.flag, o.path, p.agent)
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name the same file: the same
+// existing file, or the same cleaned absolute path.
+func sameFile(a, b string) bool {
+	sa, ea := os.Stat(a)
+	sb, eb := os.Stat(b)
+	if ea == nil && eb == nil {
+		return os.SameFile(sa, sb)
+	}
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
+}
+
+// writableFile checks, before anything is played, that path can be
+// written whole at the end: it is not a directory, and its directory takes
+// a new file (the temporary file it will be written through).
+func writableFile(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check-*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 // frame adds the env's picture to the GIF, with the number of episode ep
@@ -294,8 +341,8 @@ func (s *playSession) checkOutput(call string, obs []float32, reward float64, in
 
 // episode plays episode ep (the first from -seed, the others continuing
 // the env's stream), recording and drawing each step, and returns its
-// return and length.
-func (s *playSession) episode(ep int) (total float64, steps int, err error) {
+// return and length; it stops with ctx's error once ctx is cancelled.
+func (s *playSession) episode(ctx context.Context, ep int) (total float64, steps int, err error) {
 	defer func() {
 		if p := recover(); p != nil { // the env's, most likely: say where, as training does
 			err = fmt.Errorf("episode %d step %d: panic: %v, in %s", ep+1, steps+1, p, panicsite.Of())
@@ -312,6 +359,9 @@ func (s *playSession) episode(ep int) (total float64, steps int, err error) {
 	s.a.ResetState(-1)
 	s.frame(ep, 0)
 	for start := true; steps < s.p.maxSteps; start = false {
+		if err := ctx.Err(); err != nil {
+			return total, steps, err
+		}
 		act, logp, value, err := s.a.ActInfo(obs, [][]bool{info.ActionMask}, !s.p.stochastic)
 		if err != nil {
 			return total, steps, fmt.Errorf("episode %d step %d: %w", ep+1, steps+1, err)
@@ -349,7 +399,6 @@ func (s *playSession) episode(ep int) (total float64, steps int, err error) {
 func (s *playSession) close(stderr io.Writer, steps int) error {
 	if s.rec != nil {
 		if err := s.rec.Close(); err != nil {
-			s.discard()
 			return fmt.Errorf("-record: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote %s (%d steps)\n", s.p.record, steps)
@@ -357,12 +406,7 @@ func (s *playSession) close(stderr io.Writer, steps int) error {
 	if s.gif == nil {
 		return nil
 	}
-	err := s.gif.encode(s.gifFile)
-	if err == nil {
-		err = s.gifFile.Close()
-	}
-	if err != nil {
-		os.Remove(s.p.gif)
+	if err := atomicfile.Write(s.p.gif, s.gif.encode); err != nil {
 		return fmt.Errorf("-gif %s: %w", s.p.gif, err)
 	}
 	note := ""

@@ -48,21 +48,19 @@ type gifWriter struct {
 	plan9   map[color.RGBA]uint8 // the nearest Plan 9 colour of each colour the fallback saw
 }
 
-// screen returns img as an RGBA image of the size of the GIF, which the
-// first frame sets: img itself where it is one already, else a copy,
-// cropped or padded with black at the bottom and right. The caller may
-// draw on it and then add it.
+// screen returns img below a black band overlayBand pixels high, for
+// drawOverlay to write in without hiding the game, as an RGBA image of the
+// size of the GIF, which the first frame sets: a later picture of another
+// size is cropped or padded with black at the bottom and right. The caller
+// may draw on it and then add it.
 func (w *gifWriter) screen(img image.Image) *image.RGBA {
-	size := img.Bounds().Size()
+	size := img.Bounds().Size().Add(image.Pt(0, overlayBand))
 	if w.prev != nil {
 		size = w.size
 	}
-	if rgba, ok := img.(*image.RGBA); ok && rgba.Rect == (image.Rectangle{Max: size}) && rgba.Stride == 4*size.X {
-		return rgba
-	}
 	rgba := image.NewRGBA(image.Rectangle{Max: size})
 	draw.Draw(rgba, rgba.Rect, image.Black, image.Point{}, draw.Src)
-	draw.Draw(rgba, rgba.Rect, img, img.Bounds().Min, draw.Over)
+	draw.Draw(rgba, rgba.Rect.Add(image.Pt(0, overlayBand)), img, img.Bounds().Min, draw.Over)
 	return rgba
 }
 

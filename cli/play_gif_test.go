@@ -41,7 +41,7 @@ func TestGIFWriterPalettes(t *testing.T) {
 
 	var w gifWriter
 	for _, f := range frames {
-		w.add(w.screen(f))
+		w.add(f)
 	}
 	var buf bytes.Buffer
 	if err := w.encode(&buf); err != nil {
@@ -76,29 +76,75 @@ func TestGIFWriterPalettes(t *testing.T) {
 	}
 }
 
-// TestGIFWriterScreen: pictures that are not RGBA, or not of the first
-// frame's size, are drawn onto one that is, cropped or padded with black.
+// TestGIFWriterScreen: the screen is the picture below the overlay's
+// band, black; pictures that are not RGBA, or not of the first frame's
+// size, are drawn onto one of the first screen's size, cropped or padded
+// with black.
 func TestGIFWriterScreen(t *testing.T) {
 	var w gifWriter
-	first := image.NewRGBA(image.Rect(0, 0, 4, 3))
-	if w.screen(first) != first {
-		t.Error("screen copied an RGBA picture of the right size")
+	first := paint(image.NewRGBA(image.Rect(0, 0, 4, 3)), image.Rect(0, 0, 4, 3), 1, 12)
+	s := w.screen(first)
+	if want := image.Rect(0, 0, 4, 3+overlayBand); s.Rect != want {
+		t.Fatalf("screen of a 4×3 picture is %v, want %v", s.Rect, want)
 	}
-	w.add(first)
+	black := color.RGBA{0, 0, 0, 255}
+	for y := range s.Rect.Dy() {
+		for x := range s.Rect.Dx() {
+			want := black
+			if y >= overlayBand {
+				want = first.RGBAAt(x, y-overlayBand)
+			}
+			if c := s.RGBAAt(x, y); c != want {
+				t.Fatalf("first screen: pixel (%d, %d) is %v, want %v", x, y, c, want)
+			}
+		}
+	}
+	w.add(s)
 	gray := image.NewGray(image.Rect(1, 1, 4, 6)) // 3×5 at an offset
 	for i := range gray.Pix {
 		gray.Pix[i] = 200
 	}
-	s := w.screen(gray)
-	if s.Rect != first.Rect {
-		t.Fatalf("screen of a 3×5 picture is %v, want %v", s.Rect, first.Rect)
+	s = w.screen(gray)
+	if s.Rect != (image.Rectangle{Max: w.size}) {
+		t.Fatalf("screen of a 3×5 picture is %v, want %v", s.Rect, w.size)
 	}
+	b := overlayBand
 	for _, p := range []struct {
 		x, y int
 		want color.RGBA
-	}{{0, 0, color.RGBA{200, 200, 200, 255}}, {2, 2, color.RGBA{200, 200, 200, 255}}, {3, 0, color.RGBA{0, 0, 0, 255}}} {
+	}{{0, 0, black}, {0, b, color.RGBA{200, 200, 200, 255}}, {2, b + 2, color.RGBA{200, 200, 200, 255}}, {3, b, black}} {
 		if c := s.RGBAAt(p.x, p.y); c != p.want {
 			t.Errorf("pixel (%d, %d) is %v, want %v", p.x, p.y, c, p.want)
+		}
+	}
+}
+
+// TestGIFOverlayHidesNothing: in every frame the overlay sits in a band
+// above the env's picture, which the GIF shows whole, pixel for pixel:
+// drawn over the picture, it hid the ball of Catch (200×400) in its top
+// row and 7 of the 10 cells of MinAtar's (240×240).
+func TestGIFOverlayHidesNothing(t *testing.T) {
+	for _, size := range []image.Point{{200, 400}, {240, 240}, {160, 210}, {600, 400}} {
+		var w gifWriter
+		for frame := range 2 {
+			r := image.Rectangle{Max: size}
+			img := paint(image.NewRGBA(r), r, 1+frame, 250)
+			pic := w.screen(img)
+			plain := clone(pic)
+			box := drawOverlay(pic, 2, -3.5)
+			checkOverlay(t, frame, plain, pic, box)
+			band := pic.Rect.Dy() - size.Y
+			if band < box.Max.Y || pic.Rect.Dx() != size.X {
+				t.Fatalf("%v: a %v screen with the overlay in %v: the box is over the picture", size, pic.Rect, box)
+			}
+			for y := range size.Y {
+				for x := range size.X {
+					if c, want := pic.RGBAAt(x, y+band), img.RGBAAt(x, y); c != want {
+						t.Fatalf("%v, frame %d: pixel (%d, %d) of the picture is %v, want %v", size, frame, x, y, c, want)
+					}
+				}
+			}
+			w.add(pic)
 		}
 	}
 }

@@ -11,12 +11,17 @@ import (
 )
 
 // The margins in pixels between the overlay's box and its text: with the
-// font's 13-pixel lines the box is 19 pixels high, within the top row of a
-// MinAtar grid (24 pixels a cell).
+// font's 13-pixel lines the box is 19 pixels high (overlayBand).
 const (
 	overlayPadX = 4
 	overlayPadY = 3
 )
+
+// overlayBand is the height in pixels of the black band, as high as the
+// overlay's box, that gifWriter.screen adds above the env's picture for
+// the overlay: drawn over the picture, the box hid what small grids draw
+// in their top row (Catch's ball as it spawns, 7 of MinAtar's 10 cells).
+var overlayBand = basicfont.Face7x13.Height + 2*overlayPadY
 
 // overlayShade is the share of the env's brightness left under the
 // overlay's box: white becomes grey 89, on which white text is legible,
@@ -27,7 +32,8 @@ const overlayShade = 0.35
 // prints returns) in white in a shaded box in the top-left corner of img,
 // and returns the box. Pixels outside the box do not change. On a picture
 // too narrow for it (an Atari frame is 160 pixels wide) the text is
-// "N: R".
+// "N: R". In the GIF's frames the box fills the band above the env's
+// picture (overlayBand), and hides none of it.
 func drawOverlay(img *image.RGBA, episode int, ret float64) image.Rectangle {
 	face := basicfont.Face7x13
 	r := strconv.FormatFloat(ret, 'f', 2, 64)

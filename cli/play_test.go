@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/evolverl/evolve/agent"
@@ -175,6 +176,16 @@ func TestPlayBadInput(t *testing.T) {
 	if err := os.WriteFile(junk, []byte("not an agent"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An agent file named .npz, which -record must not overwrite, and a
+	// directory named .npz.
+	junkNPZ := filepath.Join(tmp, "agent.npz")
+	if err := os.WriteFile(junkNPZ, mustRead(t, filepath.Join(dir, "elite.safetensors")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirNPZ := filepath.Join(tmp, "d.npz")
+	if err := os.Mkdir(dirNPZ, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -200,6 +211,9 @@ func TestPlayBadInput(t *testing.T) {
 		{"gif in missing dir", []string{"-agent", dir, "-gif", filepath.Join(tmp, "no", "a.gif")}, []string{"-gif", "a.gif"}},
 		{"gif not named .gif", []string{"-agent", dir, "-gif", filepath.Join(tmp, "a.png")}, []string{"-gif", "a.png", "ending in .gif"}},
 		{"record in missing dir", []string{"-agent", dir, "-record", filepath.Join(tmp, "no", "a.npz")}, []string{"-record", "a.npz"}},
+		{"record not named .npz", []string{"-agent", dir, "-record", filepath.Join(dir, "metrics.csv")}, []string{"-record", "metrics.csv", "ending in .npz"}},
+		{"record onto the agent", []string{"-agent", junkNPZ, "-record", junkNPZ}, []string{"-record " + junkNPZ, "the agent played"}},
+		{"record a directory", []string{"-agent", dir, "-record", dirNPZ}, []string{"-record", "is a directory"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,7 +468,7 @@ func replay(t *testing.T, id string, seed int64, tr *record.Trajectory) []render
 // TestPlayGIFShowsTheRenderedFramesWithTheOverlay plays short episodes on
 // envs of light and dark backgrounds, replays them, and checks that every
 // frame of the GIF, composed by the disposal rules, is the env's own
-// picture with the episode and the return so far drawn in its corner,
+// picture below a band with the episode and the return so far,
 // pixel for pixel; that the overlay changes nothing else; and that frames
 // after the first store less than the whole picture.
 func TestPlayGIFShowsTheRenderedFramesWithTheOverlay(t *testing.T) {
@@ -487,13 +501,15 @@ func TestPlayGIFShowsTheRenderedFramesWithTheOverlay(t *testing.T) {
 				t.Fatalf("GIF has %d frames, the replay %d, want %d (a frame after each reset and each step)", len(shown), len(want), tr.Len()+2)
 			}
 			smaller := 0
+			var gw gifWriter // its screen: the env's picture below the overlay's band
 			for i, w := range want {
-				plain := clone(w.img)
-				box := drawOverlay(w.img, w.episode, w.ret)
-				checkOverlay(t, i, plain, w.img, box)
-				if at, ok := firstDiff(shown[i], w.img); ok {
+				pic := gw.screen(w.img)
+				plain := clone(pic)
+				box := drawOverlay(pic, w.episode, w.ret)
+				checkOverlay(t, i, plain, pic, box)
+				if at, ok := firstDiff(shown[i], pic); ok {
 					t.Fatalf("frame %d (episode %d, return %.2f): pixel %v is %v in the GIF, want %v",
-						i, w.episode, w.ret, at, shown[i].At(at.X, at.Y), w.img.At(at.X, at.Y))
+						i, w.episode, w.ret, at, shown[i].At(at.X, at.Y), pic.At(at.X, at.Y))
 				}
 				if g.Delay[i] != gifDelay || g.Disposal[i] != gif.DisposalNone {
 					t.Errorf("frame %d: delay %d, disposal %d; want %d and %d", i, g.Delay[i], g.Disposal[i], gifDelay, gif.DisposalNone)
@@ -596,5 +612,42 @@ func TestPlayMaxFrames(t *testing.T) {
 				t.Errorf("stderr:\n%s\nwant %q", stderr, wrote)
 			}
 		})
+	}
+}
+
+// TestPlayAndSampleStopOnASignal: a signal (the context's cancellation by
+// SIGTERM) stops play and sample with 143, writing nothing: a GIF and a
+// recording already at the paths given stay as they were.
+func TestPlayAndSampleStopOnASignal(t *testing.T) {
+	dir := tinyRun(t)
+	tmp := t.TempDir()
+	gifPath, npzPath := filepath.Join(tmp, "old.gif"), filepath.Join(tmp, "old.npz")
+	for _, p := range []string{gifPath, npzPath} {
+		if err := os.WriteFile(p, []byte("the user's file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalError{syscall.SIGTERM})
+	for _, args := range [][]string{
+		{"play", "-agent", dir, "-episodes", "3", "-gif", gifPath, "-record", npzPath},
+		{"sample", "-o", npzPath, "-episodes", "3", dir},
+	} {
+		code, stdout, stderr := evolve(ctx, args...)
+		if code != 143 || !strings.Contains(stderr, "nothing written") {
+			t.Errorf("%s: exit %d, stderr %q; want 143 and nothing written", args[0], code, stderr)
+		}
+		if strings.Contains(stdout, "episode") || strings.Contains(stderr, "wrote") {
+			t.Errorf("%s: played on after the signal:\n%s%s", args[0], stdout, stderr)
+		}
+		for _, p := range []string{gifPath, npzPath} {
+			if b := mustRead(t, p); string(b) != "the user's file" {
+				t.Errorf("%s: %s was changed (%d bytes)", args[0], p, len(b))
+			}
+		}
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil || len(entries) != 2 {
+		t.Errorf("%d files left in the output directory (%v), want the 2 there before", len(entries), err)
 	}
 }

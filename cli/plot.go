@@ -116,7 +116,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		return w.bad("%v", err)
 	}
 	rc := readRunConfig(dir)
-	addUpdateLR(m) // before the slot table, which keeps the rows
+	addUpdateLR(m, hp == updateLRName) // before the slot table, which keeps the rows
 	t := newSlotTable(m)
 	if hp != "" && !slices.Contains(m.HPNames, hp) {
 		return w.bad("-hp %s: %s has the hyperparameter columns %s", hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -158,16 +160,10 @@ func comparisonLabels(p *plot.Plot, runs []*plotRun) {
 			confirmed++
 		}
 	}
-	p.Title.Text = "Elite score against env steps"
-	switch {
-	case env != "":
-		p.Title.Text = env + ": elite score against env steps"
-	case len(envIDs) > 1: // scores of different envs on one axis: say so
-		p.Title.Text = "Elite score against env steps, on " + strings.Join(envIDs, ", ") + " (different envs)"
-	}
+	p.Title.Text = comparisonTitle(p.Title.TextStyle, env, envIDs)
 	switch {
 	case confirmed == len(runs): // the solid line is the confirmed score, whatever the fitness
-		p.Y.Label.Text = "return (solid: the elite confirmed on fresh episodes; dashed: best fitness)"
+		p.Y.Label.Text = "return (solid: confirmed elite; dashed: best fitness)"
 	case train == 0:
 		p.Y.Label.Text = "fitness (mean evaluation return)"
 	case eval == 0:
@@ -176,6 +172,54 @@ func comparisonLabels(p *plot.Plot, runs []*plotRun) {
 		p.Y.Label.Text = "fitness (evaluation or training return, as each run's config)"
 	}
 	p.Y.Tick.Marker = plainTicks{}
+}
+
+// maxTitleWidth is the widest line of a comparison's title: the chart's
+// width beside a legend of long run names, over which the title is
+// centred.
+const maxTitleWidth = 5 * vg.Inch
+
+// comparisonTitle is the comparison's title: with the runs' env when they
+// share one (env), else with their envs (envIDs), named while they fit on
+// a line and else counted, since scores of different envs on one axis
+// need saying; on as many lines of at most maxTitleWidth as it takes.
+func comparisonTitle(style text.Style, env string, envIDs []string) string {
+	switch {
+	case env != "":
+		return fitTitle(style, env+":", "elite score against env steps")
+	case len(envIDs) > 1:
+		on := "on " + strings.Join(envIDs, ", ") + " (different envs)"
+		if style.Width(on) > maxTitleWidth {
+			on = fmt.Sprintf("on %d different envs", len(envIDs))
+		}
+		return fitTitle(style, "Elite score against env steps,", on)
+	}
+	return "Elite score against env steps"
+}
+
+// fitTitle joins parts, separated by spaces, into lines no wider than
+// maxTitleWidth in style: it breaks lines between parts, and between the
+// words of a part too wide for a line of its own.
+func fitTitle(style text.Style, parts ...string) string {
+	var lines []string
+	line := ""
+	for _, part := range parts {
+		words := []string{part}
+		if style.Width(part) > maxTitleWidth {
+			words = strings.Fields(part)
+		}
+		for _, w := range words {
+			switch {
+			case line == "":
+				line = w
+			case style.Width(line+" "+w) > maxTitleWidth:
+				lines, line = append(lines, line), w
+			default:
+				line += " " + w
+			}
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // curveStyle is a run's or a group's colour and shift on the page.

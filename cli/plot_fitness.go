@@ -27,7 +27,7 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	p.X.Label.Text = "training env steps (whole population)"
 	p.Y.Label.Text = "fitness (mean evaluation return)"
 	if rc.trainFitness {
-		p.Y.Label.Text = "fitness (mean return of training episodes)"
+		p.Y.Label.Text = "fitness (mean return of training episodes, sampled actions)"
 	}
 	p.Y.Tick.Marker = plainTicks{}
 	p.X.Tick.Marker = siTicks{}
@@ -41,25 +41,16 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	}
 	eliteName := "elite (best so far)"
 	if rc.confirmed && len(m.Rows) > 0 && !math.IsNaN(m.Rows[0].EliteFitness) {
-		eliteName = "elite (confirmed)"
+		// Confirmation plays greedy actions on the run's confirmation
+		// episodes: on a training-return fitness it sits above the rest.
+		eliteName = "elite (confirmed, greedy actions)"
 	}
-	eliteColor := color.RGBA{R: 152, G: 223, B: 138, A: 255}
-	lines := []struct {
-		name  string
-		xys   plotter.XYs
-		c     color.Color
-		width vg.Length
-		dash  []vg.Length
-	}{
-		{eliteName, f.elite, eliteColor, 5, nil},
-		{"best of generation", f.best, color.RGBA{R: 214, G: 39, B: 40, A: 255}, 1.5, nil},
-		{"mean of generation", f.mean, color.RGBA{R: 31, G: 119, B: 180, A: 255}, 1.5, []vg.Length{vg.Points(5), vg.Points(3)}},
-	}
-	for _, l := range lines {
-		if len(l.xys) == 0 {
+	for _, l := range fitnessLines(f, eliteName) {
+		if len(l.dots) == 0 {
 			continue
 		}
-		line, dots := lineDots(l.xys, l.c, vg.Points(float64(l.width)), l.dash)
+		line, dots := lineDots(l.dots, l.c, l.width, l.dash)
+		line.XYs = l.path
 		p.Add(line, dots)
 		p.Legend.Add(l.name, line, dots)
 	}
@@ -75,6 +66,29 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	}
 	padY(p)
 	return p
+}
+
+// fitnessLine is one of fitness.png's lines: its legend entry, its points
+// (a dot each) and the path drawn through them.
+type fitnessLine struct {
+	name       string
+	dots, path plotter.XYs
+	c          color.Color
+	width      vg.Length
+	dash       []vg.Length
+}
+
+// fitnessLines returns fitness.png's lines: the elite as steps, as
+// comparison.png draws it, since its score holds until a generation
+// replaces or confirms it (a slope between two generations would show
+// scores no elite had), and the best and mean of each generation from
+// point to point.
+func fitnessLines(f fitnessSeries, eliteName string) []fitnessLine {
+	return []fitnessLine{
+		{eliteName, f.elite, stairs(f.elite), color.RGBA{R: 152, G: 223, B: 138, A: 255}, vg.Points(5), nil},
+		{"best of generation", f.best, f.best, color.RGBA{R: 214, G: 39, B: 40, A: 255}, vg.Points(1.5), nil},
+		{"mean of generation", f.mean, f.mean, color.RGBA{R: 31, G: 119, B: 180, A: 255}, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}},
+	}
 }
 
 // addTarget draws the run's target as a dashed line, when it has one.

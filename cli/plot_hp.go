@@ -49,8 +49,9 @@ const updateLRName = "update_lr"
 
 // addUpdateLR appends update_lr to m's hyperparameter columns when some row's differs
 // from its lr (the KL-adaptive rate or annealing moved it): lr is then only where each
-// update starts, and update_lr what the agents trained with. It does nothing twice.
-func addUpdateLR(m *evo.Metrics) {
+// update starts, and update_lr what the agents trained with. With always (-hp
+// update_lr) it appends the column wherever the file has it. It does nothing twice.
+func addUpdateLR(m *evo.Metrics, always bool) {
 	lr := slices.Index(m.HPNames, "lr")
 	if lr < 0 || slices.Contains(m.HPNames, updateLRName) {
 		return
@@ -62,7 +63,7 @@ func addUpdateLR(m *evo.Metrics) {
 		}
 		differs = differs || r.UpdateLR != r.HP[lr]
 	}
-	if !differs {
+	if !differs && !always {
 		return
 	}
 	m.HPNames = append(slices.Clip(m.HPNames), updateLRName)

@@ -115,16 +115,24 @@ func slotStyle(k int) (color.Color, []vg.Length, draw.GlyphDrawer) {
 	return slotPalette[k%len(slotPalette)], dashes, slotShapes[k%len(slotShapes)]
 }
 
-// slotName is slot k's legend entry; with tournament selection and
-// elitism slot 0 always holds the last generation's best agent.
-func slotName(k int, rc runConfig) string {
+// slotName is slot k's legend entry. With tournament selection and
+// elitism, selection puts the last generation's best agent in slot 0, so
+// slot 0 is named the elite's once there has been a selection (selected);
+// before, in the first generation, it is a slot like the others.
+func slotName(k int, rc runConfig, selected bool) string {
 	switch {
-	case k == 0 && rc.eliteSlot && rc.eliteMutated:
+	case k == 0 && selected && rc.eliteSlot && rc.eliteMutated:
 		return "slot 0 (the elite, mutated)"
-	case k == 0 && rc.eliteSlot:
+	case k == 0 && selected && rc.eliteSlot:
 		return "slot 0 (elite kept)"
 	}
 	return fmt.Sprintf("slot %d", k)
+}
+
+// selected reports whether the table holds a generation made by
+// selection: one after the run's first.
+func (t *slotTable) selected() bool {
+	return len(t.rows) > 1 || len(t.rows) == 1 && t.rows[0][0].Generation > 1
 }
 
 // plot adds one line per slot of value(row) against the population's env
@@ -194,7 +202,7 @@ func (t *slotTable) legendOf(rc runConfig, clones bool) plot.Legend {
 		c, dashes, shape := slotStyle(s)
 		line, dots := lineDots(plotter.XYs{{}}, c, vg.Points(1.5), dashes)
 		dots.GlyphStyle.Shape, dots.GlyphStyle.Radius = shape, vg.Points(2.5)
-		l.Add(slotName(s, rc), line, dots)
+		l.Add(slotName(s, rc, t.selected()), line, dots)
 	}
 	if clones && len(t.clones) > 0 {
 		ring, _ := plotter.NewScatter(plotter.XYs{{}})

@@ -581,8 +581,8 @@ func TestUpdateLRJoinsTheHyperparameters(t *testing.T) {
 		return m
 	}
 	m := rows(4e-4, 2e-4)
-	addUpdateLR(m)
-	addUpdateLR(m) // a second call adds nothing
+	addUpdateLR(m, false)
+	addUpdateLR(m, true) // a second call adds nothing
 	if !slices.Equal(m.HPNames, []string{"lr", "batch_size", "update_lr"}) || !slices.Equal(changedHPs(m), []int{2}) {
 		t.Fatalf("columns %q, changed %v; want update_lr added and changed", m.HPNames, changedHPs(m))
 	}
@@ -591,8 +591,18 @@ func TestUpdateLRJoinsTheHyperparameters(t *testing.T) {
 	}
 	for _, u := range [][]float64{{3e-4, 3e-4}, {math.NaN(), math.NaN()}} {
 		m := rows(u...)
-		if addUpdateLR(m); len(m.HPNames) != 2 {
+		if addUpdateLR(m, false); len(m.HPNames) != 2 {
 			t.Errorf("update_lr %v: columns %q, want lr and batch_size only", u, m.HPNames)
 		}
+	}
+	// -hp update_lr charts the column also where it never left lr (the
+	// docs say so), but not where the file has no such column.
+	m = rows(3e-4, 3e-4)
+	if addUpdateLR(m, true); len(m.HPNames) != 3 {
+		t.Errorf("-hp update_lr on an unmoved rate: columns %q, want update_lr added", m.HPNames)
+	}
+	m = rows(math.NaN(), math.NaN())
+	if addUpdateLR(m, true); len(m.HPNames) != 2 {
+		t.Errorf("-hp update_lr without the column: columns %q, want none added", m.HPNames)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 )
@@ -73,8 +74,8 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // logTicks uses decadeTicks when the range spans a decade and the default
 // (linear) ticks, placed on the log scale, when it does not, since
-// plot.LogTicks would then label nothing. Values from 1000 up read 10k,
-// 2.5M.
+// plot.LogTicks would then label nothing. The labels have one format
+// (withLogLabels).
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -82,60 +83,87 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return decadeTicks(lo, hi)
 	}
 	var ts []plot.Tick
+	var labelled []int
 	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
 		if t.Value > 0 {
 			if t.Label != "" {
-				t.Label = logLabel(t.Value)
+				labelled = append(labelled, len(ts))
 			}
-			ts = append(ts, t)
+			ts = append(ts, plot.Tick{Value: t.Value})
 		}
 	}
-	return ts
+	return withLogLabels(ts, labelled)
 }
 
-// decadeTicks puts a tick at 1 to 9 times each power of ten in [lo, hi]
-// and labels the powers of ten, every other one when there are more than
-// five, and 2× and 5× them too when there are fewer than three.
+// maxMinorDecades is the widest range, in decades, whose log axis has
+// minor ticks at 2 to 9 times each power of ten: over a wider one they
+// merge into a solid bar, and only the powers are ticked.
+const maxMinorDecades = 4
+
+// maxDecadeLabels is the most powers of ten a log axis labels.
+const maxDecadeLabels = 5
+
+// decadeTicks puts a tick at each power of ten in [lo, hi], and at 2 to 9
+// times each when the range spans at most maxMinorDecades decades.
 // (plot.LogTicks leaves the partial decade below lo's power without
-// ticks.)
+// ticks.) It labels the powers whose exponents are multiples of a step,
+// the smallest that labels at most maxDecadeLabels of them (1e-08, 1e-06,
+// 1e-04, ... at a step of 2), and 2× and 5× them too when fewer than three
+// powers fall in the range.
 func decadeTicks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
+	first, last := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	powers := 0
-	for k := math.Floor(math.Log10(lo)); k <= math.Ceil(math.Log10(hi)); k++ {
-		for m := 1.0; m <= 9; m++ {
-			v, _ := strconv.ParseFloat(strconv.FormatFloat(m*math.Pow(10, k), 'g', 3, 64), 64)
-			if v >= lo && v <= hi {
-				ts = append(ts, plot.Tick{Value: v})
-				if m == 1 {
-					powers++
-				}
-			}
+	for k := first; k <= last; k++ {
+		if v := round3(math.Pow(10, k)); v >= lo && v <= hi {
+			powers++
 		}
 	}
-	n := 0
-	for i, t := range ts {
-		m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9))
-		switch {
-		case math.Abs(m-1) < 1e-6:
-			if powers <= 5 || n%2 == 0 {
-				ts[i].Label = logLabel(t.Value)
+	step := max(1, math.Ceil(float64(powers)/maxDecadeLabels))
+	minor := math.Log10(hi/lo) <= maxMinorDecades
+	var ts []plot.Tick
+	var labelled []int
+	for k := first; k <= last; k++ {
+		for m := 1.0; m <= 9 && (m == 1 || minor); m++ {
+			v := round3(m * math.Pow(10, k))
+			if v < lo || v > hi {
+				continue
 			}
-			n++
-		case powers < 3 && (math.Abs(m-2) < 1e-6 || math.Abs(m-5) < 1e-6):
-			ts[i].Label = logLabel(t.Value)
+			if m == 1 && math.Mod(k, step) == 0 || powers < 3 && (m == 2 || m == 5) {
+				labelled = append(labelled, len(ts))
+			}
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	return withLogLabels(ts, labelled)
+}
+
+// round3 rounds v to 3 significant digits: powers of ten computed by
+// repeated products are 9.999999e-05.
+func round3(v float64) float64 {
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return v
+}
+
+// withLogLabels labels the ticks ts[i], i in labelled, of a log axis in
+// one format for the whole axis: 3 significant digits, and from 1000 up
+// 10k or 2.5M; but when one of them needs an exponent (1e-05), all of them
+// get one (1e-03, 1e-04, 1e-05 rather than 0.001, 0.0001, 1e-05).
+func withLogLabels(ts []plot.Tick, labelled []int) []plot.Tick {
+	exponent := false
+	for _, i := range labelled {
+		v := round3(ts[i].Value)
+		ts[i].Label = strconv.FormatFloat(v, 'g', 3, 64)
+		if v >= 1000 {
+			ts[i].Label = siFormat(v)
+		}
+		exponent = exponent || strings.Contains(ts[i].Label, "e")
+	}
+	if exponent {
+		for _, i := range labelled {
+			ts[i].Label = strconv.FormatFloat(round3(ts[i].Value), 'e', -1, 64)
 		}
 	}
 	return ts
-}
-
-// logLabel formats a log axis' tick with 3 significant digits: powers of
-// ten computed by repeated products are 9.999999e-05.
-func logLabel(v float64) string {
-	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
-	if v >= 1000 {
-		return siFormat(v)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // categoryTicks labels the whole numbers 0, 1, ... with labels, every

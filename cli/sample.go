@@ -77,7 +77,7 @@ func sampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	steps, err := f.play(ctx, jobs, stderr)
 	switch {
 	case ctx.Err() != nil:
-		return fail(130, errors.New("interrupted; nothing written"))
+		return fail(stopStatus(ctx), errors.New("interrupted; nothing written"))
 	case errors.Is(err, errBadInput) || errors.Is(err, envs.ErrBadOutput):
 		return fail(exitBadInput, err)
 	case err != nil:

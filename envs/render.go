@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 )
 
 // Renderer is an Env that draws its current state. Render returns a new
@@ -111,7 +112,12 @@ func (c canvas) circle(cx, cy, r float64, col color.RGBA) {
 	})
 }
 
-// polygon fills the polygon pts (any winding, even-odd rule).
+// polygon fills the polygon pts (any winding, even-odd rule). It samples
+// as fill does, with the same crossing test per sample point (a point is
+// inside where an odd number of edges cross its row to its right), but
+// finds each sample row's crossings once instead of testing every edge
+// at every sample: LunarLander's terrain, a polygon across the whole
+// view, took 60 ms a frame the other way.
 func (c canvas) polygon(pts []point, col color.RGBA) {
 	if len(pts) < 3 {
 		return
@@ -120,16 +126,42 @@ func (c canvas) polygon(pts []point, col color.RGBA) {
 	for _, p := range pts[1:] {
 		x0, y0, x1, y1 = min(x0, p.x), min(y0, p.y), max(x1, p.x), max(y1, p.y)
 	}
-	c.fill(x0, y0, x1, y1, col, func(x, y float64) bool {
-		in := false
-		for i, j := 0, len(pts)-1; i < len(pts); j, i = i, i+1 {
-			a, b := pts[i], pts[j]
-			if (a.y > y) != (b.y > y) && x < (b.x-a.x)*(y-a.y)/(b.y-a.y)+a.x {
-				in = !in
+	b := c.Rect
+	xa, xb := max(int(math.Floor(x0)), b.Min.X), min(int(math.Ceil(x1)), b.Max.X-1)
+	if xa > xb {
+		return
+	}
+	counts := make([]int, xb-xa+1)
+	var cross []float64
+	for y := max(int(math.Floor(y0)), b.Min.Y); y <= min(int(math.Ceil(y1)), b.Max.Y-1); y++ {
+		clear(counts)
+		for sy := range 4 {
+			ys := float64(y) + (float64(sy)+0.5)/4
+			cross = cross[:0]
+			for i, j := 0, len(pts)-1; i < len(pts); j, i = i, i+1 {
+				a, b := pts[i], pts[j]
+				if (a.y > ys) != (b.y > ys) {
+					cross = append(cross, (b.x-a.x)*(ys-a.y)/(b.y-a.y)+a.x)
+				}
+			}
+			slices.Sort(cross)
+			k := 0 // crossings at or left of the sample: those not to its right
+			for x := xa; x <= xb; x++ {
+				for sx := range 4 {
+					xs := float64(x) + (float64(sx)+0.5)/4
+					for k < len(cross) && cross[k] <= xs {
+						k++
+					}
+					if (len(cross)-k)%2 == 1 {
+						counts[x-xa]++
+					}
+				}
 			}
 		}
-		return in
-	})
+		for x := xa; x <= xb; x++ {
+			c.blend(x, y, col, float64(counts[x-xa])/16)
+		}
+	}
 }
 
 // line draws a segment of the given width with square ends.

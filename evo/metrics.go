@@ -83,17 +83,23 @@ func (c Config) metricsRows(rep GenerationReport, wall float64, width int) [][]s
 	return rows
 }
 
-// appendMetrics appends the generation rep's rows to metrics.csv and
-// syncs it.
+// appendMetrics appends the generation rep's rows to metrics.csv in one
+// write, so that a reader (evolve plot on a live run) sees none of the
+// generation or all of it, and syncs it.
 func (t *Trainer) appendMetrics(rep GenerationReport, wall float64) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.WriteAll(t.cfg.metricsRows(rep, wall, t.metricsWidth))
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	path := filepath.Join(t.dir, "metrics.csv")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	w := csv.NewWriter(f)
-	w.WriteAll(t.cfg.metricsRows(rep, wall, t.metricsWidth))
-	return errors.Join(w.Error(), f.Sync(), f.Close())
+	_, err = f.Write(buf.Bytes())
+	return errors.Join(err, f.Sync(), f.Close())
 }
 
 // truncateMetrics rewrites metrics.csv atomically without the rows of

@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -49,13 +50,21 @@ type Metrics struct {
 // ReadMetrics reads and checks the metrics.csv a run writes (any build's
 // columns); every error names the file, and the line and column at fault. A
 // file without rows is an error: the run has not finished a generation.
+//
+// A run being written, or stopped by a crash, may end in a line cut short or
+// in part of a generation's rows: a last line without its newline is
+// dropped (every row is written whole with one), and so are the rows of the
+// last generation when it has fewer than the generation before it (every
+// generation has a row per agent).
 func ReadMetrics(path string) (*Metrics, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
+	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
+		b = b[:i+1] // a torn last line
+	}
+	r := csv.NewReader(bytes.NewReader(b))
 	header, err := r.Read()
 	if err == io.EOF {
 		return nil, fmt.Errorf("%s: empty file", path)
@@ -85,10 +94,35 @@ func ReadMetrics(path string) (*Metrics, error) {
 		}
 		m.Rows = append(m.Rows, row)
 	}
+	m.Rows = wholeGenerations(m.Rows)
 	if len(m.Rows) == 0 {
 		return nil, fmt.Errorf("%s: no rows: the run has not finished a generation yet", path)
 	}
 	return m, nil
+}
+
+// wholeGenerations returns rows without the last generation's when it has
+// fewer rows than the generation before it: a generation being appended.
+func wholeGenerations(rows []MetricsRow) []MetricsRow {
+	count := func(end int) (start int) {
+		start = end
+		for start > 0 && rows[start-1].Generation == rows[end-1].Generation {
+			start--
+		}
+		return start
+	}
+	n := len(rows)
+	if n == 0 {
+		return rows
+	}
+	last := count(n)
+	if last == 0 {
+		return rows
+	}
+	if prev := count(last); n-last < last-prev {
+		return rows[:last]
+	}
+	return rows
 }
 
 // parseMetricsRow reads one record whose columns col indexes by name.

@@ -1,7 +1,9 @@
 package evo
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/internal/runtest"
@@ -39,5 +41,43 @@ func TestReadMetricsStatsByName(t *testing.T) {
 	bad := write("bad.csv", "generation,agent,parent,fitness,total_steps,grad_norm,entropy,net\n1,0,-1,10,512,0.9,high,mlp[16]\n")
 	if _, err := ReadMetrics(bad); err == nil || err.Error() != bad+`: line 2: column entropy: "high" is not a number` {
 		t.Errorf("bad entropy: %v", err)
+	}
+}
+
+// TestReadMetricsDropsAnUnfinishedEnd: what a crash or a live run leaves at
+// the end of metrics.csv — a line without its newline, part of a
+// generation's rows — is left out, and the generations before it read.
+func TestReadMetricsDropsAnUnfinishedEnd(t *testing.T) {
+	dir := t.TempDir()
+	const header = "generation,agent,parent,fitness,total_steps,grad_norm,lr,net\n"
+	row := func(gen, agent int, fitness string) string {
+		return fmt.Sprintf("%d,%d,-1,%s,%d,0.9,0.001,mlp[16] ReLU latent 8 head[16] ReLU\n", gen, agent, fitness, 512*gen)
+	}
+	whole := header + row(1, 0, "10") + row(1, 1, "12") + row(2, 0, "14") + row(2, 1, "15")
+	for _, tc := range []struct {
+		name, text string
+		rows       int
+	}{
+		{"whole", whole, 4},
+		{"torn last line", whole + "3,0,-1,1", 4},
+		{"torn inside the last field", whole + strings.TrimSuffix(row(3, 0, "16"), " head[16] ReLU\n"), 4},
+		{"part of a generation", whole + row(3, 0, "16"), 4},
+		{"part of a generation, then a torn line", whole + row(3, 0, "16") + "3,1,-1,1", 4},
+		{"a generation whole", whole + row(3, 0, "16") + row(3, 1, "17"), 6},
+		{"one generation", header + row(1, 0, "10") + row(1, 1, "12"), 2},
+	} {
+		path := runtest.WriteFile(t, dir, strings.ReplaceAll(tc.name, " ", "-")+".csv", tc.text)
+		m, err := ReadMetrics(path)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if len(m.Rows) != tc.rows {
+			t.Errorf("%s: %d rows, want %d", tc.name, len(m.Rows), tc.rows)
+		}
+	}
+	torn := runtest.WriteFile(t, dir, "only-torn.csv", header+"1,0,-1,1")
+	if _, err := ReadMetrics(torn); err == nil || !strings.Contains(err.Error(), "has not finished a generation") {
+		t.Errorf("a file of a header and a torn line: %v, want the run has not finished a generation", err)
 	}
 }

@@ -122,8 +122,13 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 }
 
 // agentHorizon is an agent's share of the population's budget, the
-// horizon of its learning-rate annealing.
-func agentHorizon(p PopulationConfig) int { return (p.MaxSteps + p.Size - 1) / p.Size }
+// horizon of its learning-rate annealing — at least one generation's
+// evo_steps, since a run trains one generation whatever its budget (with a
+// smaller horizon the rate would reach 0 early in it and the rest would
+// train at 0).
+func agentHorizon(p PopulationConfig) int {
+	return max((p.MaxSteps+p.Size-1)/p.Size, p.EvoSteps)
+}
 
 func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
 	digest, err := cfg.GenerationsDigest()

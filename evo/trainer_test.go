@@ -369,3 +369,26 @@ func TestMetricsUpdateLR(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnealingSpansAtLeastAGeneration: with a budget under one generation
+// (the run trains one anyway), the annealing horizon covers the steps the
+// agents train, where the budget's share alone ended it after a quarter of
+// the generation and the rest trained at lr 0.
+func TestAnnealingSpansAtLeastAGeneration(t *testing.T) {
+	cfg := tiny(t)
+	cfg.PPO.AnnealLR = true
+	cfg.Population.Independent = true
+	cfg.Population.MaxSteps = cfg.Population.Size * cfg.Population.EvoSteps / 4
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tr.Members() {
+		if a := m.Agent; a.TotalSteps < a.Steps {
+			t.Errorf("agent %d trained %d steps with an annealing horizon of %d", m.Index, a.Steps, a.TotalSteps)
+		}
+	}
+}

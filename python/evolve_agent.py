@@ -49,10 +49,20 @@ def read_safetensors(path, verify=True):
     """Returns ({name: float32 array}, metadata dict); checks the checksum."""
     with open(path, "rb") as f:
         raw = f.read()
+    if len(raw) < 8:
+        raise ValueError(f"{path}: {len(raw)} bytes, too short for a safetensors header")
     (hlen,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + hlen].decode("utf-8"))
+    if hlen > len(raw) - 8:
+        raise ValueError(f"{path}: truncated, or not an agent file: the header needs {8 + hlen} bytes, the file has {len(raw)}")
+    try:
+        header = json.loads(raw[8 : 8 + hlen].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: the header is not JSON ({e}): not an agent file") from None
     data = raw[8 + hlen :]
     meta = header.pop("__metadata__", {})
+    need = max((e["data_offsets"][1] for k, e in header.items()), default=0)
+    if need > len(data):
+        raise ValueError(f"{path}: truncated: the header describes {need} bytes of tensors, the file has {len(data)}")
     if verify:
         want = meta.get("checksum")
         got = "sha256:" + hashlib.sha256(data).hexdigest()
