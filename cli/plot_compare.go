@@ -126,7 +126,11 @@ func comparisonFigure(runs []*plotRun) figure {
 		banded = true
 		p.Legend.Add(g.name, st.add(p, xyOf(e.x, e.mean), xyOf(b.x, b.mean), &e, elites...)...)
 	}
-	addStyleKey(&p.Legend, banded)
+	confirmed := true
+	for _, r := range runs {
+		confirmed = confirmed && r.rc.confirmed
+	}
+	addStyleKey(&p.Legend, banded, confirmed)
 	target := runs[0].rc.target
 	for _, r := range runs {
 		if r.rc.target != target {
@@ -265,14 +269,19 @@ func (st curveStyle) add(p *plot.Plot, elite, best plotter.XYs, band *seedBand, 
 	return thumbs
 }
 
-// addStyleKey adds the legend's key to the line styles, in black.
-func addStyleKey(l *plot.Legend, banded bool) {
+// addStyleKey adds the legend's key to the line styles, in black; the
+// solid line is the confirmed elite where every run confirms its elite.
+func addStyleKey(l *plot.Legend, banded, confirmed bool) {
 	solid, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
 	solid.Width = vg.Points(2.5)
 	dashed, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
 	dashed.Width, dashed.Dashes = vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 	l.Add("")
-	l.Add("elite (best so far)", solid)
+	if confirmed {
+		l.Add("confirmed elite", solid)
+	} else {
+		l.Add("elite (best so far)", solid)
+	}
 	l.Add("best of generation", dashed)
 	if banded {
 		band, _ := plotter.NewPolygon(plotter.XYs{{}, {X: 1}, {X: 1, Y: 1}})

@@ -62,7 +62,12 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	}
 	addTarget(p, rc.target)
 	if f.diverged > 0 {
-		p.Title.Text += fmt.Sprintf(" (%d diverged agents not shown)", f.diverged)
+		agents := "agents"
+		if f.diverged == 1 {
+			agents = "agent"
+		}
+		// A line of its own: a long env id fills the first.
+		p.Title.Text += fmt.Sprintf("\n(%d diverged %s not shown)", f.diverged, agents)
 	}
 	padY(p)
 	return p
