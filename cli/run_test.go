@@ -780,3 +780,19 @@ func TestImpossibleConfigExitsTwo(t *testing.T) {
 		})
 	}
 }
+
+// TestStoppedExtensionSaysItsBudgetAgain: an extension stopped before its
+// first checkpoint has not written its new budget to config.toml yet, so
+// the command that continues it gives the budget again.
+func TestStoppedExtensionSaysItsBudgetAgain(t *testing.T) {
+	config, out := writeTiny(t, 2*256)
+	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, _, stderr := evolve(ctx, "-resume", out, "-max-steps", "4096", "-no-target", "-quiet")
+	if want := "continue with: evolve -resume " + out + " -max-steps 4096 -no-target"; code != 130 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant 130 and %q", code, stderr, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,6 +112,24 @@ func (f *trainFlags) stopRules(cfg evo.Config) (maxSteps int, target float64) {
 		p.Target = math.Inf(1)
 	}
 	return p.MaxSteps, p.Target
+}
+
+// stopFlags returns the stopping-rule flags given (" -max-steps N" and
+// the others), for the command that continues a stopped run: config.toml
+// holds new rules only from the first checkpoint after them, and giving
+// them again when it does changes nothing.
+func (f *trainFlags) stopFlags() string {
+	s := ""
+	if f.set["max-steps"] {
+		s += fmt.Sprintf(" -max-steps %d", int(f.maxSteps))
+	}
+	switch {
+	case f.set["target"]:
+		s += " -target " + strconv.FormatFloat(f.target, 'g', -1, 64)
+	case f.noTarget:
+		s += " -no-target"
+	}
+	return s
 }
 
 // newRules reports whether the flags replace the run's stopping rules.
@@ -261,9 +280,9 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 		}
 		fmt.Fprintf(stderr, "evolve: stopped by %s; the checkpoint of generation %d is in %s\n", name, sum.Generations,
 			filepath.Join(tr.Dir(), "checkpoints"))
-		again := ""
+		again := f.stopFlags()
 		if f.nats.url != "" { // on the same server, or it would train here
-			again = " -nats " + shellQuote(redact(f.nats.url))
+			again += " -nats " + shellQuote(redact(f.nats.url))
 		}
 		fmt.Fprintf(stderr, "evolve: continue with: evolve -resume %s%s\n", shellQuote(tr.Dir()), again)
 		printSummary(stdout, sum)

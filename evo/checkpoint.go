@@ -200,27 +200,47 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	if err := atomicfile.SyncDir(root); err != nil {
 		return fail(err)
 	}
+	// New stopping rules (SetStopRules) go to config.toml with the first
+	// checkpoint after them: before latest names it when the checkpoint
+	// resumed from records the generations' digest, which both configs
+	// match, so that a stop between the two leaves the new rules in place
+	// (a plain -resume then trains on to the new budget); after it when that
+	// checkpoint is from a build that recorded the config's whole digest,
+	// which only the old config.toml matches.
+	if t.saveConfig && !t.resumedWholeDigest {
+		if err := t.saveStopRules(); err != nil {
+			return fail(err)
+		}
+	}
+	if t.beforeLatest != nil {
+		t.beforeLatest()
+	}
 	if err := atomicfile.WriteBytes(filepath.Join(root, latestFile), []byte(name+"\n")); err != nil {
 		return fail(err)
 	}
 	if t.saveConfig {
-		// New stopping rules (SetStopRules) go to config.toml only now: the
-		// checkpoints before this one may record the config's whole digest,
-		// which the old config.toml matches, and this one records one that
-		// both match.
-		if err := t.eliteFollowsBudget(); err != nil {
+		if err := t.saveStopRules(); err != nil {
 			return err
 		}
-		b, err := t.cfg.MarshalTOML()
-		if err == nil {
-			err = atomicfile.WriteBytes(filepath.Join(t.dir, "config.toml"), b)
-		}
-		if err != nil {
-			return fmt.Errorf("write config with the new stopping rules: %w", err)
-		}
-		t.saveConfig = false
 	}
 	return t.pruneCheckpoints(root, name)
+}
+
+// saveStopRules writes config.toml with the stopping rules SetStopRules
+// set, and gives the elite file their horizon.
+func (t *Trainer) saveStopRules() error {
+	if err := t.eliteFollowsBudget(); err != nil {
+		return err
+	}
+	b, err := t.cfg.MarshalTOML()
+	if err == nil {
+		err = atomicfile.WriteBytes(filepath.Join(t.dir, "config.toml"), b)
+	}
+	if err != nil {
+		return fmt.Errorf("write config with the new stopping rules: %w", err)
+	}
+	t.saveConfig = false
+	return nil
 }
 
 // eliteFollowsBudget gives an elite saved before SetStopRules changed the
@@ -276,7 +296,10 @@ func (t *Trainer) pruneCheckpoints(root, latest string) error {
 	var gens []string
 	for _, e := range entries {
 		switch n := e.Name(); {
-		case strings.HasPrefix(n, ".tmp-gen-"):
+		case strings.HasPrefix(n, ".tmp-gen-") || strings.HasPrefix(n, "."+latestFile+".tmp-"):
+			// What a stop left half written: a checkpoint's directory, or
+			// latest's temporary file (atomicfile's naming). Under the run's
+			// lock no one else is writing them.
 			os.RemoveAll(filepath.Join(root, n))
 		case genDirName.MatchString(n) && n <= latest:
 			gens = append(gens, n)

@@ -53,11 +53,50 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	if err := t.lock(); err != nil {
 		return nil, err
 	}
+	if unstarted(dir) {
+		return t.restart()
+	}
 	t, err = t.resume()
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// unstarted reports whether the run in dir was stopped before its first
+// checkpoint was whole (a SIGKILL while gen-000000 was written): its
+// checkpoints directory holds neither latest nor a checkpoint, only what
+// the stop left half written.
+func unstarted(dir string) bool {
+	root := filepath.Join(dir, "checkpoints")
+	if _, err := os.Stat(filepath.Join(root, latestFile)); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") { // temporaries are hidden: .tmp-gen-*, .latest.tmp-*
+			return false
+		}
+	}
+	return true
+}
+
+// restart starts an unstarted run (see unstarted) again from its
+// config.toml, which a run that was never stopped would have trained from:
+// nothing of it could be resumed, and New refuses the directory while the
+// checkpoints directory is there. t holds the run directory's lock, which
+// is let go before New takes it again.
+func (t *Trainer) restart() (*Trainer, error) {
+	err := os.RemoveAll(filepath.Join(t.dir, "checkpoints"))
+	t.release()
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: the run stopped before its first checkpoint; removing what it left: %w", t.dir, err)
+	}
+	t.log.Info("the run stopped before its first checkpoint was whole: starting it again from config.toml", "dir", t.dir)
+	return New(t.cfg, t.opts)
 }
 
 // resume reads the newest checkpoint of t's run into t, releasing the run
@@ -102,6 +141,7 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	}
 	t.gen, t.totalSteps, t.nextIndex = pop.Generation, pop.TotalSteps, pop.NextIndex
 	t.measureSteps = pop.MeasureSteps
+	t.resumedWholeDigest = pop.ConfigDigest != t.digest
 	t.best, t.bestIndex = float64(pop.BestFitness), pop.BestIndex
 	t.bestFit = t.best // earlier checkpoints: their elite's fitness was its score
 	t.elite = EliteRecord{Index: pop.BestIndex}

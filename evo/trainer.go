@@ -58,9 +58,15 @@ type Trainer struct {
 	saveConfig bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
 	wallBefore float64 // seconds spent by earlier sessions
 	resumed    bool
-	events     *tbevent.Writer // this session's TensorBoard event file
-	confirmEnv envs.Env        // the elite confirmation env, made on first use
-	runLock    *runLock        // the run directory's lock; nil when not held
+	// resumedWholeDigest: the checkpoint resumed from records the config's
+	// whole Digest (an older build), not GenerationsDigest.
+	resumedWholeDigest bool
+	// beforeLatest, when set (by tests), runs just before a checkpoint is
+	// named latest: the moment a stop would leave the run at.
+	beforeLatest func()
+	events       *tbevent.Writer // this session's TensorBoard event file
+	confirmEnv   envs.Env        // the elite confirmation env, made on first use
+	runLock      *runLock        // the run directory's lock; nil when not held
 
 	progSteps atomic.Int64
 	progGen   atomic.Int64
@@ -249,7 +255,14 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
 	if t.finished {
-		return t.summary(start, sessionStart), nil
+		s := t.summary(start, sessionStart)
+		// A stop between the last checkpoint and summary.json (a SIGKILL)
+		// leaves the file stale or missing: a finished run says it is.
+		if old, err := ReadSummary(t.dir); err != nil || !old.Finished || old.Generations != s.Generations ||
+			old.EliteIndex != s.EliteIndex || old.StopReason != s.StopReason || old.TotalSteps != s.TotalSteps {
+			return s, t.writeSummary(s)
+		}
+		return s, nil
 	}
 	if err := t.prepare(t.wallBefore); err != nil {
 		return Summary{}, err

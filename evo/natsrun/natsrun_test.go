@@ -14,6 +14,7 @@ import (
 	"github.com/evolverl/evolve/evo/natsrun"
 	"github.com/evolverl/evolve/internal/pytest"
 	"github.com/evolverl/evolve/internal/runtest"
+	"github.com/evolverl/evolve/internal/simd"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -327,5 +328,19 @@ func pbtSameResultsAsLocal(t *testing.T, explore string) {
 		if !strings.Contains(all, "explore (pb2") {
 			t.Error("no clone explored by PB2's model")
 		}
+	}
+}
+
+// TestVersionNamesTheKernels: the build identity that coordinator and
+// workers compare names the numeric kernels, so that a worker whose CPU runs
+// the plain-Go loops (which round differently from the AVX2+FMA assembly)
+// cannot join a run of the other kind.
+func TestVersionNamesTheKernels(t *testing.T) {
+	want := " kernels go"
+	if simd.HasAVX2FMA {
+		want = " kernels avx2-fma"
+	}
+	if v := natsrun.Version(); !strings.HasSuffix(v, want) {
+		t.Errorf("Version() = %q, want it to end in %q", v, want)
 	}
 }

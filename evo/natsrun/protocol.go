@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/simd"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -55,8 +56,11 @@ func (e refusedError) Unwrap() []error { return []error{e.err, evo.ErrBadInput} 
 
 // Version identifies the evolve build: the version of module
 // github.com/evolverl/evolve in the program (with the VCS revision when the
-// build recorded one) and the protocol number. Coordinator and workers must
-// report the same.
+// build recorded one), the protocol number and the numeric kernels the
+// machine runs (AVX2+FMA assembly, or the plain-Go loops of other CPUs and
+// architectures, which round differently: a fleet of both would make a
+// run's results depend on which machine took which task). Coordinator and
+// workers must report the same.
 func Version() string {
 	v, rev := "(unknown)", ""
 	if info, ok := debug.ReadBuildInfo(); ok {
@@ -81,7 +85,11 @@ func Version() string {
 	if rev != "" {
 		v += " " + rev
 	}
-	return fmt.Sprintf("%s protocol %d", v, protocol)
+	kernels := "go"
+	if simd.HasAVX2FMA {
+		kernels = "avx2-fma"
+	}
+	return fmt.Sprintf("%s protocol %d kernels %s", v, protocol, kernels)
 }
 
 // runID names a run on the server: a hash of the config's

@@ -1,0 +1,184 @@
+package evo
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evolverl/evolve/internal/runtest"
+)
+
+// TestResumeRestartsARunStoppedBeforeItsFirstCheckpoint: a SIGKILL while
+// gen-000000 was written leaves config.toml and a checkpoints directory of
+// temporaries only. Resume starts such a run again from config.toml (New
+// refused the directory, and resume had nothing to read), and it ends as
+// the run never stopped.
+func TestResumeRestartsARunStoppedBeforeItsFirstCheckpoint(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("trains two populations")
+	}
+	straight := tiny(t)
+	if _, err := run(t, straight, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	killed := tiny(t)
+	b, err := killed.MarshalTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(killed.OutDir, "checkpoints")
+	half := filepath.Join(root, ".tmp-gen-000000-123")
+	if err := os.MkdirAll(half, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string][]byte{
+		filepath.Join(killed.OutDir, "config.toml"):     b,
+		filepath.Join(half, "agent-000000.safetensors"): []byte("cut sh"),
+		filepath.Join(root, ".latest.tmp-42"):           nil,
+	} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := New(killed, Options{}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Fatalf("New on the directory: %v; want it refused (resume it)", err)
+	}
+	tr, err := Resume(killed.OutDir, Options{})
+	if err != nil {
+		t.Fatalf("resume of a run stopped before its first checkpoint: %v", err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runtest.SameRun(t, straight.OutDir, killed.OutDir)
+	if entries, _ := os.ReadDir(root); len(entries) == 0 || strings.HasPrefix(entries[0].Name(), ".") {
+		t.Errorf("checkpoints after the restart: %v", entries)
+	}
+}
+
+// TestResumeOfAFinishedRunRewritesAStaleSummary: summary.json left by a
+// stop before a run's end (an interrupted session, then a SIGKILL after the
+// final checkpoint), or not written at all, is rewritten when the finished
+// run is resumed, which trains nothing.
+func TestResumeOfAFinishedRunRewritesAStaleSummary(t *testing.T) {
+	cfg := tiny(t)
+	want, err := run(t, cfg, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cfg.OutDir, "summary.json")
+	for _, damage := range []func() error{
+		func() error {
+			return os.WriteFile(path, []byte(`{"generations": 1, "stop_reason": "interrupted", "finished": false, "elite_index": 1}`), 0o644)
+		},
+		func() error { return os.Remove(path) },
+	} {
+		if err := damage(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Resume(cfg.OutDir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadSummary(cfg.OutDir)
+		if err != nil || !got.Finished || got.Generations != want.Generations || got.StopReason != want.StopReason ||
+			got.EliteIndex != want.EliteIndex || got.EliteFitness != want.EliteFitness {
+			t.Errorf("summary.json after resuming the finished run: %+v, %v; want %+v", got, err, want)
+		}
+	}
+	// An up-to-date summary is left as it is (its session's steps/s).
+	before := runtest.ReadFile(t, path)
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtest.ReadFile(t, path); string(after) != string(before) {
+		t.Errorf("an up-to-date summary.json was rewritten:\n%s\nthen\n%s", before, after)
+	}
+}
+
+// TestExtensionKeepsItsBudgetAfterAStop: the new stopping rules reach
+// config.toml before the first checkpoint after them is named latest, so
+// that a stop between the two cannot leave that checkpoint to be resumed
+// under the old budget (a plain -resume then stopped at a budget neither
+// rule gives).
+func TestExtensionKeepsItsBudgetAfterAStop(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("trains a population twice")
+	}
+	const budget = 4 * 3 * 256
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = budget / 3
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetStopRules(budget, math.Inf(1)); err != nil {
+		t.Fatal(err)
+	}
+	// Watch config.toml at the moment latest is switched: the hook runs in
+	// writeCheckpoint just before latest is written.
+	var seen []int
+	tr.beforeLatest = func() {
+		c, err := LoadConfig(filepath.Join(cfg.OutDir, "config.toml"))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		seen = append(seen, c.Population.MaxSteps)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 || seen[0] != budget {
+		t.Errorf("config.toml's max_steps when the extension's checkpoints were named latest: %v; want %d from the first", seen, budget)
+	}
+}
+
+// TestCheckpointsClearWhatAStopLeft: the temporary file of latest that a
+// stop while it was written leaves behind goes with the next checkpoint, as
+// a half-written checkpoint's directory does.
+func TestCheckpointsClearWhatAStopLeft(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 4 * 256
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(cfg.OutDir, "checkpoints")
+	for _, name := range []string{".latest.tmp-12345", ".tmp-gen-000009-678"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte("gen-0000"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetStopRules(2*cfg.Population.MaxSteps, cfg.Population.Target); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("%s is left in checkpoints/", e.Name())
+		}
+	}
+}
