@@ -346,8 +346,11 @@ def import_curves(path, anchor):
     runs = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            runs.setdefault(row["method"], {}).setdefault(row["run"], []).append(
-                (int(row["global_steps"]), float(row["best_confirmed"])))
+            curve = runs.setdefault(row["method"], {}).setdefault(row["run"], [])
+            steps = int(row["global_steps"])
+            if curve and steps <= curve[-1][0]:
+                continue  # a curve's steps only grow: a run written twice (an import of an import) is read once
+            curve.append((steps, float(row["best_confirmed"])))
     return {m: [(label, c, to_anchor(c, anchor)) for label, c in r.items()] for m, r in runs.items()}
 
 
