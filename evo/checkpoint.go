@@ -17,6 +17,7 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/internal/atomicfile"
 	"github.com/evolverl/evolve/internal/jsonfloat"
+	"github.com/evolverl/evolve/internal/simd"
 )
 
 // A checkpoint is the directory checkpoints/gen-NNNNNN/ holding
@@ -82,6 +83,9 @@ type population struct {
 	Members      []memberJSON `json:"members"`
 	// PB2 are PB2's observations (pbt.explore = "pb2"; absent otherwise).
 	PB2 []pb2Obs `json:"pb2,omitempty"`
+	// Kernels names the numeric kernels of the machine that wrote the
+	// checkpoint (simd.Kernels); absent in earlier checkpoints.
+	Kernels string `json:"kernels,omitempty"`
 }
 
 type memberJSON struct {
@@ -162,7 +166,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
 		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
 		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit), Elite: &t.elite,
-		StopReason: t.stopReason, ConfigDigest: t.digest, PB2: t.pb2}
+		StopReason: t.stopReason, ConfigDigest: t.digest, PB2: t.pb2, Kernels: simd.Kernels()}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
 		path := filepath.Join(tmp, f)

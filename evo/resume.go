@@ -17,6 +17,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/simd"
 )
 
 // Resume opens the run in dir to continue it: the config from
@@ -142,6 +143,10 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	t.gen, t.totalSteps, t.nextIndex = pop.Generation, pop.TotalSteps, pop.NextIndex
 	t.measureSteps = pop.MeasureSteps
 	t.resumedWholeDigest = pop.ConfigDigest != t.digest
+	if k := simd.Kernels(); pop.Kernels != "" && pop.Kernels != k {
+		t.log.Warn("the checkpoint was written on a machine with other numeric kernels, which round differently: "+
+			"the run goes on, but not bit for bit as it would have there", "checkpoint", pop.Kernels, "here", k)
+	}
 	t.best, t.bestIndex = float64(pop.BestFitness), pop.BestIndex
 	t.bestFit = t.best // earlier checkpoints: their elite's fitness was its score
 	t.elite = EliteRecord{Index: pop.BestIndex}

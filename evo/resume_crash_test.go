@@ -2,6 +2,7 @@ package evo
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/evolverl/evolve/internal/runtest"
+	"github.com/evolverl/evolve/internal/simd"
 )
 
 // TestResumeRestartsARunStoppedBeforeItsFirstCheckpoint: a SIGKILL while
@@ -180,5 +182,40 @@ func TestCheckpointsClearWhatAStopLeft(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("%s is left in checkpoints/", e.Name())
 		}
+	}
+}
+
+// TestResumeOnOtherKernelsWarns: a checkpoint records the numeric kernels
+// of the machine that wrote it; resumed where they differ (which round
+// differently), the run goes on and the log says it will not be bit for bit
+// the run that was never stopped.
+func TestResumeOnOtherKernelsWarns(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.MaxSteps = 4 * 256
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(cfg.OutDir, "checkpoints")
+	name := strings.TrimSpace(string(runtest.ReadFile(t, filepath.Join(root, latestFile))))
+	path := filepath.Join(root, name, populationFile)
+	b := runtest.ReadFile(t, path)
+	here := `"kernels": "` + simd.Kernels() + `"`
+	if !strings.Contains(string(b), here) {
+		t.Fatalf("%s does not record %s", path, here)
+	}
+	b = []byte(strings.Replace(string(b), here, `"kernels": "elsewhere"`, 1))
+	for p, data := range map[string][]byte{path: b, filepath.Join(root, name, populationSumFile): sumFileLine(b)} {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log strings.Builder
+	tr, err := Resume(cfg.OutDir, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	if !strings.Contains(log.String(), "other numeric kernels") || !strings.Contains(log.String(), "checkpoint=elsewhere") {
+		t.Errorf("log of the resume: %q; want a warning naming both kernels", log.String())
 	}
 }

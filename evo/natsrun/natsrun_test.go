@@ -336,10 +336,7 @@ func pbtSameResultsAsLocal(t *testing.T, explore string) {
 // the plain-Go loops (which round differently from the AVX2+FMA assembly)
 // cannot join a run of the other kind.
 func TestVersionNamesTheKernels(t *testing.T) {
-	want := " kernels go"
-	if simd.HasAVX2FMA {
-		want = " kernels avx2-fma"
-	}
+	want := " kernels " + simd.Kernels()
 	if v := natsrun.Version(); !strings.HasSuffix(v, want) {
 		t.Errorf("Version() = %q, want it to end in %q", v, want)
 	}

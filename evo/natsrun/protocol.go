@@ -85,11 +85,7 @@ func Version() string {
 	if rev != "" {
 		v += " " + rev
 	}
-	kernels := "go"
-	if simd.HasAVX2FMA {
-		kernels = "avx2-fma"
-	}
-	return fmt.Sprintf("%s protocol %d kernels %s", v, protocol, kernels)
+	return fmt.Sprintf("%s protocol %d kernels %s", v, protocol, simd.Kernels())
 }
 
 // runID names a run on the server: a hash of the config's
