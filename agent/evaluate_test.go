@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -123,5 +125,66 @@ func TestEvaluateRefusesNonFiniteEnvOutput(t *testing.T) {
 				t.Fatalf("Evaluate = %v, %v; want an error containing %q", ret, err, tc.want)
 			}
 		})
+	}
+}
+
+// cancelAt is an endless env that cancels a context at step n: what a
+// signal does while an agent is being evaluated.
+type cancelAt struct {
+	endlessEnv
+	n      int
+	cancel context.CancelFunc
+}
+
+func (e *cancelAt) Step(a []float32) ([]float32, float64, bool, bool, envs.Info) {
+	if e.step+1 == e.n {
+		e.cancel()
+	}
+	return e.endlessEnv.Step(a)
+}
+
+// TestPlayContextStopsWhenCancelled: a cancelled context stops evaluation
+// before the next step, with an error wrapping context.Canceled (an
+// evaluation of many long episodes stopped only at its end before), and an
+// env whose spaces are not the agent's is refused before anything is played.
+func TestPlayContextStopsWhenCancelled(t *testing.T) {
+	a := endlessAgent(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	env := &cancelAt{n: 30, cancel: cancel}
+	played, err := a.PlayContext(ctx, env, 1000, 100_000, 1)
+	if !errors.Is(err, context.Canceled) || played.Steps != 30 {
+		t.Errorf("PlayContext cancelled at step 30: %d steps, %v; want 30 and context.Canceled", played.Steps, err)
+	}
+	other := envs.NewTimeLimit(&boxActionEnv{}, 10)
+	if _, err := a.Play(other, 1, 10, 1); err == nil || !strings.Contains(err.Error(), "spaces") {
+		t.Errorf("Play on an env with other spaces: %v; want an error naming the spaces", err)
+	}
+	if _, err := a.Play(nil, 1, 10, 1); err == nil {
+		t.Error("Play on a nil env: no error")
+	}
+}
+
+// boxActionEnv is endlessEnv with a continuous action.
+type boxActionEnv struct{ endlessEnv }
+
+func (e *boxActionEnv) ActionSpace() envs.Space { return envs.NewBox(-1, 1, 1) }
+
+// TestActRefusesNonFiniteObservations: an observation with a NaN or Inf
+// (a sensor fault in a deployed program) is an error naming the value and
+// the row, not a NaN action with a nil error; an agent not built is an
+// error too.
+func TestActRefusesNonFiniteObservations(t *testing.T) {
+	a := endlessAgent(t)
+	for _, obs := range [][]float32{{float32(math.NaN()), 0}, {0, 0, 0, float32(math.Inf(-1))}} {
+		if act, err := a.Act(obs, nil, true); err == nil || !strings.Contains(err.Error(), "want finite numbers") {
+			t.Errorf("Act(%v) = %v, %v; want an error", obs, act, err)
+		}
+	}
+	if _, err := a.Act([]float32{0.5, -0.5}, nil, true); err != nil {
+		t.Errorf("Act on a finite observation: %v", err)
+	}
+	var zero PPO
+	if _, err := zero.Act([]float32{0, 0}, nil, true); err == nil {
+		t.Error("Act of a zero PPO: no error")
 	}
 }

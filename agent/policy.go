@@ -74,11 +74,22 @@ func (a *PPO) ActInfo(obs []float32, masks [][]bool, deterministic bool) (action
 // step checks a batch of raw observations and masks, as Act does, and acts
 // on it with the deployment state. call names the method in errors.
 func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic bool) (*actOut, error) {
+	if a == nil || a.obsSpace == nil {
+		return nil, fmt.Errorf("%s: the agent is not built (make it with agent.New or agent.Load)", call)
+	}
 	n := a.obsSpace.FlatSize()
 	if len(obs) == 0 || len(obs)%n != 0 {
 		return nil, fmt.Errorf("%s: %d observation values are not whole rows of %d", call, len(obs), n)
 	}
 	rows := len(obs) / n
+	for i, v := range obs {
+		// A NaN or Inf flows through the network to a NaN action or value
+		// (a Box action NaN, a Discrete one 0): refuse it, as training and
+		// Play refuse it from an env.
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("%s: observation value %d of row %d is %v: want finite numbers", call, i%n, i/n, v)
+		}
+	}
 	if masks != nil && len(masks) != rows {
 		return nil, fmt.Errorf("%s: %d masks for %d rows", call, len(masks), rows)
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -412,15 +413,28 @@ func (e Episodes) Mean() float64 {
 // return so far, as a truncation would: evaluation ends even on an env
 // without a time limit. Env output that training would refuse (an
 // observation of the wrong size, a NaN or Inf observation or reward) is an
-// error naming the env, as envs.Vector's are.
+// error naming the env, as envs.Vector's are; so is an env whose spaces are
+// not the agent's.
 func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, error) {
+	return a.PlayContext(context.Background(), env, episodes, maxSteps, seed)
+}
+
+// PlayContext is Play that stops, with an error wrapping ctx.Err(), once
+// ctx is cancelled: it checks before every step.
+func (a *PPO) PlayContext(ctx context.Context, env envs.Env, episodes, maxSteps int, seed int64) (Episodes, error) {
 	var out Episodes
-	if episodes < 1 {
+	switch {
+	case env == nil:
+		return out, errors.New("evaluate: no env")
+	case episodes < 1:
 		return out, errors.New("evaluate: need at least one episode")
-	}
-	if maxSteps < 1 {
+	case maxSteps < 1:
 		return out, fmt.Errorf("evaluate: max steps %d: need at least one step per episode", maxSteps)
+	case !envs.SameSpace(env.ObservationSpace(), a.obsSpace) || !envs.SameSpace(env.ActionSpace(), a.actSpace):
+		return out, fmt.Errorf("evaluate: env %T has spaces %v / %v, the agent %v / %v",
+			env, env.ObservationSpace(), env.ActionSpace(), a.obsSpace, a.actSpace)
 	}
+	done := ctx.Done()
 	for ep := range episodes {
 		s := envs.NoSeed
 		if ep == 0 {
@@ -433,6 +447,11 @@ func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, 
 		a.ResetState(-1)
 		ret := 0.0
 		for step := 1; step <= maxSteps; step++ {
+			select {
+			case <-done:
+				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, ctx.Err())
+			default:
+			}
 			act, err := a.Act(obs, [][]bool{info.ActionMask}, true)
 			if err != nil {
 				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -221,6 +222,13 @@ func Make(id string, opts Options) (Env, error) {
 			unknown.Allowed = append(unknown.Allowed, "max_episode_steps")
 		}
 		return nil, fmt.Errorf("envs: make %s: %w", id, err)
+	}
+	if env == nil || reflect.ValueOf(env).Kind() == reflect.Pointer && reflect.ValueOf(env).IsNil() {
+		return nil, fmt.Errorf("envs: make %s: its constructor returned no env and no error", id)
+	}
+	if env.ObservationSpace() == nil || env.ActionSpace() == nil {
+		Close(env)
+		return nil, fmt.Errorf("envs: make %s: the env has no observation or no action space", id)
 	}
 	if err := env.ObservationSpace().Validate(); err != nil {
 		Close(env)

@@ -128,3 +128,20 @@ func TestMakeSaysWhatWasMeant(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeRefusesAConstructorWithoutAnEnv: a registered constructor that
+// returns no env (nil, or a nil pointer) and no error is an error naming
+// the id, not a nil-pointer panic inside Make or a run.
+func TestMakeRefusesAConstructorWithoutAnEnv(t *testing.T) {
+	for id, ctor := range map[string]func(Options) (Env, error){
+		"TestNilEnv-v0":        func(Options) (Env, error) { return nil, nil },
+		"TestNilPointerEnv-v0": func(Options) (Env, error) { var e *countEnv; return e, nil },
+	} {
+		if err := Register(Spec{ID: id, New: ctor}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Make(id, nil); err == nil || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "no env") {
+			t.Errorf("Make(%s): %v; want an error naming the id", id, err)
+		}
+	}
+}

@@ -543,6 +543,27 @@ func (c Config) MarshalTOML() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Complete returns c as the config.toml of its run reads back
+// (DecodeConfig of MarshalTOML): a config built or changed in Go gets what
+// decoding a file gives it — the agents' network from Net (PPO.Net follows
+// it), the network's defaults for its encoder, the default ranges of lr,
+// batch_size and learn_step where HP has none, the strategy's settings —
+// so that New trains what Resume later reads. Ranges already in HP stay as
+// they are, those ParseConfig derived from [ppo] values included: after
+// changing such a value in Go, delete its HP entry to have its range
+// derived again. New and Validate complete their config this way.
+func (c Config) Complete() (Config, error) {
+	b, err := c.MarshalTOML()
+	if err != nil {
+		return Config{}, badInput(err)
+	}
+	d, err := DecodeConfig(b)
+	if err != nil {
+		return Config{}, err
+	}
+	return d, nil
+}
+
 // Digest identifies the whole config but out_dir and population.workers,
 // which never change a run's results: "sha256:<hex>". Two configs with the
 // same digest describe the same run, stopping rules included.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 )
 
@@ -56,7 +57,13 @@ type Metrics struct {
 // dropped (every row is written whole with one), and so are the rows of the
 // last generation when it has fewer than the generation before it (every
 // generation has a row per agent).
+//
+// path is the file, or the run directory that holds it (as ReadSummary and
+// the other readers take).
 func ReadMetrics(path string) (*Metrics, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "metrics.csv")
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package evo
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,6 +77,14 @@ func TestReadMetricsDropsAnUnfinishedEnd(t *testing.T) {
 		if len(m.Rows) != tc.rows {
 			t.Errorf("%s: %d rows, want %d", tc.name, len(m.Rows), tc.rows)
 		}
+	}
+	run := filepath.Join(dir, "run")
+	if err := os.Mkdir(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runtest.WriteFile(t, run, "metrics.csv", whole)
+	if m, err := ReadMetrics(run); err != nil || len(m.Rows) != 4 {
+		t.Errorf("ReadMetrics of the run directory: %v; want its metrics.csv's 4 rows", err)
 	}
 	torn := runtest.WriteFile(t, dir, "only-torn.csv", header+"1,0,-1,1")
 	if _, err := ReadMetrics(torn); err == nil || !strings.Contains(err.Error(), "has not finished a generation") {

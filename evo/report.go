@@ -38,8 +38,8 @@ type Member struct {
 type Options struct {
 	// Workers overrides population.workers when > 0.
 	Workers int
-	// Log receives warnings (a diverged agent) and notes (new elite,
-	// checkpoints); nil discards them.
+	// Log receives warnings (a diverged agent, a resume on other numeric
+	// kernels) and notes (a new elite); nil discards them.
 	Log *slog.Logger
 	// OnGeneration, when set, is called after each generation from the
 	// goroutine that runs Run.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,4 +219,38 @@ func TestResumeOnOtherKernelsWarns(t *testing.T) {
 	if !strings.Contains(log.String(), "other numeric kernels") || !strings.Contains(log.String(), "checkpoint=elsewhere") {
 		t.Errorf("log of the resume: %q; want a warning naming both kernels", log.String())
 	}
+}
+
+// TestConfigBuiltInGoTrainsAndResumes: a config changed in Go after
+// parsing — its network, its [hp] ranges removed — trains the network it
+// says (not the one parsed before) and resumes, its config.toml reading
+// back the config the run was started with.
+func TestConfigBuiltInGoTrainsAndResumes(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Net.MLP.Hidden = []int{24}
+	cfg.Net.Latent.Size = 10
+	cfg.HP = nil
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tr.Members() {
+		if net := m.Agent.Config().Net; !slices.Equal(net.MLP.Hidden, []int{24}) || net.Latent.Size != 10 {
+			t.Fatalf("agent %d trained %s, want the MLP of [24] and latent 10 set in Go", m.Index, net)
+		}
+	}
+	if len(tr.Config().HP) == 0 {
+		t.Error("the run's config has no [hp] ranges: an rl_hp mutation would change nothing")
+	}
+	again, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatalf("resume of a run of a config built in Go: %v", err)
+	}
+	again.Close()
 }

@@ -133,7 +133,7 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		// which makes it as good as a new env (the reset contract that
 		// envs.Check holds every env to), and a Python env needs no second
 		// child.
-		played, err := a.Play(vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
+		played, err := a.PlayContext(ctx, vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
 		if err != nil {
 			// Play's errors begin "evaluate episode N step S".
 			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)

@@ -72,12 +72,19 @@ type Trainer struct {
 	progGen   atomic.Int64
 }
 
-// New prepares a fresh run of cfg (as LoadConfig returns it) in cfg.OutDir.
+// New prepares a fresh run of cfg in cfg.OutDir: a config LoadConfig
+// returns, or one built or changed in Go, which is completed as its
+// config.toml will read back (Config.Complete).
 // It refuses an out_dir that already holds a run (resume it, or choose
 // another), so that nothing written is ever overwritten. Run writes the
 // files.
 func New(cfg Config, opts Options) (*Trainer, error) {
-	if err := cfg.Validate(); err != nil {
+	// The run trains what its config.toml will say, which Resume reads.
+	cfg, err := cfg.Complete()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(true); err != nil {
 		return nil, err
 	}
 	if HoldsRun(cfg.OutDir) {
@@ -245,7 +252,9 @@ func (t *Trainer) Workers() int {
 // tournament picks the next population, clones are mutated, and a
 // checkpoint is written. On cancellation the running generation is
 // abandoned (the newest checkpoint stays the resume point) and the error
-// wraps ctx.Err(). An env panic fails the run with an error naming the agent
+// wraps ctx.Err(); ctx is checked between training rollouts and before
+// every evaluation step (the elite's confirmation, once begun, runs to its
+// end). An env panic fails the run with an error naming the agent
 // and the env. summary.json is written at the end and whenever a generation
 // is abandoned.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
@@ -497,12 +506,12 @@ func (t *Trainer) lock() error {
 	return nil
 }
 
-// release lets go of the run directory's lock, if held.
-// Close releases the run directory that Resume locked, for a Trainer that
-// will not Run (Run releases it itself when it returns). It may be called
-// more than once.
+// Close lets go of the run directory's lock, for a Trainer that will not
+// Run: Resume takes the lock (New leaves it to Run), and Run lets go of it
+// when it returns. It may be called more than once.
 func (t *Trainer) Close() { t.release() }
 
+// release lets go of the run directory's lock, if held.
 func (t *Trainer) release() {
 	if t.runLock != nil {
 		t.runLock.release()

@@ -23,7 +23,13 @@ import (
 // whose estimated memory exceeds the machine's (see checkMemory). Building
 // a "gym:" env starts its Python child; a tool that only reads a config
 // uses DecodeConfig, which starts nothing. Its errors match ErrBadInput.
-func (c Config) Validate() error { return c.validate(true) }
+func (c Config) Validate() error {
+	c, err := c.Complete() // what New trains (a config built in Go is completed first)
+	if err != nil {
+		return err
+	}
+	return c.validate(true)
+}
 
 // validate is Validate; without build it does not build the agent.
 func (c Config) validate(build bool) error {
