@@ -117,6 +117,11 @@ func (w *Writer) Add(s Step) error {
 	if len(s.Action) != w.act.FlatSize() {
 		return fmt.Errorf("record %s: step %d: %d action values, want %d for %v", w.path, n, len(s.Action), w.act.FlatSize(), w.act)
 	}
+	if _, box := w.act.(envs.Box); !box && !w.act.Contains(s.Action) {
+		// A choice outside the space could not have been taken; a Box's
+		// values are left as given (a policy's sample before the env clips it).
+		return fmt.Errorf("record %s: step %d: action %v is not in %v", w.path, n, s.Action, w.act)
+	}
 	switch {
 	case w.dataset != nil && s.Source == nil:
 		return fmt.Errorf("record %s: step %d: a dataset's steps need their Source", w.path, n)

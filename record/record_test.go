@@ -99,6 +99,9 @@ func TestWriterRejectsBadStepsAndSpaces(t *testing.T) {
 	if err := w.Add(Step{Obs: make([]float32, 3), Action: []float32{0, 1}}); err == nil || !strings.Contains(err.Error(), "2 action values, want 1") {
 		t.Errorf("long action: %v", err)
 	}
+	if err := w.Add(Step{Obs: make([]float32, 3), Action: []float32{7}}); err == nil || !strings.Contains(err.Error(), "not in") {
+		t.Errorf("a choice outside the action space: %v", err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
