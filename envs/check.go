@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime/debug"
+
 	"slices"
+
+	"github.com/evolverl/evolve/internal/panicsite"
 )
 
 // CheckOptions tune Check. The zero value checks 1,000 random steps with
@@ -44,7 +46,7 @@ func Check(env Env, opts CheckOptions) (err error) {
 	c := checker{env: env}
 	defer func() {
 		if p := recover(); p != nil {
-			c.problem("%s: panicked: %v\n%s", c.where, p, debug.Stack())
+			c.problem("%s: panicked: %v, in %s", c.where, p, panicsite.Of())
 		}
 		err = c.err()
 	}()
@@ -79,8 +81,15 @@ func (c *checker) err() error {
 	if len(c.problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("envs: check %T: %w", c.env, errors.Join(c.problems...))
+	ps := c.problems
+	if len(ps) > maxProblems { // one per step of a long run says no more than the first few
+		ps = append(ps[:maxProblems:maxProblems], fmt.Errorf("and %d more problems", len(c.problems)-maxProblems))
+	}
+	return fmt.Errorf("envs: check %T: %w%w", c.env, errors.Join(ps...), quiet{ErrBadOutput})
 }
+
+// maxProblems is the most problems Check's error lists.
+const maxProblems = 20
 
 func (c *checker) spaces() {
 	c.obsSpace, c.actSpace = c.env.ObservationSpace(), c.env.ActionSpace()

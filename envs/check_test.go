@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -86,6 +87,17 @@ func TestCheckFindsProblems(t *testing.T) {
 			err := Check(&brokenEnv{CartPole: NewCartPole(), fault: tt.fault}, CheckOptions{Steps: 50})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Check: %v, want an error mentioning %q", err, tt.want)
+			}
+			// Matched as CheckOutput's are; a panic says where, not a whole
+			// stack; a problem of every step is listed a few times only.
+			if !errors.Is(err, ErrBadOutput) {
+				t.Errorf("Check's error does not match ErrBadOutput: %v", err)
+			}
+			if msg := err.Error(); strings.Contains(msg, "goroutine ") || strings.Count(msg, "\n") > maxProblems+2 {
+				t.Errorf("Check's error has %d lines:\n%s", strings.Count(msg, "\n")+1, msg)
+			}
+			if tt.fault == "panic" && !strings.Contains(err.Error(), "check_test.go:") {
+				t.Errorf("a panic's problem does not say where: %v", err)
 			}
 		})
 	}
