@@ -245,6 +245,9 @@ func TestConfigBuiltInGoTrainsAndResumes(t *testing.T) {
 			t.Fatalf("agent %d trained %s, want the MLP of [24] and latent 10 set in Go", m.Index, net)
 		}
 	}
+	if _, err := tr.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a second Run on the Trainer: %v; want an error", err)
+	}
 	if len(tr.Config().HP) == 0 {
 		t.Error("the run's config has no [hp] ranges: an rl_hp mutation would change nothing")
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // Trainer runs the generations of one run. Build it with New or Resume,
-// then call Run once.
+// then call Run once (a second call is an error).
 type Trainer struct {
 	cfg    Config
 	dir    string
@@ -61,6 +61,7 @@ type Trainer struct {
 	// resumedWholeDigest: the checkpoint resumed from records the config's
 	// whole Digest (an older build), not GenerationsDigest.
 	resumedWholeDigest bool
+	ran                bool // Run was called: a Trainer runs once
 	// beforeLatest, when set (by tests), runs just before a checkpoint is
 	// named latest: the moment a stop would leave the run at.
 	beforeLatest func()
@@ -258,6 +259,10 @@ func (t *Trainer) Workers() int {
 // and the env. summary.json is written at the end and whenever a generation
 // is abandoned.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
+	if t.ran {
+		return Summary{}, errors.New("evo: Run called twice on one Trainer (Resume the run directory to go on)")
+	}
+	t.ran = true
 	defer t.release()
 	start := time.Now()
 	sessionStart := t.totalSteps
