@@ -416,8 +416,11 @@ func TestLSTMMatchesPyTorch(t *testing.T) {
 
 // BenchmarkLSTMLayer measures acting (one step of 8 sequences, forward only) and training
 // (32 steps of 8 sequences, forward and backward with dx) for a CartPole-sized layer: 2
-// inputs, 64 units. GFLOP/s counts 2 flops per multiply-add of the matrix products: the
-// forward pass rows·2·4H·(In+H), the backward pass twice that (dW and dx, dh).
+// inputs, 64 units; and sb3-contrib RecurrentPPO's default 256-unit LSTM on CartPoleNoVel
+// (4 inputs) trained on one 128-step sequence per minibatch, as its defaults make it, and
+// on 8 sequences of 16 steps. GFLOP/s counts 2 flops per multiply-add of the matrix
+// products: the forward pass rows·2·4H·(In+H), the backward pass twice that (dW and dx,
+// dh).
 func BenchmarkLSTMLayer(b *testing.B) {
 	for _, bc := range []struct {
 		name                     string
@@ -426,6 +429,8 @@ func BenchmarkLSTMLayer(b *testing.B) {
 	}{
 		{"act/in2-h64-steps1-batch8", 2, 64, 1, 8, false},
 		{"train/in2-h64-steps32-batch8", 2, 64, 32, 8, true},
+		{"train/in4-h256-steps128-batch1", 4, 256, 128, 1, true},
+		{"train/in4-h256-steps16-batch8", 4, 256, 16, 8, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			in, H, steps, batch := bc.in, bc.hidden, bc.steps, bc.batch
