@@ -162,6 +162,9 @@ func TestPlayContextStopsWhenCancelled(t *testing.T) {
 	if _, err := a.Play(nil, 1, 10, 1); err == nil {
 		t.Error("Play on a nil env: no error")
 	}
+	if _, err := a.Train(context.Background(), nil, 10); err == nil {
+		t.Error("Train on a nil vector: no error")
+	}
 }
 
 // boxActionEnv is endlessEnv with a continuous action.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -60,6 +61,9 @@ type rollout struct {
 // vec must stay with this agent. ctx is checked between rollouts.
 func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStats, error) {
 	var ts TrainStats
+	if vec == nil {
+		return ts, errors.New("train: no env vector")
+	}
 	if err := a.startRollout(vec); err != nil {
 		return ts, err
 	}

@@ -2,6 +2,7 @@ package evo
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/evolverl/evolve/agent"
 	"golang.org/x/sync/errgroup"
@@ -78,6 +79,9 @@ func (p LocalPool) Train(ctx context.Context, cfg Config, tasks []Task, progress
 func TrainTask(ctx context.Context, cfg Config, task Task, progress func(steps int)) (MemberReport, error) {
 	if progress == nil {
 		progress = func(int) {}
+	}
+	if task.Agent == nil {
+		return MemberReport{}, fmt.Errorf("train task of agent %d: no agent", task.Index)
 	}
 	return taskRunner{cfg: cfg, progress: progress}.trainOne(ctx, task)
 }

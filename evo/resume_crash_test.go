@@ -257,3 +257,11 @@ func TestConfigBuiltInGoTrainsAndResumes(t *testing.T) {
 	}
 	again.Close()
 }
+
+// TestTrainTaskWithoutAnAgent: a task without an agent (a zero Task from a
+// worker's caller) is an error, not a nil-pointer panic.
+func TestTrainTaskWithoutAnAgent(t *testing.T) {
+	if _, err := TrainTask(context.Background(), tiny(t), Task{Index: 3}, nil); err == nil || !strings.Contains(err.Error(), "no agent") {
+		t.Errorf("TrainTask of a zero task: %v; want an error", err)
+	}
+}
