@@ -142,3 +142,22 @@ func wantColumnMoves(t *testing.T, dir, col string) {
 		t.Errorf("%s never moved: %v", col, seen)
 	}
 }
+
+// uninterrupted trains the tiny config (with maxSteps when > 0) to its end
+// in a new directory, the run a stopped one must end as, and returns its
+// config; tests that train populations to compare them skip in -short mode
+// and under the race detector.
+func uninterrupted(t *testing.T, maxSteps int) Config {
+	t.Helper()
+	if testing.Short() || raceEnabled {
+		t.Skip("trains populations to compare them")
+	}
+	cfg := tiny(t)
+	if maxSteps > 0 {
+		cfg.Population.MaxSteps = maxSteps
+	}
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}

@@ -20,13 +20,7 @@ import (
 // refused the directory, and resume had nothing to read), and it ends as
 // the run never stopped.
 func TestResumeRestartsARunStoppedBeforeItsFirstCheckpoint(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("trains two populations")
-	}
-	straight := tiny(t)
-	if _, err := run(t, straight, Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
+	straight := uninterrupted(t, 0)
 	killed := tiny(t)
 	b, err := killed.MarshalTOML()
 	if err != nil {

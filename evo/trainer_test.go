@@ -117,14 +117,7 @@ rl_hp = 0.25
 }
 
 func TestResumeIsExact(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("trains three populations")
-	}
-	straight := tiny(t)
-	straight.Population.MaxSteps = 4 * 3 * 256
-	if _, err := run(t, straight, Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
+	straight := uninterrupted(t, 4*3*256)
 	tests := []struct {
 		name      string
 		every     int // checkpoint.every
@@ -237,15 +230,8 @@ func TestMetricsUpTo(t *testing.T) {
 // trains; then that config.toml keeps the new rules, and that rules which
 // would have stopped the run too are refused.
 func TestStopRulesExtendAFinishedRun(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("trains two populations")
-	}
 	const budget = 4 * 3 * 256
-	straight := tiny(t)
-	straight.Population.MaxSteps = budget
-	if _, err := run(t, straight, Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
+	straight := uninterrupted(t, budget)
 
 	early := tiny(t)
 	early.Population.MaxSteps = 100 * budget
@@ -304,13 +290,7 @@ func TestStopRulesExtendAFinishedRun(t *testing.T) {
 // left the checkpoint's digest did, and checks that the run goes on as
 // one that never stopped.
 func TestResumeAcceptsTheWholeConfigDigest(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("trains two populations")
-	}
-	straight := tiny(t)
-	if _, err := run(t, straight, Options{}, nil); err != nil {
-		t.Fatal(err)
-	}
+	straight := uninterrupted(t, 0)
 	old := tiny(t)
 	if _, err := run(t, old, Options{}, func(r GenerationReport) bool { return r.Generation == 2 }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("stopped run: %v", err)
