@@ -2,7 +2,9 @@ package envs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -166,7 +168,7 @@ func gymWrappers(v any) ([]gymWrapper, error) {
 		case string:
 			out[i].Name = w
 		case map[string]any:
-			for k := range w {
+			for _, k := range slices.Sorted(maps.Keys(w)) {
 				if k != "name" && k != "kwargs" {
 					return nil, fmt.Errorf("%s: unknown key %q (want name, kwargs)", at, k)
 				}

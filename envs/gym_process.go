@@ -149,8 +149,10 @@ func (h *gymHost) fail(err error) error {
 	switch {
 	case timedOut:
 		err = fmt.Errorf("python child (pid %d) did not answer within %v; killed it", pid, h.timeout)
+	case io && h.waitErr != nil:
+		err = fmt.Errorf("python child (pid %d) died (%w)", pid, h.waitErr)
 	case io:
-		err = fmt.Errorf("python child (pid %d) died (%v)", pid, h.waitErr)
+		err = fmt.Errorf("python child (pid %d) died (%w)", pid, err)
 	default:
 		err = fmt.Errorf("python child (pid %d): %w; killed it", pid, err)
 	}

@@ -119,6 +119,30 @@ func TestConfigErrorsSayNoMore(t *testing.T) {
 	}
 }
 
+// TestConfigErrorsComeInOneOrder checks that a config with several bad
+// [hp.*] tables lists them in name order on every parse (they were listed
+// in map order, which changed from run to run).
+func TestConfigErrorsComeInOneOrder(t *testing.T) {
+	text := []byte("[hp.zeta]\n[hp.alpha]\n[hp.mu]\n[hp.beta]\n")
+	var first string
+	for i := range 20 {
+		_, err := ParseConfig(text)
+		if err == nil {
+			t.Fatal("four unknown [hp.*] tables accepted")
+		}
+		msg := err.Error()
+		a, b, m, z := strings.Index(msg, "hp.alpha"), strings.Index(msg, "hp.beta"), strings.Index(msg, "hp.mu"), strings.Index(msg, "hp.zeta")
+		if a < 0 || !(a < b && b < m && m < z) {
+			t.Fatalf("errors not in name order:\n%s", msg)
+		}
+		if i == 0 {
+			first = msg
+		} else if msg != first {
+			t.Fatalf("parse %d differs:\n%s\nfirst:\n%s", i, msg, first)
+		}
+	}
+}
+
 func TestEmptyConfigIsTheDefaults(t *testing.T) {
 	cfg, err := ParseConfig(nil)
 	if err != nil {

@@ -3,7 +3,9 @@ package evo
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -134,7 +136,9 @@ func defaultRange(name string, value float64) HPRange {
 func completeHP(md toml.MetaData, cfg *Config) error {
 	hp := map[string]HPRange{}
 	var errs []error
-	for name, r := range cfg.HP {
+	// In name order, so that a config's errors read the same on every run.
+	for _, name := range slices.Sorted(maps.Keys(cfg.HP)) {
+		r := cfg.HP[name]
 		if f, i := hpField(&cfg.PPO, name); f == nil && i == nil {
 			errs = append(errs, fmt.Errorf("[hp.%s]: not a mutable hyperparameter; want one of %s", name, strings.Join(HPNames(), ", ")))
 			continue
