@@ -191,5 +191,5 @@ func transpose(dst, m []float32, r, c int) []float32 {
 const geluC = 0.7978845608028654
 
 // The bits of float32(1) and of LeakyReLU's slope float32(0.01), selected
-// by negMask (TestDenseMatchesGraph checks the slope).
+// by negMask (nn/gorgonia's TestBackendsAgreeOnOutputsAndGradients checks the slope).
 const one32, slope32 = 0x3f800000, 0x3c23d70a

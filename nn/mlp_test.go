@@ -22,31 +22,6 @@ func denseSpec(act netconf.Activation, norm bool, enc, head []int) netconf.Spec 
 	return s
 }
 
-type denseCase struct {
-	name string
-	spec netconf.Spec
-	rows int
-}
-
-func denseCases() []denseCase {
-	var cases []denseCase
-	for _, a := range netconf.Activations() {
-		for _, norm := range []bool{false, true} {
-			cases = append(cases, denseCase{fmt.Sprintf("%s/ln=%v/b64", a, norm), denseSpec(a, norm, []int{9, 6}, []int{8}), 64})
-		}
-	}
-	cases = append(cases,
-		denseCase{"ReLU/empty-head/b1", denseSpec(netconf.ReLU, false, []int{9}, nil), 1},
-		denseCase{"Tanh/ln/empty-head/b64", denseSpec(netconf.Tanh, true, []int{9, 6}, nil), 64},
-		denseCase{"GELU/empty-encoder/b3", denseSpec(netconf.GELU, false, nil, []int{4, 5}), 3},
-		denseCase{"ELU/ln/b1", denseSpec(netconf.ELU, true, []int{9, 6}, []int{8}), 1},
-		// Wider than gemm's 64×128 tiles, so the tiling is exercised.
-		denseCase{"ReLU/wide/b130", denseSpec(netconf.ReLU, false, []int{70, 129}, []int{66}), 130},
-		denseCase{"ReLU/wide/b20", denseSpec(netconf.ReLU, false, []int{150, 70}, []int{66}), 20},
-	)
-	return cases
-}
-
 // TestDenseRowsDoNotDependOnBatch checks that each row's output is bit for bit the same
 // whether it is evaluated alone or in a batch.
 func TestDenseRowsDoNotDependOnBatch(t *testing.T) {

@@ -52,7 +52,8 @@ func agreePair(actorEnc, criticEnc func(s *netconf.Spec, act netconf.Activation,
 // 2) on a non-square image; LSTMs and GRUs of one and two layers over 4 steps with episode
 // starts inside the sequences, the separate critic of another size (a one-layer GRU's an
 // LSTM); and Dict networks with an MLP
-// key and a CNN key. Feed-forward cases run on 1 and 7 rows.
+// key and a CNN key. Feed-forward cases run on 1 and 7 rows, and two MLPs wider than the
+// gemm tiles on 130 and 20.
 func agreeCases() []agreeCase {
 	type family struct {
 		name          string
@@ -139,6 +140,24 @@ func agreeCases() []agreeCase {
 				add(f, shared, rows, 1, nil, fmt.Sprintf("rows=%d", rows))
 			}
 		}
+	}
+	// MLPs wider than the plain-Go gemm's 64×128 tiles, on more rows than a tile holds
+	// and on a few, so the tiling is held to the reference too.
+	for _, w := range []struct {
+		enc  []int
+		rows int
+	}{{[]int{70, 129}, 130}, {[]int{150, 70}, 20}} {
+		a, c := agreePair(func(s *netconf.Spec, act netconf.Activation, norm bool) {
+			m := agreeMLP(w.enc, act, norm)
+			m.MaxNodes = 256
+			s.Encoder, s.MLP, s.Input = netconf.EncoderMLP, &m, []int{5}
+			s.Head = agreeMLP([]int{66}, act, norm)
+			s.Head.MaxNodes = 256
+		}, func(s *netconf.Spec, act netconf.Activation, norm bool) {
+			m := agreeMLP([]int{6}, act, norm)
+			s.Encoder, s.MLP, s.Input = netconf.EncoderMLP, &m, []int{5}
+		}, netconf.ReLU, false)
+		add(family{fmt.Sprintf("mlp/wide%v/ReLU", w.enc), a, c}, false, w.rows, 1, nil, fmt.Sprintf("rows=%d", w.rows))
 	}
 	recurrent := func(kind netconf.EncoderKind, hidden, layers int) func(*netconf.Spec, netconf.Activation, bool) {
 		return func(s *netconf.Spec, _ netconf.Activation, _ bool) {
