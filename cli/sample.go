@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
-	"github.com/evolverl/evolve/internal/jsonfloat"
 	"github.com/evolverl/evolve/internal/panicsite"
 	"github.com/evolverl/evolve/record"
 )
@@ -208,23 +206,18 @@ func (f *sampleFlags) eliteSource() ([]sampleJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-elite: %w%w", err, errBadInput)
 	}
-	path := filepath.Join(f.run, "summary.json")
-	b, err := os.ReadFile(path)
+	sum, err := evo.ReadSummary(f.run)
 	if err != nil {
 		return nil, fmt.Errorf("-elite: %w%w", err, errBadInput)
 	}
-	var sum struct {
-		Fitness jsonfloat.F64   `json:"elite_fitness"`
-		Index   int             `json:"elite_index"`
-		Elite   evo.EliteRecord `json:"elite"`
+	gen := 0 // runs that saved their elite before it was recorded
+	if sum.Elite != nil {
+		gen = sum.Elite.Generation
 	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		return nil, fmt.Errorf("-elite: %s: %w%w", path, err, errBadInput)
+	if sum.EliteIndex < 0 || gen < 0 {
+		return nil, fmt.Errorf("-elite: %s: elite_index %d, generation %d%w", filepath.Join(f.run, "summary.json"), sum.EliteIndex, gen, errBadInput)
 	}
-	if sum.Index < 0 || sum.Elite.Generation < 0 {
-		return nil, fmt.Errorf("-elite: %s: elite_index %d, generation %d%w", path, sum.Index, sum.Elite.Generation, errBadInput)
-	}
-	return []sampleJob{{file: file, index: sum.Index, gen: sum.Elite.Generation, fitness: float64(sum.Fitness)}}, nil
+	return []sampleJob{{file: file, index: sum.EliteIndex, gen: gen, fitness: sum.EliteFitness}}, nil
 }
 
 // play plays every job's episodes, -workers at a time, and returns each

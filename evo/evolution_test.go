@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -393,8 +394,8 @@ func TestIndependentAgentsAreNeitherSelectedNorMutated(t *testing.T) {
 		t.Fatalf("%d generations, %d rows: want 4 generations of 3 agents", gens, len(rows)-1)
 	}
 	got, err := ReadSummary(cfg.OutDir)
-	if err != nil || got != sum {
-		t.Fatalf("ReadSummary = %+v, %v; want what Run returned, %+v", got, err, sum)
+	if err != nil || !reflect.DeepEqual(got, sum) || sum.Elite == nil || sum.Elite.Index != sum.EliteIndex {
+		t.Fatalf("ReadSummary = %+v, %v; want what Run returned, %+v, with the elite's record", got, err, sum)
 	}
 }
 

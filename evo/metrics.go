@@ -193,7 +193,7 @@ func tornRow(rest []byte, gen int) bool {
 }
 
 // summaryFile is summary.json: Summary with the elite's fitness written
-// exactly, infinities as strings, and the elite as it was when saved.
+// exactly, infinities as strings, and the elite last.
 type summaryFile struct {
 	Summary
 	EliteFitness jsonfloat.F64 `json:"elite_fitness"`
@@ -202,10 +202,7 @@ type summaryFile struct {
 
 // writeSummary writes summary.json atomically.
 func (t *Trainer) writeSummary(s Summary) error {
-	f := summaryFile{Summary: s, EliteFitness: jsonfloat.F64(s.EliteFitness)}
-	if t.elite.Index >= 0 {
-		f.Elite = &t.elite
-	}
+	f := summaryFile{Summary: s, EliteFitness: jsonfloat.F64(s.EliteFitness), Elite: s.Elite}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -213,8 +210,9 @@ func (t *Trainer) writeSummary(s Summary) error {
 	return atomicfile.WriteBytes(filepath.Join(t.dir, "summary.json"), append(b, '\n'))
 }
 
-// ReadSummary reads the summary.json of the run in dir, as Run wrote it.
-// A missing or malformed file is an error naming it.
+// ReadSummary reads the summary.json of the run in dir, as Run wrote it,
+// the elite's record included. A missing or malformed file is an error
+// naming it.
 func ReadSummary(dir string) (Summary, error) {
 	path := filepath.Join(dir, "summary.json")
 	b, err := os.ReadFile(path)
@@ -226,5 +224,6 @@ func ReadSummary(dir string) (Summary, error) {
 		return Summary{}, badInput(fmt.Errorf("summary: %s: %w", path, err))
 	}
 	f.Summary.EliteFitness = float64(f.EliteFitness)
+	f.Summary.Elite = f.Elite
 	return f.Summary, nil
 }

@@ -131,6 +131,10 @@ type Summary struct {
 	EliteFile  string `json:"elite_file"`
 	StopReason string `json:"stop_reason"`
 	Finished   bool   `json:"finished"`
+	// Elite is the elite as it was when saved (nil before any, and in runs
+	// that saved their elite before it was recorded); summary.json writes it
+	// last, as "elite".
+	Elite *EliteRecord `json:"-"`
 }
 
 // Elite describes the run's elite as it was when saved (summary.json's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -535,6 +536,11 @@ func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
 	}
 	if t.bestIndex >= 0 {
 		s.EliteFile = filepath.Join(t.dir, "elite.safetensors")
+	}
+	if t.elite.Index >= 0 {
+		e := t.elite
+		e.HP = maps.Clone(e.HP)
+		s.Elite = &e
 	}
 	return s
 }
