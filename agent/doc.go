@@ -14,13 +14,14 @@
 //     by their bounds) and stored as the network saw them; one batched
 //     forward pass per vector step gives the action distribution and the
 //     value; actions are sampled (masked choices never), Box actions are
-//     stored unclipped and sent clipped; recurrent agents carry an LSTM
-//     state per env, zeroed at episode ends and stored with every step.
+//     stored unclipped and sent clipped; agents with memory carry a state
+//     per env (an LSTM's or GRU's, or a Transformer's window of the last
+//     steps' inputs), zeroed at episode ends and stored with every step.
 //     Truncated episodes are bootstrapped from the value of their final
 //     observation, then GAE fills advantages and returns.
 //  2. Learn runs update_epochs passes over shuffled minibatches (or, for
-//     LSTM agents, over sequences cut at episode ends and started from
-//     their stored state): advantages normalised per minibatch, clipped
+//     agents with memory, over sequences cut at episode ends and started
+//     from their stored state): advantages normalised per minibatch, clipped
 //     surrogate, clipped value loss, entropy bonus, one global gradient
 //     norm clip over all parameters, Adam with ε = 1e-5 and bias correction.
 //     The update replays PyTorch references number for number.

@@ -3,9 +3,10 @@ package cli
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 
+	"github.com/evolverl/evolve/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -164,17 +165,13 @@ func (f figure) save(path string) error {
 	return writePNG(path, img)
 }
 
-// writePNG writes img to path as a PNG.
+// writePNG writes img to path as a PNG, whole or not at all (a chart
+// being replaced stays readable until the new one is in place).
 func writePNG(path string, img *vgimg.Canvas) error {
-	f, err := os.Create(path)
-	if err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
 		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	}); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -52,7 +52,7 @@
 // partially observable CartPoleNoVel-v1 and PendulumNoVel-v1, the probe
 // environments Probe1-v0 … Probe7-v0 for debugging agents, LunarLander-v3
 // and LunarLanderContinuous-v3 (Box2D), bsuite's Catch-v0 (image
-// observations), ConnectFour-v0 (action masks) and the five MinAtar games
+// observations) and DeepSea-v0 (exploration), ConnectFour-v0 (action masks) and the five MinAtar games
 // MinAtar/Breakout, Asterix, Freeway, SpaceInvaders and Seaquest, each as
 // -v0 (the full action set) and -v1 (the minimal set), as MinAtar names
 // them ([C, 10, 10] binary images, sticky actions, difficulty ramping; see

@@ -1,6 +1,6 @@
 // Package evo evolves a population of PPO agents: hyperparameter ranges,
-// mutations, tournament selection, the parallel trainer, population
-// checkpoints and the run's TOML config.
+// mutations, tournament selection and Population Based Training, the
+// parallel trainer, population checkpoints and the run's TOML config.
 //
 // # A run
 //
@@ -18,28 +18,37 @@
 //     steps as they happen. A fresh vector per generation means no env state
 //     has to survive a checkpoint. A panic in the goroutine (an env's, most
 //     likely) fails the run with an error naming the agent and the env.
-//  2. Evaluate: each member plays eval_episodes deterministic episodes on
-//     env 0 of its training vector, all seeded alike for the generation
-//     (so the env's past does not matter), each cut at
-//     eval_max_steps; the mean return is its fitness. A non-finite loss,
-//     gradient or weight makes it −Inf; a NaN or Inf observation or reward
-//     fails the run, as in training.
+//  2. Score: with fitness = "eval" each member plays eval_episodes
+//     deterministic episodes on env 0 of its training vector, all seeded
+//     alike for the generation (so the env's past does not matter), each
+//     cut at eval_max_steps, and its fitness is their mean return; with
+//     fitness = "train" its fitness is the mean return of its last
+//     eval_episodes training episodes, and it plays only when none ended in
+//     the generation. A non-finite loss, gradient or weight makes it −Inf; a
+//     NaN or Inf observation or reward fails the run, as in training.
 //  3. Record: the best member is saved to elite.safetensors when it is the
 //     best of the run so far; with elite_episodes it must first beat the
 //     elite on the run's confirmation episodes (played from one seed for
 //     the whole run). metrics.csv gets one row per member.
-//  4. Select: tournament keeps the elite (with elitism) and fills the other
-//     places with winners of tournaments drawn with replacement, cloned
-//     with new indices (agent.Clone, seeded from the clone's stream).
-//  5. Mutate: each clone, and the elite if mutate_elite, gets exactly one
-//     mutation kind drawn with the [mutation] weights: none, architecture
-//     (netconf operators via agent.MutateArchitecture), parameters,
-//     activation or rl_hp.
+//  4. Select, by [population] selection: the tournament keeps the elite
+//     (with elitism) and fills the other places with winners of
+//     tournaments drawn with replacement, cloned with new indices
+//     (agent.Clone, seeded from the clone's stream); PBT ("pbt") lets each
+//     member of the bottom quantile copy one of the top quantile where the
+//     difference is significant (exploit) and the others go on as they are;
+//     with independent = true every agent goes on as it is.
+//  5. Mutate: under the tournament each clone, and the elite if
+//     mutate_elite, gets exactly one mutation kind drawn with the
+//     [mutation] weights: none, architecture (netconf operators via
+//     agent.MutateArchitecture), parameters, activation or rl_hp; under
+//     PBT each copy gets new hyperparameters, every mutable one at once
+//     (explore: perturbed on its own scale or resampled, or chosen by
+//     PB2's Gaussian-process bandit).
 //  6. Checkpoint: the population goes to checkpoints/gen-NNNNNN (temporary
 //     directory, fsync, rename), then checkpoints/latest is replaced.
 //
 // The last generation is not selected or mutated: its checkpoint holds the
-// population as it was evaluated.
+// population as it was scored.
 //
 // # Determinism
 //

@@ -9,8 +9,9 @@ import (
 )
 
 // Task is one member's work in a generation: train Agent for the run's
-// evo_steps on a fresh vector env of the run's env, then evaluate it on
-// eval_episodes episodes seeded from EvalSeed. Together with the run's
+// evo_steps on a fresh vector env of the run's env, then score it (with
+// fitness = "eval" on eval_episodes episodes seeded from EvalSeed, with
+// "train" from its last training episodes). Together with the run's
 // config it is all a trainer needs, here or on another machine: the agent
 // carries its own RNG, so the outcome depends on nothing else.
 type Task struct {
@@ -71,7 +72,7 @@ func (p LocalPool) Train(ctx context.Context, cfg Config, tasks []Task, progress
 }
 
 // TrainTask trains task.Agent in place with the run's config cfg and
-// evaluates it: what every Pool does with a task, wherever it runs. A loss
+// scores it (see Task): what every Pool does with a task, wherever it runs. A loss
 // or weights that are not finite make the fitness −Inf (the report's
 // Divergence says why); bad env output and a panic (an env's, most likely)
 // become an error naming the agent and the env. progress, if not nil, is

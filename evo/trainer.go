@@ -249,10 +249,10 @@ func (t *Trainer) Workers() int {
 
 // Run trains generations until the target or the budget is reached or ctx
 // is cancelled. Each generation: every agent trains evo_steps on a fresh
-// vector env of its own and is evaluated (at most Workers at once), the
-// elite is saved when it is the best so far, metrics rows are appended, a
-// tournament picks the next population, clones are mutated, and a
-// checkpoint is written. On cancellation the running generation is
+// vector env of its own and is scored (at most Workers at once), the
+// elite is saved when it is the best so far, metrics rows are appended, the
+// selection (tournament or PBT; none for independent agents) makes the next
+// population and mutates it, and a checkpoint is written. On cancellation the running generation is
 // abandoned (the newest checkpoint stays the resume point) and the error
 // wraps ctx.Err(); ctx is checked between training rollouts and before
 // every evaluation step (the elite's confirmation, once begun, runs to its

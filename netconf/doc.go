@@ -6,10 +6,12 @@
 //
 // A network is encoder → latent → head → output layer:
 //
-//	input ─┬─ MLP:  Linear → [LayerNorm] → act, per hidden layer     ─┐
+//	input ─┬─ MLP:  Linear → [LayerNorm] → act, per hidden layer       ─┐
 //	       ├─ CNN:  Conv2d (NCHW, no padding) → act, per layer, flatten ├─ latent: Linear → act
 //	       ├─ LSTM: stacked, PyTorch gates i f g o                      │        │
-//	       └─ GRU:  stacked, PyTorch gates r z n                       ─┘        │
+//	       ├─ GRU:  stacked, PyTorch gates r z n                        │        │
+//	       └─ Transformer: embedding, learned positions, pre-LN causal ─┘        │
+//	          blocks over the last context steps, final LayerNorm                │
 //	                                                                   head (MLP) → out: Linear
 //
 // A network for Dict observations (Spec.Inputs) has one MLP or CNN encoder and one latent

@@ -11,7 +11,7 @@
 // of the caller's input node. Parameter nodes are backed by the netconf.Params slices
 // themselves, so graphs at any batch size share the weights, an optimizer that writes the
 // Params updates them all, and Net.Params pairs every tensor name with its node for reading
-// gradients. An LSTM graph unrolls a number of steps (Options.Steps; one for acting, more
+// gradients. An LSTM or GRU graph unrolls a number of steps (Options.Steps; one for acting, more
 // for BPTT), takes its initial state and a per-step reset mask as inputs, and copies its
 // final state out on every run. The graphs reproduce PyTorch's conventions and are checked
 // against the reference networks in shared/testdata/nets and against finite differences.
@@ -20,7 +20,8 @@
 // one graph computing the actor's output, the values and — through G.Grad — the gradient of
 // Σ out⊙dOut + Σ values⊙dValues for every parameter. It copies the caller's weights into
 // the graph's own at every Forward, so it never aliases them, and writes nn.Batch.Starts
-// into the LSTM graphs' reset masks.
+// into the recurrent graphs' reset masks; a Transformer graph (transformer.go) reads the
+// windows internal/window assembles, as the plain-Go backend does.
 //
 // gorgonia v0.9.18 has sharp edges (see GORGONIA.md beside DESIGN.md); the builders work
 // around its wrong InverseSqrt gradient and its racy Rectify, and never use its
