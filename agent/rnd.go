@@ -304,7 +304,10 @@ func (m *rndModule) normalize(dst, src []float32) []float32 {
 // rndAdvantages computes the rollout's intrinsic rewards, V_int and their
 // advantages, and adds them into the buffer's advantages (which must hold
 // the extrinsic ones). after holds the raw observations that follow the
-// rollout. It returns the mean normalised intrinsic reward.
+// rollout. It returns the mean normalised intrinsic reward. It is one
+// function because its steps (predictor errors, the reward's running
+// normalisation, V_int and GAE over the same rows) share their buffers and
+// must run in this order.
 func (a *PPO) rndAdvantages(after []float32) (float64, error) {
 	s, w, err := a.rndNets()
 	if err != nil {

@@ -90,7 +90,9 @@ func encodeSafetensors(w io.Writer, tensors []namedTensor, meta map[string]strin
 // decodeSafetensors parses a whole file held in memory. It checks the header
 // length, the JSON, every dtype, shape and offset (tensors must tile the data
 // section exactly) and the checksum before it allocates any tensor, and
-// returns the tensors sorted by offset.
+// returns the tensors sorted by offset. It is long because the checks are
+// one sequence over one header, each naming what it found; split, each part
+// would need the others' state.
 func decodeSafetensors(file []byte) ([]namedTensor, map[string]string, error) {
 	if len(file) < 8 {
 		return nil, nil, fmt.Errorf("file of %d bytes is too short for a safetensors header", len(file))

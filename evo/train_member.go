@@ -62,7 +62,9 @@ type taskRunner struct {
 // env output, in training or in evaluation, and a panic (an env's, most
 // likely) become an error naming the agent and the env. An agent trained
 // on MinAtar's full action set under a "-v1" id (a run begun when -v1
-// named that set) trains on the "-v0" id (envs.LegacyMinAtarID).
+// named that set) trains on the "-v0" id (envs.LegacyMinAtarID). It is
+// long so that one recover and one vector env span training and scoring
+// alike: a panic in either names the agent and the env.
 func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err error) {
 	id := envs.LegacyMinAtarID(t.cfg.Env.ID, t.cfg.Env.Options, m.Agent.ActionSpace())
 	defer func() {

@@ -70,7 +70,9 @@ func NewLSTMLayer(in, hidden int) *LSTMLayer {
 // every step to y [steps·batch, Hidden] and, when hT and cT [batch, Hidden] are not nil, the
 // state after the last step into them; they may alias h0 and c0 (feeding the final state
 // back one step at a time gives the same bits as one call over all steps). The weights are
-// read in place; x is not kept (Backward takes it again).
+// read in place; x is not kept (Backward takes it again). Forward and Backward are long
+// because each is the gate equations written out once, step by step, and Backward mirrors
+// Forward line by line; split, the two would no longer read side by side.
 func (l *LSTMLayer) Forward(y, x []float32, steps, batch int, h0, c0, starts, hT, cT []float32, w LSTMWeights) {
 	H, In, G := l.Hidden, l.In, 4*l.Hidden
 	rows := steps * batch

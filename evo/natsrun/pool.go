@@ -265,6 +265,21 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 		return nil, err
 	}
 	sent := time.Now()
+	// The fetches still in flight when Train returns are cancelled with it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out, err := p.collect(ctx, tasks, order, byID, sent, progress)
+	if err != nil {
+		return nil, err
+	}
+	p.log.Info("generation trained", "generation", tasks[0].Generation, "agents", len(tasks),
+		"send", sent.Sub(start).Round(100*time.Microsecond), "wait", time.Since(sent).Round(time.Millisecond))
+	return out, nil
+}
+
+// collect waits for one result per task, published at sent, fetches each
+// trained agent and returns them in the tasks' order.
+func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, byID map[string]*pending, sent time.Time, progress func(steps int)) ([]evo.Result, error) {
 	bySeq := make(map[uint64]*pending, len(order))
 	for _, pd := range order {
 		bySeq[pd.seq] = pd
@@ -318,8 +333,6 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 			progress(f.res.Report.GenSteps)
 		}
 	}
-	p.log.Info("generation trained", "generation", tasks[0].Generation, "agents", len(tasks),
-		"send", sent.Sub(start).Round(100*time.Microsecond), "wait", time.Since(sent).Round(time.Millisecond))
 	return out, nil
 }
 
@@ -359,7 +372,11 @@ func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pen
 	if !ok || pd.done {
 		p.log.Info("dropped a result that is not awaited (a duplicate, or one of an earlier session)", "task", res.Task, "worker", res.Worker)
 		if res.Agent != "" && (!ok || res.Agent != pd.agent) {
-			go p.h.agents.Delete(context.Background(), res.Agent)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				p.h.agents.Delete(ctx, res.Agent)
+			}()
 		}
 		m.Ack()
 		return nil, res, nil
