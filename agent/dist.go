@@ -81,9 +81,6 @@ func (d *dist) stdLen() int {
 	return max(d.feat, 1) * d.size
 }
 
-// actWidth is the flat size of one action.
-func (d *dist) actWidth() int { return d.space.FlatSize() }
-
 // distBuffers are the per-row values the distribution's methods fill,
 // grown to the largest row count seen and reused.
 type distBuffers struct {

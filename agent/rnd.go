@@ -127,18 +127,18 @@ type rndWork struct {
 	tNet, pNet, cNet *nn.Net
 	gPred, gCrit     netconf.Params
 	params, grads    [][]float32
-	// The rollout's raw observations and next observations [T·N·obs], the
-	// observations after it [N·obs], and their normalised forms.
-	cur, next, after []float32
-	xc, xn, xa       []float32
-	tOut             []float32 // f(x') of every row [T·N·embed]
-	rew, val, adv    []float32 // [T·N]: intrinsic rewards, V_int, advantages
-	ret              []float32 // [T·N]: V_int's targets
-	disc             []float64 // [T·N]: the discounted returns of the rollout
-	idx              []int
-	mx, mt, mr       []float32 // a minibatch's inputs and targets
-	dOut, dVal       []float32 // the gradients of its outputs
-	keep             []bool    // the rows the predictor learns from
+	// The rollout's raw observations and next observations [T·N·obs], and
+	// the normalised forms of those and of the observations after it [N·obs].
+	cur, next     []float32
+	xc, xn, xa    []float32
+	tOut          []float32 // f(x') of every row [T·N·embed]
+	rew, val, adv []float32 // [T·N]: intrinsic rewards, V_int, advantages
+	ret           []float32 // [T·N]: V_int's targets
+	disc          []float64 // [T·N]: the discounted returns of the rollout
+	idx           []int
+	mx, mt, mr    []float32 // a minibatch's inputs and targets
+	dOut, dVal    []float32 // the gradients of its outputs
+	keep          []bool    // the rows the predictor learns from
 }
 
 // rndSpec is the MLP of an RND network: two hidden layers of hidden ReLU

@@ -99,7 +99,7 @@ func lrPanel(g benchGroup) (*plot.Plot, error) {
 		}
 	}
 	if len(dots) > 0 {
-		s, _ := plotter.NewScatter(dots)
+		s := newScatter(dots)
 		s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 170}, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
 		p.Add(s)
 		p.Legend.Add("each agent", s)

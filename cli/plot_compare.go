@@ -245,23 +245,23 @@ func (st curveStyle) add(p *plot.Plot, elite, best plotter.XYs, band *seedBand, 
 			thumbs = append(thumbs, poly)
 		}
 		for _, s := range seeds {
-			line, _ := plotter.NewLine(stairs(s))
+			line := newLine(stairs(s))
 			line.Color, line.Width = fade(st.c, 0.45), vg.Points(0.7)
 			p.Add(shifted{line, st.shift})
 		}
 	}
 	if len(best) > 0 {
-		line, _ := plotter.NewLine(best)
+		line := newLine(best)
 		line.Color, line.Width, line.Dashes = st.c, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(shifted{line, st.shift})
 	}
 	if len(elite) > 0 {
-		line, _ := plotter.NewLine(stairs(elite))
+		line := newLine(stairs(elite))
 		line.Color, line.Width = st.c, vg.Points(2.5)
 		p.Add(shifted{line, st.shift})
 		thumbs = append(thumbs, line)
 		if len(elite) == 1 { // a run of one generation: a point, not a line
-			dot, _ := plotter.NewScatter(elite)
+			dot := newScatter(elite)
 			dot.GlyphStyle = draw.GlyphStyle{Color: st.c, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
 			p.Add(shifted{dot, st.shift})
 		}
@@ -272,9 +272,9 @@ func (st curveStyle) add(p *plot.Plot, elite, best plotter.XYs, band *seedBand, 
 // addStyleKey adds the legend's key to the line styles, in black; the
 // solid line is the confirmed elite where every run confirms its elite.
 func addStyleKey(l *plot.Legend, banded, confirmed bool) {
-	solid, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+	solid := newLine(plotter.XYs{{}, {X: 1}})
 	solid.Width = vg.Points(2.5)
-	dashed, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+	dashed := newLine(plotter.XYs{{}, {X: 1}})
 	dashed.Width, dashed.Dashes = vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 	l.Add("")
 	if confirmed {
@@ -286,7 +286,7 @@ func addStyleKey(l *plot.Legend, banded, confirmed bool) {
 	if banded {
 		band, _ := plotter.NewPolygon(plotter.XYs{{}, {X: 1}, {X: 1, Y: 1}})
 		band.Color, band.LineStyle.Width = color.Gray{Y: 200}, 0
-		thin, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+		thin := newLine(plotter.XYs{{}, {X: 1}})
 		thin.Color, thin.Width = color.Gray{Y: 120}, vg.Points(0.8)
 		l.Add("seeds: mean, band min–max", band, solid)
 		l.Add("each seed's elite", thin)

@@ -14,10 +14,40 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// lineDots returns a line through xys and a dot at each point.
+// finite returns xys without the points a chart cannot place (a NaN or an
+// infinite coordinate), so that no value in a run's files can fail a chart.
+func finite(xys plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, 0, len(xys))
+	for _, p := range xys {
+		if !math.IsNaN(p.X) && !math.IsInf(p.X, 0) && !math.IsNaN(p.Y) && !math.IsInf(p.Y, 0) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// newLine is a line through xys's finite points.
+func newLine(xys plotter.XYs) *plotter.Line {
+	line, err := plotter.NewLine(finite(xys))
+	if err != nil { // NewLine fails only on non-finite points
+		panic("evolve plot: " + err.Error())
+	}
+	return line
+}
+
+// newScatter is a dot at each of xys's finite points.
+func newScatter(xys plotter.XYs) *plotter.Scatter {
+	s, err := plotter.NewScatter(finite(xys))
+	if err != nil { // NewScatter fails only on non-finite points
+		panic("evolve plot: " + err.Error())
+	}
+	return s
+}
+
+// lineDots returns a line through xys's finite points and a dot at each.
 func lineDots(xys plotter.XYs, c color.Color, width vg.Length, dashes []vg.Length) (*plotter.Line, *plotter.Scatter) {
-	line, dots, err := plotter.NewLinePoints(xys)
-	if err != nil { // only NaN or Inf coordinates, which the callers never pass
+	line, dots, err := plotter.NewLinePoints(finite(xys))
+	if err != nil { // NewLinePoints fails only on non-finite points
 		panic("evolve plot: " + err.Error())
 	}
 	line.Color, line.Width, line.Dashes = c, width, dashes

@@ -34,7 +34,7 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 	p.X.Min = 0
 
 	if len(f.agents) > 0 {
-		s, _ := plotter.NewScatter(f.agents)
+		s := newScatter(f.agents)
 		s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 150}, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
 		p.Add(s)
 		p.Legend.Add("each agent", s)
@@ -50,12 +50,12 @@ func fitnessPlot(m *evo.Metrics, rc runConfig) *plot.Plot {
 			continue
 		}
 		line, dots := lineDots(l.dots, l.c, l.width, l.dash)
-		line.XYs = l.path
+		line.XYs = finite(l.path)
 		p.Add(line, dots)
 		p.Legend.Add(l.name, line, dots)
 	}
 	if len(f.newElite) > 0 {
-		s, _ := plotter.NewScatter(f.newElite)
+		s := newScatter(f.newElite)
 		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{G: 110, A: 255}, Radius: vg.Points(4.5), Shape: draw.PyramidGlyph{}}
 		p.Add(s)
 		p.Legend.Add("new elite saved", s)
@@ -139,7 +139,7 @@ func fitnessSeriesOf(m *evo.Metrics) fitnessSeries {
 		x := rows[0].TotalSteps
 		b, sum, n := math.Inf(-1), 0.0, 0
 		for _, r := range rows {
-			if math.IsInf(r.Fitness, 0) {
+			if math.IsInf(r.Fitness, 0) || math.IsNaN(r.Fitness) {
 				f.diverged++
 				continue
 			}

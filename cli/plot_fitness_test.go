@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/evolverl/evolve/evo"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // TestFitnessEliteIsSteps: fitness.png draws the elite as steps, its score
@@ -35,4 +38,21 @@ func TestFitnessEliteIsSteps(t *testing.T) {
 	if l := lines[1]; !slices.Equal(l.dots, best) || !slices.Equal(l.path, best) {
 		t.Errorf("best of generation: dots %v, path %v; want both %v", l.dots, l.path, best)
 	}
+}
+
+// TestFitnessChartSkipsNaN: a NaN in metrics.csv (a fitness no agent could
+// have, but a file may hold) leaves its point out of the chart instead of
+// failing it.
+func TestFitnessChartSkipsNaN(t *testing.T) {
+	m := &evo.Metrics{Rows: []evo.MetricsRow{
+		{Generation: 1, TotalSteps: 1000, Fitness: 10, EliteFitness: 10},
+		{Generation: 1, TotalSteps: 1000, Fitness: math.NaN(), EliteFitness: 10},
+		{Generation: 2, TotalSteps: 2000, Fitness: 20, EliteFitness: math.NaN()},
+	}}
+	if f := fitnessSeriesOf(m); f.diverged != 1 || len(f.agents) != 2 {
+		t.Errorf("%d agents drawn, %d not shown; want 2 and the NaN one", len(f.agents), f.diverged)
+	}
+	p := fitnessPlot(m, runConfig{env: "CartPole-v1", target: math.NaN()})
+	c := vgimg.New(400, 300)
+	p.Draw(draw.New(c))
 }

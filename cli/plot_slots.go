@@ -173,7 +173,7 @@ func (t *slotTable) plot(p *plot.Plot, value func(evo.MetricsRow) float64) {
 				add(seg)
 				seg = nil
 				if src, ok := at(g-1, ev.from); ok { // a line only: no dot where the slot was not
-					line, _ := plotter.NewLine(plotter.XYs{src, xy})
+					line := newLine(plotter.XYs{src, xy})
 					line.Color, line.Width, line.Dashes = c, vg.Points(1), []vg.Length{vg.Points(3), vg.Points(3)}
 					p.Add(shifted{line, shift})
 				}
@@ -183,7 +183,7 @@ func (t *slotTable) plot(p *plot.Plot, value func(evo.MetricsRow) float64) {
 		}
 		add(seg)
 		if len(rings) > 0 {
-			sc, _ := plotter.NewScatter(rings)
+			sc := newScatter(rings)
 			sc.GlyphStyle = cloneGlyph
 			p.Add(shifted{sc, shift})
 		}
@@ -205,9 +205,9 @@ func (t *slotTable) legendOf(rc runConfig, clones bool) plot.Legend {
 		l.Add(slotName(s, rc, t.selected()), line, dots)
 	}
 	if clones && len(t.clones) > 0 {
-		ring, _ := plotter.NewScatter(plotter.XYs{{}})
+		ring := newScatter(plotter.XYs{{}})
 		ring.GlyphStyle = cloneGlyph
-		dash, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+		dash := newLine(plotter.XYs{{}, {X: 1}})
 		dash.Color, dash.Dashes = color.Gray{Y: 90}, []vg.Length{vg.Points(3), vg.Points(3)}
 		l.Add("clone (slot's agent replaced)", ring)
 		l.Add("from the agent copied", dash)

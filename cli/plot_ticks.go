@@ -12,6 +12,9 @@ import (
 type plainTicks struct{}
 
 func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) {
+		return nil
+	}
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i, t := range ts {
 		if t.Label != "" {
@@ -27,6 +30,9 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 type siTicks struct{}
 
 func (siTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) {
+		return nil
+	}
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	labelled := 0
 	for _, t := range ts {
@@ -58,6 +64,9 @@ func siFormat(v float64) string {
 type integerTicks struct{}
 
 func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) {
+		return nil
+	}
 	var ts []plot.Tick
 	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
 		if t.Label != "" && t.Value == math.Trunc(t.Value) {
@@ -79,6 +88,9 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) {
+		return nil
+	}
 	if hi/lo >= 10 {
 		return decadeTicks(lo, hi)
 	}
@@ -191,6 +203,9 @@ func (c categoryTicks) Ticks(lo, hi float64) []plot.Tick {
 type pow2Ticks struct{}
 
 func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) {
+		return nil
+	}
 	var ts []plot.Tick
 	first, last := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
 	every := 1.0
@@ -214,4 +229,11 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 		return logTicks{}.Ticks(lo, hi)
 	}
 	return ts
+}
+
+// finiteRange reports whether an axis runs between two finite values: gonum's
+// DefaultTicks never returns on a NaN or infinite end, which a value in a
+// run's files could otherwise put there; such an axis gets no ticks.
+func finiteRange(lo, hi float64) bool {
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0)
 }

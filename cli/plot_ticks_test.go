@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 // TestLogTicks: a log axis labels powers of ten at a regular step, at most
@@ -34,6 +37,18 @@ func TestLogTicks(t *testing.T) {
 		}
 		if got := strings.Join(labels, " "); got != tc.labels || len(ts) != tc.ticks {
 			t.Errorf("[%g, %g]: %d ticks labelled %q, want %d labelled %q", tc.lo, tc.hi, len(ts), got, tc.ticks, tc.labels)
+		}
+	}
+}
+
+// TestTicksOnANonFiniteAxis: an axis with a NaN or infinite end gets no
+// ticks (gonum's DefaultTicks loops forever on one).
+func TestTicksOnANonFiniteAxis(t *testing.T) {
+	for _, m := range []plot.Ticker{plainTicks{}, siTicks{}, integerTicks{}, logTicks{}, pow2Ticks{}} {
+		for _, r := range [][2]float64{{math.NaN(), 1}, {0, math.NaN()}, {math.Inf(-1), 1}, {1, math.Inf(1)}} {
+			if ts := m.Ticks(r[0], r[1]); ts != nil {
+				t.Errorf("%T.Ticks(%v, %v) = %v, want none", m, r[0], r[1], ts)
+			}
 		}
 	}
 }

@@ -121,15 +121,6 @@ func (l *sqList) hit(y, x int) bool {
 	return false
 }
 
-func (l *sqList) at(y, x int) bool {
-	for _, o := range l.objs[:l.n] {
-		if o.x == x && o.y == y {
-			return true
-		}
-	}
-	return false
-}
-
 func newSeaquest(ramping bool) *seaquest { return &seaquest{ramping: ramping} }
 
 func (g *seaquest) channels() int { return 10 }

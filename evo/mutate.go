@@ -181,31 +181,3 @@ func mutateParameters(mats []netconf.Tensor, sd float64, r *rand.Rand) string {
 
 // fmtHP formats a hyperparameter value compactly.
 func fmtHP(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-// tournament selects the next population from this generation's fitness
-// (one value per position): with elitism the best position first (the
-// first of equals), then winners of tournaments of size positions drawn
-// with replacement (the first drawn of equal fitness wins), until n are
-// chosen. It returns positions into fitness.
-func tournament(fitness []float64, n, size int, elitism bool, r *rand.Rand) []int {
-	picks := make([]int, 0, n)
-	if elitism {
-		best := 0
-		for i, f := range fitness {
-			if f > fitness[best] {
-				best = i
-			}
-		}
-		picks = append(picks, best)
-	}
-	for len(picks) < n {
-		win := r.IntN(len(fitness))
-		for range size - 1 {
-			if c := r.IntN(len(fitness)); fitness[c] > fitness[win] {
-				win = c
-			}
-		}
-		picks = append(picks, win)
-	}
-	return picks
-}
