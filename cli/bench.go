@@ -135,19 +135,22 @@ func (o *benchOptions) complete(fs *flag.FlagSet, long bool, variants string) st
 	}
 	o.configs = fs.Args()
 	if o.defaults = len(o.configs) == 0; o.defaults {
-		names := benchClassic
-		if long {
-			names = append(slices.Clip(names), benchLong...)
-		}
-		for _, n := range names {
-			o.configs = append(o.configs, filepath.Join(o.configDir, n+".toml"))
-		}
-		if long {
-			more, _ := filepath.Glob(filepath.Join(o.configDir, "minatar*.toml"))
-			o.configs = append(o.configs, more...)
-		}
+		o.configs = o.defaultConfigs(long, isSet(fs, "configs"))
 	} else if long {
 		return fmt.Sprintf("-long applies to the default configs only, not to %s", o.configs[0])
+	}
+	// Runs go to -out/runs/<file name without .toml>: two configs of one
+	// name would train into one directory.
+	seen := map[string]string{}
+	for _, p := range o.configs {
+		n := benchName(p)
+		if q, ok := seen[n]; ok {
+			if filepath.Clean(q) == filepath.Clean(p) {
+				return fmt.Sprintf("config %s given twice", p)
+			}
+			return fmt.Sprintf("configs %s and %s would share %s: copy one to another file name", q, p, filepath.Join(o.out, "runs", n))
+		}
+		seen[n] = p
 	}
 	// The command as the report records it: the flags that were set (the
 	// note stands in the report anyway), then the configs.
@@ -165,13 +168,54 @@ func (o *benchOptions) complete(fs *flag.FlagSet, long bool, variants string) st
 	return ""
 }
 
+// defaultConfigs is the default list: the files of -configs, or, where that
+// directory is missing and -configs was not given (an installed evolve away
+// from a checkout), the shipped configs built into the command.
+func (o *benchOptions) defaultConfigs(long, dirGiven bool) []string {
+	names := benchClassic
+	if long {
+		names = append(slices.Clip(names), benchLong...)
+	}
+	if _, err := os.Stat(o.configDir); err != nil && !dirGiven {
+		out := slices.Clone(names) // loadBenchConfig reads the shipped config of each name
+		if long {
+			for _, c := range configs.List() {
+				if strings.HasPrefix(c.Name, "minatar") {
+					out = append(out, c.Name)
+				}
+			}
+		}
+		return out
+	}
+	var out []string
+	for _, n := range names {
+		out = append(out, filepath.Join(o.configDir, n+".toml"))
+	}
+	if long {
+		more, _ := filepath.Glob(filepath.Join(o.configDir, "minatar*.toml"))
+		out = append(out, more...)
+	}
+	return out
+}
+
+// benchName is the name of config path p in a bench: its file name without
+// .toml, which names its runs' directory and its rows in the report.
+func benchName(p string) string { return strings.TrimSuffix(filepath.Base(p), ".toml") }
+
+// isSet reports whether flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // runAll trains (or with -collect, finds) every run of every config,
 // variant and seed in turn. On a failure it says which run failed and
 // returns the command's status; a stopped bench says how to continue.
 func (o *benchOptions) runAll(ctx context.Context, cfgs []evo.Config, stderr io.Writer) ([]benchRun, int) {
 	var runs []benchRun
 	for i, cfg := range cfgs {
-		name := strings.TrimSuffix(filepath.Base(o.configs[i]), ".toml")
+		name := benchName(o.configs[i])
 		for _, v := range o.variants {
 			for s := range o.seeds {
 				r, err := o.run(ctx, name, v, cfg, int64(s+1), stderr)
@@ -227,7 +271,7 @@ func (o *benchOptions) otherRuns() []string {
 	var others []string
 	for _, d := range dirs {
 		name, variant := filepath.Base(filepath.Dir(d)), filepath.Base(d)
-		ours := slices.ContainsFunc(o.configs, func(c string) bool { return strings.TrimSuffix(filepath.Base(c), ".toml") == name }) &&
+		ours := slices.ContainsFunc(o.configs, func(c string) bool { return benchName(c) == name }) &&
 			slices.ContainsFunc(o.variants, func(v benchVariant) bool { return v.Name == variant })
 		if !ours {
 			others = append(others, name+"/"+variant)

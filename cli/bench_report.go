@@ -318,7 +318,7 @@ func (o benchOptions) mdMissing(b *bytes.Buffer, charts []string) {
 		if !o.defaults {
 			break // the configs were chosen
 		}
-		if !slices.ContainsFunc(o.configs, func(c string) bool { return strings.TrimSuffix(filepath.Base(c), ".toml") == n }) {
+		if !slices.ContainsFunc(o.configs, func(c string) bool { return benchName(c) == n }) {
 			missing = append(missing, n)
 		}
 	}

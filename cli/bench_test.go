@@ -169,6 +169,14 @@ func TestBenchBadInputExitsTwo(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("[population]\nsizes = 4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Another config of the same file name: its runs would go where config's go.
+	sameName := filepath.Join(dir, "other", filepath.Base(config))
+	if err := os.MkdirAll(filepath.Dir(sameName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sameName, mustRead(t, config), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -185,6 +193,8 @@ func TestBenchBadInputExitsTwo(t *testing.T) {
 		{"missing config", []string{filepath.Join(dir, "missing.toml")}, "missing.toml"},
 		{"bad config", []string{bad}, "population.sizes"},
 		{"default configs elsewhere", []string{"-configs", dir}, "cartpole.toml"},
+		{"config twice", []string{config, config}, "given twice"},
+		{"one name twice", []string{config, sameName}, "would share"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,5 +340,25 @@ func TestBenchTakesShippedConfigNames(t *testing.T) {
 	if b := mustRead(t, filepath.Join(out, "BENCHMARKS.md")); !strings.Contains(string(b), "cartpole evo seed 1") ||
 		!strings.Contains(string(b), "not in this report: acrobot/fixed") {
 		t.Errorf("BENCHMARKS.md does not list the missing run and the other one:\n%s", b)
+	}
+}
+
+// TestBenchDefaultsWithoutACheckout: with no configs given and no configs/
+// directory where it runs (an installed evolve), bench takes the shipped
+// configs built into the command.
+func TestBenchDefaultsWithoutACheckout(t *testing.T) {
+	if _, err := os.Stat("configs"); err == nil {
+		t.Skip("a configs directory is here")
+	}
+	out := t.TempDir()
+	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-seeds", "1", "-out", out, "-quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	b := string(mustRead(t, filepath.Join(out, "BENCHMARKS.md")))
+	for _, n := range benchClassic {
+		if !strings.Contains(b, n+" evo seed 1") {
+			t.Errorf("BENCHMARKS.md does not list %s as missing:\n%s", n, b)
+		}
 	}
 }

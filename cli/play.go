@@ -209,16 +209,20 @@ func play(ctx context.Context, p playFlags, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// counted is n and the noun, plural unless n is 1: "1 episode", "5 episodes".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // printReturns prints the mean ± std of the episodes' returns and lengths
 // and the standard error of the mean return.
 func printReturns(w io.Writer, returns, lengths []float64) {
 	mr, sr := meanStd(returns)
 	ml, sl := meanStd(lengths)
-	eps := "episodes"
-	if len(returns) == 1 {
-		eps = "episode"
-	}
-	fmt.Fprintf(w, "mean return %.2f ± %.2f over %d %s (length %.1f ± %.1f)", mr, sr, len(returns), eps, ml, sl)
+	fmt.Fprintf(w, "mean return %.2f ± %.2f over %s (length %.1f ± %.1f)", mr, sr, counted(len(returns), "episode"), ml, sl)
 	if n := float64(len(returns)); n > 1 {
 		// The standard error of the mean uses the sample std (n−1); it says how
 		// far the mean of these episodes may be from the policy's true mean.

@@ -85,7 +85,7 @@ func sampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(exitFailure, err)
 	}
 	episodes := len(jobs) * f.episodes
-	fmt.Fprintf(stdout, "wrote %s: %d episodes of %d agents, %d steps\n", f.out, episodes, len(jobs), countSteps(steps))
+	fmt.Fprintf(stdout, "wrote %s: %s of %s, %d steps\n", f.out, counted(episodes, "episode"), counted(len(jobs), "agent"), countSteps(steps))
 	return exitOK
 }
 
@@ -243,8 +243,8 @@ func (f *sampleFlags) play(ctx context.Context, jobs []sampleJob, stderr io.Writ
 	for j, job := range jobs {
 		returns := episodeReturns(steps[j])
 		mean, std := meanStd(returns)
-		fmt.Fprintf(stderr, "generation %d agent %d (fitness %.2f): return %.2f ± %.2f over %d episodes\n",
-			job.gen, job.index, job.fitness, mean, std, len(returns))
+		fmt.Fprintf(stderr, "generation %d agent %d (fitness %.2f): return %.2f ± %.2f over %s\n",
+			job.gen, job.index, job.fitness, mean, std, counted(len(returns), "episode"))
 	}
 	return steps, nil
 }

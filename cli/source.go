@@ -76,13 +76,24 @@ func envSource(id string) (configSource, error) {
 	}
 	text := fmt.Sprintf("out_dir = %q\n\n[env]\nid = %q\n", "runs/"+dirName(id), id)
 	how := ""
+	if spec, ok := envs.Lookup(id); ok && spec.MaxEpisodeSteps == 0 {
+		// Without a time limit an untrained agent may never end an episode
+		// (MinAtar's Seaquest at the surface): the default cut, 100,000
+		// steps per evaluation episode, would cost far more than training.
+		text += fmt.Sprintf("eval_max_steps = %d\n", noLimitEvalSteps)
+		how = fmt.Sprintf(", evaluation episodes cut at %s steps as it has no time limit (env.eval_max_steps)", commas(noLimitEvalSteps))
+	}
 	if imageObservations(id) { // the default MLP cannot read images
 		text += "\n[net]\nencoder = \"cnn\"\n"
-		how = ", with a CNN encoder for its images"
+		how += ", with a CNN encoder for its images"
 	}
 	return configSource{name: "-env " + id, text: []byte(text),
 		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it%s (configs/pop.toml lists them)", id, how)}, nil
 }
+
+// noLimitEvalSteps is eval_max_steps for -env on an env without a time
+// limit and without a shipped config: the shipped MinAtar configs' value.
+const noLimitEvalSteps = 10_000
 
 // dirName turns an env id into a directory name: "gym:MinAtar/Breakout-v1"
 // gives "gym-minatar-breakout-v1".

@@ -148,7 +148,7 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	f.set, f.stderr = c.set(), stderr
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "evolve: give exactly one of -config FILE and -resume DIR\n")
+		fmt.Fprintf(stderr, "evolve: give exactly one of -config FILE, -env ID and -resume DIR\n")
 		c.usage()
 		return exitBadInput
 	}
@@ -312,8 +312,8 @@ func (f *trainFlags) announce(tr *evo.Trainer, stderr io.Writer) {
 	if f.nats.url != "" {
 		where = "workers of " + redact(f.nats.url)
 	}
-	fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%s), up to %d env steps, in %s\n",
-		verb, cfg.Population.Size, cfg.Env.ID, where, cfg.Population.MaxSteps, tr.Dir())
+	fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%s), up to %s env steps, in %s\n",
+		verb, cfg.Population.Size, cfg.Env.ID, where, commas(cfg.Population.MaxSteps), tr.Dir())
 }
 
 // printSummary prints the end-of-run summary.

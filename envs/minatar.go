@@ -235,7 +235,9 @@ func (m *MinAtar) ActionSpace() Space { return Discrete{N: len(m.actions)} }
 // 4 down, 5 fire) behind each index of the action space.
 func (m *MinAtar) Actions() []int { return append([]int(nil), m.actions...) }
 
-// Reset starts a new game; the previous action becomes the no-op.
+// Reset starts a new game; the previous action becomes the no-op. MinAtar
+// keeps the last action across a reset; here an episode from a seed plays
+// the same whatever the env played before, which evaluation relies on.
 func (m *MinAtar) Reset(seed int64) ([]float32, Info) {
 	m.game.reset(m.stream.reset(seed))
 	m.last = maNoop
