@@ -102,11 +102,16 @@ func (d *display) drawBar() {
 	frac := math.Min(1, float64(p.TotalSteps)/float64(max(1, p.MaxSteps)))
 	const width = 28
 	n := int(frac * width)
-	left := "?"
-	if rate > 0 {
-		left = fmtDuration(time.Duration(float64(max(0, p.MaxSteps-p.TotalSteps)) / rate * float64(time.Second)))
+	left := "? left"
+	switch {
+	case p.TotalSteps >= p.MaxSteps:
+		// The budget is spent, but a generation runs to its end: its time
+		// left is unknown here, and "0s left" would be wrong.
+		left = "finishing the generation"
+	case rate > 0:
+		left = fmtDuration(time.Duration(float64(p.MaxSteps-p.TotalSteps)/rate*float64(time.Second))) + " left"
 	}
-	fmt.Fprintf(d.w, "\r\033[K[%s%s] %3.0f%%  gen %d  %s/%s steps  %s elapsed  %s left  %s steps/s",
+	fmt.Fprintf(d.w, "\r\033[K[%s%s] %3.0f%%  gen %d  %s/%s steps  %s elapsed  %s  %s steps/s",
 		strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, p.Generation,
 		commas(p.TotalSteps), commas(p.MaxSteps), fmtDuration(time.Since(d.t0)), left, commas(int(rate+0.5)))
 	d.barShow = true
