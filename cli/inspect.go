@@ -332,7 +332,7 @@ func (l *kvList) training(in *inspection) {
 	}
 	l.add("lineage", "%d mutations, oldest first", len(in.History))
 	for i, h := range in.History {
-		l.add(fmt.Sprintf("  %d", i+1), "%s", h)
+		l.add(fmt.Sprintf("  mutation %d", i+1), "%s", h)
 	}
 }
 
