@@ -166,7 +166,9 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 // directory is an error, never overwritten.
 func (o benchOptions) trainer(cfg evo.Config) (*evo.Trainer, error) {
 	opts := evo.Options{Workers: o.workers, Log: slog.New(slog.DiscardHandler)}
-	if _, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints")); err != nil {
+	// A run directory has its config.toml before anything else of it: a run
+	// stopped before its first checkpoint is started again by Resume.
+	if _, err := os.Stat(filepath.Join(cfg.OutDir, "config.toml")); err != nil {
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}

@@ -199,15 +199,22 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 	case f.set["out"] && evo.HoldsRun(f.out): // exactly there: refused, not renamed
 		return nil, fmt.Errorf("-out %s already holds a run: continue it with -resume %s, or choose another -out%w", f.out, shellQuote(f.out), errBadInput)
 	case f.set["out"]:
+		if err := evo.CheckNewOutDir(f.out); err != nil {
+			return nil, fmt.Errorf("-out %w", err)
+		}
 		cfg.OutDir = f.out
 		where = "-out " + f.out
-	case evo.HoldsRun(cfg.OutDir):
-		// The config's out_dir run again: the next free out_dir_N.
+	case evo.CheckNewOutDir(cfg.OutDir) != nil && evo.CheckOutDir(cfg.OutDir) == nil:
+		// The config's out_dir run again, or taken by other files: the
+		// next free out_dir_N.
 		free := evo.FreeOutDir(cfg.OutDir)
-		where = fmt.Sprintf("%s: out_dir = %q, which holds a run, so %s", src.name, cfg.OutDir, free)
+		what, hint := "holds a run", fmt.Sprintf(" (continue it with -resume %s)", shellQuote(cfg.OutDir))
+		if !evo.HoldsRun(cfg.OutDir) {
+			what, hint = "is taken", fmt.Sprintf(" (%v)", evo.CheckNewOutDir(cfg.OutDir))
+		}
+		where = fmt.Sprintf("%s: out_dir = %q, which %s, so %s", src.name, cfg.OutDir, what, free)
 		if !f.quiet {
-			fmt.Fprintf(f.stderr, "evolve: %s holds a run (continue it with -resume %s); this one goes to %s\n",
-				cfg.OutDir, shellQuote(cfg.OutDir), free)
+			fmt.Fprintf(f.stderr, "evolve: %s %s%s; this one goes to %s\n", cfg.OutDir, what, hint, free)
 		}
 		cfg.OutDir = free
 	}

@@ -122,8 +122,16 @@ func (t *Trainer) prepare(wall float64) error {
 		return err
 	}
 	if t.resumed {
+		// metrics.csv and tb/ are checked first: a refused resume leaves
+		// .lock as it was.
+		if err := t.truncateMetrics(); err != nil {
+			return err
+		}
+		if fi, err := os.Stat(filepath.Join(t.dir, tbDir)); err == nil && !fi.IsDir() {
+			return badInput(fmt.Errorf("tensorboard: %s is not a directory", filepath.Join(t.dir, tbDir)))
+		}
 		t.runLock.claim()
-		return t.truncateMetrics()
+		return nil
 	}
 	// Another process may have started a run here since New looked.
 	if _, err := os.Stat(filepath.Join(t.dir, "checkpoints")); err == nil {

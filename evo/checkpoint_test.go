@@ -230,3 +230,55 @@ func TestFreeOutDir(t *testing.T) {
 		t.Errorf("FreeOutDir: %s, want %s_3", got, dir)
 	}
 }
+
+// TestCheckNewOutDir: a new run goes only where it overwrites nothing: a
+// missing or empty directory outside every run. A directory holding a run,
+// a user's files, a run stopped before its first checkpoint, a place inside
+// a run and a dangling link are refused (ErrBadInput), and FreeOutDir steps
+// past them.
+func TestCheckNewOutDir(t *testing.T) {
+	base := t.TempDir()
+	run := filepath.Join(base, "run")
+	mkdir := func(p string) {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkdir(filepath.Join(run, "checkpoints", "gen-000001"))
+	mkdir(filepath.Join(base, "empty"))
+	mkdir(filepath.Join(base, "notes"))
+	if err := os.WriteFile(filepath.Join(base, "notes", "config.toml"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "nowhere"), filepath.Join(base, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, want string }{
+		{filepath.Join(base, "new"), ""},
+		{filepath.Join(base, "empty"), ""},
+		{run, "already holds a run"},
+		{filepath.Join(base, "notes"), "is not empty (config.toml)"},
+		{filepath.Join(run, "checkpoints", "gen-000001"), "lies inside the run directory " + run},
+		{filepath.Join(run, "tb", "x"), "lies inside the run directory"},
+		{filepath.Join(base, "dangling"), "symbolic link to a path that does not exist"},
+	} {
+		err := CheckNewOutDir(tc.dir)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", tc.dir, err)
+		case tc.want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want ErrBadInput saying %q", tc.dir, err, tc.want)
+		}
+	}
+	if got := FreeOutDir(filepath.Join(base, "notes")); got != filepath.Join(base, "notes_2") {
+		t.Errorf("FreeOutDir past a directory of other files: %s", got)
+	}
+	cfg := tiny(t)
+	cfg.OutDir = filepath.Join(base, "notes")
+	if _, err := New(cfg, Options{}); err == nil {
+		t.Error("New wrote over a directory of other files")
+	}
+	if b, _ := os.ReadFile(filepath.Join(base, "notes", "config.toml")); string(b) != "mine" {
+		t.Errorf("the user's config.toml became %q", b)
+	}
+}

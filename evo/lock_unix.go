@@ -32,6 +32,9 @@ func lockRunDir(dir string) (*runLock, error) {
 	} else if errors.Is(err, os.ErrExist) {
 		f, err = os.OpenFile(path, os.O_RDWR, 0)
 	}
+	if errors.Is(err, syscall.EISDIR) {
+		return nil, badInput(fmt.Errorf("lock %s: a directory, where the run keeps its lock file", path))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -15,17 +16,69 @@ func HoldsRun(dir string) bool {
 	return err == nil
 }
 
-// FreeOutDir returns dir if it holds no run, else the first of dir_2,
-// dir_3, … that holds none, as rl-baselines3-zoo numbers its logs: a
-// config's out_dir run twice gives a second run beside the first.
+// FreeOutDir returns dir if a new run can go there (CheckNewOutDir), else
+// the first of dir_2, dir_3, … that can, as rl-baselines3-zoo numbers its
+// logs: a config's out_dir run twice gives a second run beside the first.
 func FreeOutDir(dir string) string {
-	if !HoldsRun(dir) {
+	if CheckNewOutDir(dir) == nil {
 		return dir
 	}
 	clean := filepath.Clean(dir)
 	for i := 2; ; i++ {
-		if d := fmt.Sprintf("%s_%d", clean, i); !HoldsRun(d) {
+		if d := fmt.Sprintf("%s_%d", clean, i); CheckNewOutDir(d) == nil {
 			return d
+		}
+	}
+}
+
+// CheckNewOutDir reports whether a new run may be written to dir without
+// overwriting anything: dir must not exist or be an empty directory, and no
+// directory above it may hold a run. A directory holding a run, or files
+// of any kind (a run stopped before its first checkpoint, a user's own
+// files), is refused rather than written over; so is a dangling symbolic
+// link. Its errors name the path and match ErrBadInput; whether dir can be
+// created and written is CheckOutDir's question.
+func CheckNewOutDir(dir string) error {
+	if dir == "" {
+		return badInput(errors.New("empty directory name"))
+	}
+	if HoldsRun(dir) {
+		return badInput(fmt.Errorf("%s already holds a run: continue it with -resume %s (Resume), or choose another directory", dir, dir))
+	}
+	switch fi, err := os.Lstat(dir); {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		if _, err := os.Stat(dir); err != nil {
+			return badInput(fmt.Errorf("%s is a symbolic link to a path that does not exist", dir))
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0:
+		names := make([]string, 0, 4)
+		for _, e := range entries[:min(3, len(entries))] {
+			names = append(names, e.Name())
+		}
+		if len(entries) > 3 {
+			names = append(names, "…")
+		}
+		hint := "a new run needs a new or empty directory"
+		if _, err := os.Stat(filepath.Join(dir, "config.toml")); err == nil {
+			hint += " (a run stopped before its first checkpoint is started again by -resume " + dir + ")"
+		}
+		return badInput(fmt.Errorf("%s is not empty (%s): %s", dir, strings.Join(names, ", "), hint))
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return badInput(fmt.Errorf("%s: %w", dir, pathErr(err)))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", dir, err))
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		if HoldsRun(p) {
+			return badInput(fmt.Errorf("%s lies inside the run directory %s: a run there would mix with that run's files", dir, p))
+		}
+		if filepath.Dir(p) == p {
+			return nil
 		}
 	}
 }

@@ -66,19 +66,24 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 
 // unstarted reports whether the run in dir was stopped before its first
 // checkpoint was whole (a SIGKILL while gen-000000 was written): its
-// checkpoints directory holds neither latest nor a checkpoint, only what
-// the stop left half written.
+// checkpoints directory is missing or holds neither latest nor a
+// checkpoint, only the temporaries the stop left half written.
 func unstarted(dir string) bool {
 	root := filepath.Join(dir, "checkpoints")
 	if _, err := os.Stat(filepath.Join(root, latestFile)); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // stopped between config.toml and the checkpoints directory
+	}
 	if err != nil {
 		return false
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") { // temporaries are hidden: .tmp-gen-*, .latest.tmp-*
+		// Only the temporaries a checkpoint is written through: anything
+		// else there is not the run's to remove.
+		if !strings.HasPrefix(e.Name(), ".tmp-gen-") && !strings.HasPrefix(e.Name(), ".latest.tmp-") {
 			return false
 		}
 	}
@@ -97,7 +102,7 @@ func (t *Trainer) restart() (*Trainer, error) {
 		return nil, fmt.Errorf("resume %s: the run stopped before its first checkpoint; removing what it left: %w", t.dir, err)
 	}
 	t.log.Info("the run stopped before its first checkpoint was whole: starting it again from config.toml", "dir", t.dir)
-	return New(t.cfg, t.opts)
+	return newRun(t.cfg, t.opts, true)
 }
 
 // resume reads the newest checkpoint of t's run into t, releasing the run

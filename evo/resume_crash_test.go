@@ -2,6 +2,7 @@ package evo
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"os"
@@ -257,5 +258,90 @@ func TestConfigBuiltInGoTrainsAndResumes(t *testing.T) {
 func TestTrainTaskWithoutAnAgent(t *testing.T) {
 	if _, err := TrainTask(context.Background(), tiny(t), Task{Index: 3}, nil); err == nil || !strings.Contains(err.Error(), "no agent") {
 		t.Errorf("TrainTask of a zero task: %v; want an error", err)
+	}
+}
+
+// TestResumeLeavesOtherFilesInCheckpoints: a checkpoints directory holding
+// files that are not a checkpoint's temporaries (a user's notes, a .git) is
+// not taken for a run stopped before its first checkpoint: resume refuses
+// it and removes nothing.
+func TestResumeLeavesOtherFilesInCheckpoints(t *testing.T) {
+	cfg := tiny(t)
+	b, err := cfg.MarshalTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(cfg.OutDir, "checkpoints")
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string][]byte{
+		filepath.Join(cfg.OutDir, "config.toml"): b,
+		filepath.Join(root, ".notes"):            []byte("keep me"),
+	} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Resume(cfg.OutDir, Options{}); !errors.Is(err, ErrBadInput) {
+		t.Errorf("resume: %v, want ErrBadInput", err)
+	}
+	for _, p := range []string{".git", ".notes"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestRefusedResumeLeavesTheLock: a resume refused for the run directory's
+// contents (a garbled metrics.csv, tb/ a file, .lock a directory) is bad
+// input and leaves .lock as it was.
+func TestRefusedResumeLeavesTheLock(t *testing.T) {
+	done := uninterrupted(t, 0)
+	for _, tc := range []struct {
+		name  string
+		spoil func(dir string) error
+		lock  bool // .lock is still a file to compare
+	}{
+		{"garbled metrics", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte("not,a,header\n1,2\n"), 0o644)
+		}, true},
+		{"tb a file", func(dir string) error {
+			if err := os.RemoveAll(filepath.Join(dir, "tb")); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "tb"), []byte("x"), 0o644)
+		}, true},
+		{"lock a directory", func(dir string) error {
+			if err := os.Remove(filepath.Join(dir, ".lock")); err != nil {
+				return err
+			}
+			return os.Mkdir(filepath.Join(dir, ".lock"), 0o755)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".lock"), []byte("4242\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.spoil(dir); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := Resume(dir, Options{})
+			if err == nil {
+				if err = tr.SetStopRules(tr.Config().Population.MaxSteps*2, math.Inf(1)); err == nil {
+					_, err = tr.Run(context.Background())
+				}
+			}
+			if !errors.Is(err, ErrBadInput) {
+				t.Errorf("resume: %v, want ErrBadInput", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, ".lock")); tc.lock && string(b) != "4242\n" {
+				t.Errorf(".lock holds %q after the refused resume", b)
+			}
+		})
 	}
 }

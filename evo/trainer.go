@@ -77,10 +77,15 @@ type Trainer struct {
 // New prepares a fresh run of cfg in cfg.OutDir: a config LoadConfig
 // returns, or one built or changed in Go, which is completed as its
 // config.toml will read back (Config.Complete).
-// It refuses an out_dir that already holds a run (resume it, or choose
-// another), so that nothing written is ever overwritten. Run writes the
-// files.
-func New(cfg Config, opts Options) (*Trainer, error) {
+// It refuses an out_dir that already holds a run or anything else, or
+// lies inside a run (CheckNewOutDir), so that nothing written is ever
+// overwritten. Run writes the files.
+func New(cfg Config, opts Options) (*Trainer, error) { return newRun(cfg, opts, false) }
+
+// newRun is New; restarting is set when Resume starts again a run of its
+// own directory that stopped before its first checkpoint, whose files New
+// would otherwise refuse to write over.
+func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
 	// The run trains what its config.toml will say, which Resume reads.
 	cfg, err := cfg.Complete()
 	if err != nil {
@@ -89,8 +94,10 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.validate(true); err != nil {
 		return nil, err
 	}
-	if HoldsRun(cfg.OutDir) {
-		return nil, badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", cfg.OutDir, cfg.OutDir))
+	if !restarting {
+		if err := CheckNewOutDir(cfg.OutDir); err != nil {
+			return nil, fmt.Errorf("out_dir: %w", err)
+		}
 	}
 	if cfg.Demos != nil && cfg.Demos.Dir != "" {
 		// Relative to where the run starts; config.toml records it whole,
