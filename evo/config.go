@@ -249,6 +249,17 @@ func DecodeConfig(data []byte) (Config, error) {
 	if err := checkKeys(md, data); err != nil {
 		return Config{}, badInput(err)
 	}
+	// The decoder drops a value that is not a table where a map belongs.
+	for _, key := range [][]string{{"env", "options"}, {"hp"}} {
+		if t := md.Type(key...); md.IsDefined(key...) && t != "Hash" && t != "" { // "": a table defined by its subtables
+			return Config{}, badInput(fmt.Errorf("%s: a value of type %s, where a table belongs ([%s])",
+				strings.Join(key, "."), strings.ToLower(t), strings.Join(key, ".")))
+		}
+	}
+	if !md.IsDefined("tournament", "size") && cfg.Population.Size >= 1 {
+		// The default tournament of two cannot be held in a population of one.
+		cfg.Tournament.Size = min(cfg.Tournament.Size, cfg.Population.Size)
+	}
 	if err := readBackend(md, data, &cfg); err != nil {
 		return Config{}, badInput(err)
 	}

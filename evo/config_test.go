@@ -34,6 +34,8 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"misspelt backend", "[net]\nbackedn = \"go\"\n", []string{"net.backedn (line 2, did you mean backend?)"}},
 		{"syntax error", "[population\nsize = 4\n", []string{"line 2", "table name"}},
 		{"type error", "[population]\nsize = \"four\"\n", []string{"population.size", "string"}},
+		{"options not a table", "[env]\noptions = 5\n", []string{"env.options: a value of type integer, where a table belongs"}},
+		{"hp not a table", "hp = []\n", []string{"hp: a value of type array, where a table belongs"}},
 		{"negative lr", "[ppo]\nlr = -0.001\n", []string{"ppo.lr = -0.001", "> 0"}},
 		{"zero population", "[population]\nsize = 0\n", []string{"population.size = 0", ">= 1"}},
 		{"tournament larger than population", "[tournament]\nsize = 9\n", []string{"tournament.size = 9", "population.size = 4"}},
@@ -140,6 +142,29 @@ func TestConfigErrorsComeInOneOrder(t *testing.T) {
 		} else if msg != first {
 			t.Fatalf("parse %d differs:\n%s\nfirst:\n%s", i, msg, first)
 		}
+	}
+}
+
+// TestSmallConfigsTheDefaultsFit: the defaults derived from other keys fit
+// the config they complete: a population of one gets a tournament of one,
+// and learn_step's default range starts at num_envs, so that neither is an
+// error about a key the file never wrote.
+func TestSmallConfigsTheDefaultsFit(t *testing.T) {
+	for _, text := range []string{
+		"[population]\nsize = 1\n",
+		"[env]\nnum_envs = 1024\n",
+		"[env]\nnum_envs = 16\n[ppo]\nlearn_step = 32\nbatch_size = 32\n",
+	} {
+		if _, err := ParseConfig([]byte(text)); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+	cfg, err := ParseConfig([]byte("[env]\nnum_envs = 1024\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.HP["learn_step"]; r.Min != 1024 {
+		t.Errorf("hp.learn_step.min = %v, want num_envs 1024", r.Min)
 	}
 }
 

@@ -130,6 +130,17 @@ func defaultRange(name string, value float64) HPRange {
 	return r
 }
 
+// defaultRange is the default range of hyperparameter name around the
+// config's [ppo] value, with learn_step's minimum at least env.num_envs
+// (a rollout takes learn_step/num_envs steps of each env).
+func (c *Config) defaultRange(name string) HPRange {
+	r := defaultRange(name, hpValue(c.PPO, name))
+	if name == "learn_step" && c.Env.NumEnvs > 0 {
+		r.Min = max(r.Min, float64(c.Env.NumEnvs))
+	}
+	return r
+}
+
 // completeHP fills each [hp.<name>] table's missing keys from the default
 // range around the [ppo] value, and adds the ranges every run mutates (lr,
 // batch_size, learn_step) where the file has none.
@@ -148,7 +159,7 @@ func completeHP(md toml.MetaData, cfg *Config) error {
 				cfg.PPO.UseSDE, cfg.PPO.SDESampleFreq))
 			continue
 		}
-		d := defaultRange(name, hpValue(cfg.PPO, name))
+		d := cfg.defaultRange(name)
 		for _, k := range []struct {
 			key string
 			dst *float64
@@ -170,7 +181,7 @@ func completeHP(md toml.MetaData, cfg *Config) error {
 	}
 	for _, name := range []string{"lr", "batch_size", "learn_step"} {
 		if _, ok := hp[name]; !ok {
-			hp[name] = defaultRange(name, hpValue(cfg.PPO, name))
+			hp[name] = cfg.defaultRange(name)
 		}
 	}
 	cfg.HP = hp
