@@ -13,6 +13,7 @@ import (
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/internal/nearest"
+	"github.com/evolverl/evolve/internal/readcap"
 )
 
 // configSource is the text of the config a new run starts from and what
@@ -30,7 +31,7 @@ func (f *trainFlags) sourceConfig() (configSource, error) {
 	if f.set["env"] {
 		return envSource(f.env)
 	}
-	b, err := os.ReadFile(f.config)
+	b, err := readcap.File(f.config, evo.MaxConfigBytes)
 	if err == nil {
 		return configSource{name: "config " + f.config, text: b}, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/readcap"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
@@ -184,6 +184,10 @@ func DefaultConfig() Config {
 	}
 }
 
+// MaxConfigBytes is the longest config file read: a config is kilobytes, and
+// a path naming a device or an endless stream must not exhaust the memory.
+const MaxConfigBytes = 16 << 20
+
 // LoadConfig reads the TOML file at path on top of DefaultConfig, fills the
 // defaults of the network and of the hyperparameter ranges, and validates
 // the result. Every error names the file; syntax and type errors give the
@@ -191,7 +195,7 @@ func DefaultConfig() Config {
 // known key of their table, and each bad value is named with what is
 // allowed. All of its errors match ErrBadInput.
 func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readcap.File(path, MaxConfigBytes)
 	if err != nil {
 		return Config{}, badInput(fmt.Errorf("config: %w", err))
 	}
@@ -225,7 +229,7 @@ func parseConfig(data []byte, build bool) (Config, error) {
 // building an agent, as LoadConfig would.
 func ReadRunConfig(dir string) (Config, error) {
 	path := filepath.Join(dir, "config.toml")
-	data, err := os.ReadFile(path)
+	data, err := readcap.File(path, MaxConfigBytes)
 	if err != nil {
 		return Config{}, err
 	}
