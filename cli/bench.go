@@ -53,10 +53,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		strings.Join(benchClassic, ", "), strings.Join(benchLong, ", ")), stderr)
 	var o benchOptions
 	long, variants := o.register(c.fs)
-	if status, ok := c.parse(args); !ok {
+	pos, status, ok := c.parseInterspersed(args)
+	if !ok {
 		return status
 	}
-	if msg := o.complete(c.fs, *long, *variants); msg != "" {
+	if msg := o.complete(c.fs, pos, *long, *variants); msg != "" {
 		return c.misuse("%s", msg)
 	}
 	// Every config is read and checked before the first run starts.
@@ -109,7 +110,7 @@ func (o *benchOptions) register(fs *flag.FlagSet) (long *bool, variants *string)
 // complete checks the parsed flags and derives the variants, the config
 // paths and the command line the report records; it returns what is wrong,
 // or "".
-func (o *benchOptions) complete(fs *flag.FlagSet, long bool, variants string) string {
+func (o *benchOptions) complete(fs *flag.FlagSet, pos []string, long bool, variants string) string {
 	switch {
 	case o.seeds < 1:
 		return fmt.Sprintf("-seeds %d: want >= 1", o.seeds)
@@ -119,6 +120,19 @@ func (o *benchOptions) complete(fs *flag.FlagSet, long bool, variants string) st
 		return fmt.Sprintf("-eval-episodes %d: want >= 0 (0: off)", o.evalEpisodes)
 	case o.out == "":
 		return "-out: want a directory"
+	case isSet(fs, "report") && o.report == "":
+		return "-report: want a directory (without -report the report goes to -out)"
+	case isSet(fs, "configs") && len(pos) > 0:
+		return fmt.Sprintf("-configs applies to the default configs only, not to %s", pos[0])
+	}
+	// Where the runs and the report go is known to work before anything trains.
+	for _, d := range []struct{ flag, dir string }{{"-out", o.out}, {"-report", o.report}} {
+		if d.dir == "" {
+			continue
+		}
+		if err := evo.CheckOutDir(d.dir); err != nil {
+			return fmt.Sprintf("%s %v", d.flag, err)
+		}
 	}
 	if o.report == "" {
 		o.report = o.out
@@ -133,7 +147,7 @@ func (o *benchOptions) complete(fs *flag.FlagSet, long bool, variants string) st
 		}
 		o.variants = append(o.variants, v)
 	}
-	o.configs = fs.Args()
+	o.configs = pos
 	if o.defaults = len(o.configs) == 0; o.defaults {
 		o.configs = o.defaultConfigs(long, isSet(fs, "configs"))
 	} else if long {
@@ -164,7 +178,7 @@ func (o *benchOptions) complete(fs *flag.FlagSet, long bool, variants string) st
 			cmd = append(cmd, "-"+f.Name, f.Value.String())
 		}
 	})
-	o.command = strings.Join(append(cmd, fs.Args()...), " ")
+	o.command = strings.Join(append(cmd, pos...), " ")
 	return ""
 }
 

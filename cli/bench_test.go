@@ -195,6 +195,9 @@ func TestBenchBadInputExitsTwo(t *testing.T) {
 		{"default configs elsewhere", []string{"-configs", dir}, "cartpole.toml"},
 		{"config twice", []string{config, config}, "given twice"},
 		{"one name twice", []string{config, sameName}, "would share"},
+		{"report a file", []string{"-report", bad, config}, "-report " + bad + " is a file"},
+		{"empty report", []string{"-report", "", config}, "-report: want a directory"},
+		{"configs beside configs", []string{"-configs", dir, config}, "-configs applies to the default configs only"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -360,5 +363,19 @@ func TestBenchDefaultsWithoutACheckout(t *testing.T) {
 		if !strings.Contains(b, n+" evo seed 1") {
 			t.Errorf("BENCHMARKS.md does not list %s as missing:\n%s", n, b)
 		}
+	}
+}
+
+// TestBenchFlagsAfterConfigs: flags may follow the configs, as in plot and
+// sample (-seeds was read as a config file).
+func TestBenchFlagsAfterConfigs(t *testing.T) {
+	config, _ := writeTiny(t, 512)
+	out := t.TempDir()
+	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-out", out, config, "-seeds", "2", "-quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if b := string(mustRead(t, filepath.Join(out, "BENCHMARKS.md"))); !strings.Contains(b, "tiny evo seed 2") {
+		t.Errorf("-seeds 2 after the config was not read:\n%s", b)
 	}
 }

@@ -56,6 +56,11 @@ func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 0 {
 		return c.misuse("want a run directory, several, or a directory holding runs (a bench's -out)")
 	}
+	for _, f := range []string{"o", "hp"} {
+		if c.set()[f] && c.fs.Lookup(f).Value.String() == "" {
+			return c.misuse("-%s: empty (leave the flag out for its default)", f)
+		}
+	}
 	w := pngWriter{stdout: stdout, stderr: stderr}
 	dirs, err := findRuns(pos)
 	if err != nil {
@@ -66,7 +71,11 @@ func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return plotRunDir(w, dirs[0], *hp)
 	}
 	if *hp != "" {
-		return w.bad("-hp %s charts one run; %s: %d runs (%s, %s, ...)", *hp, strings.Join(pos, " "), len(dirs), dirs[0], dirs[1])
+		shown := strings.Join(dirs[:2], ", ")
+		if len(dirs) > 2 {
+			shown += ", ..."
+		}
+		return w.bad("-hp %s charts one run; %s: %d runs (%s)", *hp, strings.Join(pos, " "), len(dirs), shown)
 	}
 	w.dir = *outDir
 	if w.dir == "" && len(pos) == 1 {

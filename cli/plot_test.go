@@ -161,6 +161,8 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 		{"ragged row", []string{runDir("ragged", header+"1,0,-1\n")}, "metrics.csv"},
 		{"bad number", []string{runDir("number", strings.Replace(syntheticMetrics, "0.0003,64", "fast,64", 1))}, `metrics.csv: line 2: column lr: "fast"`},
 		{"unknown flag", []string{"-x", runDir("flag", syntheticMetrics)}, "-x"},
+		{"empty -o", []string{"-o", "", runDir("emptyo", syntheticMetrics)}, "-o: empty"},
+		{"empty -hp", []string{"-hp", "", runDir("emptyhp", syntheticMetrics)}, "-hp: empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errOut := evolve(context.Background(), append([]string{"plot"}, c.args...)...)
