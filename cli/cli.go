@@ -39,9 +39,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 	"time"
 
@@ -55,6 +57,9 @@ const (
 	exitFailure  = 1
 	exitBadInput = 2
 )
+
+// subcommandNames are the names of evolve's subcommands, sorted.
+func subcommandNames() []string { return slices.Sorted(maps.Keys(subcommands)) }
 
 // subcommands are evolve's subcommands by name; without one, evolve
 // trains (trainCmd).

@@ -111,6 +111,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"both", []string{"-config", "a.toml", "-resume", "b"}, []string{"exactly one of -config"}},
 		{"unknown flag", []string{"-confg", "a.toml"}, []string{"-confg"}},
 		{"stray argument", []string{"-config", "a.toml", "extra"}, []string{`unexpected argument "extra"`}},
+		{"mistyped subcommand", []string{"plto"}, []string{`unexpected argument "plto": not a subcommand (bench, configs,`}},
+		{"config without -config", []string{"my.toml"}, []string{`unexpected argument "my.toml": give a config with -config my.toml`}},
 		{"seed on resume", []string{"-resume", dir, "-seed", "3"}, []string{"-seed, -out and -set do not apply"}},
 		{"negative workers", []string{"-config", "a.toml", "-workers", "-2"}, []string{"-workers -2"}},
 		{"resume of no run", []string{"-resume", filepath.Join(dir, "nothing")}, []string{"nothing", "no such run directory"}},

@@ -70,6 +70,12 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 	set := f.set
 	switch {
 	case fs.NArg() > 0:
+		if strings.HasSuffix(fs.Arg(0), ".toml") {
+			return fmt.Sprintf("unexpected argument %q: give a config with -config %s", fs.Arg(0), fs.Arg(0))
+		}
+		if !strings.ContainsAny(fs.Arg(0), `./\`) { // a word, not a path: a mistyped subcommand
+			return fmt.Sprintf("unexpected argument %q: not a subcommand (%s)", fs.Arg(0), strings.Join(subcommandNames(), ", "))
+		}
 		return fmt.Sprintf("unexpected argument %q", fs.Arg(0))
 	case count(set["config"], set["resume"], set["env"]) != 1:
 		return "give exactly one of -config FILE, -env ID and -resume DIR"

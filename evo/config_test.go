@@ -36,6 +36,7 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"type error", "[population]\nsize = \"four\"\n", []string{"population.size", "string"}},
 		{"options not a table", "[env]\noptions = 5\n", []string{"env.options: a value of type integer, where a table belongs"}},
 		{"hp not a table", "hp = []\n", []string{"hp: a value of type array, where a table belongs"}},
+		{"rnd range without rnd", "[hp.rnd_coef]\nmin = 0.1\n", []string{"ppo.rnd_coef = 0 with an [hp.rnd_coef] range"}},
 		{"negative lr", "[ppo]\nlr = -0.001\n", []string{"ppo.lr = -0.001", "> 0"}},
 		{"zero population", "[population]\nsize = 0\n", []string{"population.size = 0", ">= 1"}},
 		{"tournament larger than population", "[tournament]\nsize = 9\n", []string{"tournament.size = 9", "population.size = 4"}},

@@ -289,8 +289,12 @@ func (e memEstimate) refusal(budget int64, from string) error {
 			desc = append(desc, fmt.Sprintf("%s %s", p.what, gbString(p.total)))
 		}
 	}
+	lead := strings.Join(keys, ", ")
+	if lead == "" { // no part dominates: the whole run is too big for the budget
+		lead = "the run as a whole"
+	}
 	return fmt.Errorf("%s: the run needs about %s of memory, more than the budget of %s (%s); most of it: %s; an agent needs %s, a checkpoint %s on disk",
-		strings.Join(keys, ", "), gbString(e.total), gbString(budget), from, strings.Join(desc, ", "),
+		lead, gbString(e.total), gbString(budget), from, strings.Join(desc, ", "),
 		gbString(satAdd(satAdd(e.perAgent[0].bytes, e.perAgent[1].bytes), e.perAgent[2].bytes)), gbString(e.checkpoint))
 }
 

@@ -233,6 +233,10 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	if f, i := hpField(&c.PPO, name); f == nil && i == nil {
 		return []error{fmt.Errorf("[%s]: not a mutable hyperparameter; want one of %s", key, strings.Join(HPNames(), ", "))}
 	}
+	if name == "rnd_coef" && c.PPO.RNDCoef == 0 {
+		// Said first: the range's own defaults around 0 would only confuse.
+		return []error{fmt.Errorf("ppo.rnd_coef = 0 with an [hp.rnd_coef] range: to turn RND on, set ppo.rnd_coef > 0; to keep it off, remove the [hp.rnd_coef] table")}
+	}
 	if !finite(r.Min) || !finite(r.Max) || !(r.Min <= r.Max) {
 		return []error{fmt.Errorf("%s: min = %v, max = %v: want finite min <= max", key, r.Min, r.Max)}
 	}
@@ -247,9 +251,6 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	}
 	if (name == "learn_step" || name == "batch_size") && r.Max > maxLearnStep {
 		return append(errs, fmt.Errorf("%s.max = %v: want <= %d", key, r.Max, maxLearnStep))
-	}
-	if v := hpValue(c.PPO, name); name == "rnd_coef" && v == 0 {
-		errs = append(errs, fmt.Errorf("ppo.rnd_coef = 0 with an [hp.rnd_coef] range: to turn RND off, remove the [hp.rnd_coef] table"))
 	}
 	if name == "rnd_coef" && !(r.Min > 0) {
 		errs = append(errs, fmt.Errorf("%s.min = %v: want > 0 (a mutation cannot turn RND off or on)", key, r.Min))
