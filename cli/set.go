@@ -105,10 +105,9 @@ func checkSet(path []string, v any) error {
 	}
 	if err := evo.CheckKeys(b.Bytes()); err != nil {
 		// Line numbers refer to the snippet, not to anything the user wrote.
-		msg := snippetLine.ReplaceAllString(err.Error(), "$1: ")
+		msg := snippetLine.ReplaceAllString(err.Error(), "")
 		msg = strings.NewReplacer("(line 1, ", "(", "(line 2, ", "(", " (line 1)", "", " (line 2)", "").Replace(msg)
-		msg = typeMismatch.ReplaceAllString(msg, "want ${2} (got ${1})")
-		// A value where a table belongs (-set hp.lr=1e-3): name the keys, not a Go type.
+		// A value where a table belongs (-set hp.lr=1e-3): name the keys.
 		msg = tableMismatch.ReplaceAllString(msg, "${1} is a table, not a value: set its keys (-set ${1}.KEY=VALUE)")
 		return errors.New(msg)
 	}
@@ -133,14 +132,9 @@ func setPath(doc map[string]any, path []string, v any) error {
 	return nil
 }
 
-// typeMismatch matches the TOML decoder's words for a value of the wrong
-// type.
-var typeMismatch = regexp.MustCompile(`incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+// tableMismatch matches evo's words for a value given where a table
+// belongs ("hp.lr: want a table (got float)"), with the key.
+var tableMismatch = regexp.MustCompile(`^([\w.]+): want a table \(got \w+\)`)
 
-// tableMismatch matches the TOML decoder's words for a value given where a
-// table belongs ("hp.lr: type mismatch for evo.HPRange: expected table but
-// found float64"), with the key.
-var tableMismatch = regexp.MustCompile(`([\w.]+): type mismatch for [\w.*\[\]]+: expected table but found \w+`)
-
-// snippetLine matches the TOML decoder's "toml: line N (last key "k"): ".
-var snippetLine = regexp.MustCompile(`toml: line \d+ \(last key "([^"]+)"\): `)
+// snippetLine matches the "line N: " evo puts before a key's type error.
+var snippetLine = regexp.MustCompile(`^line \d+: `)

@@ -248,7 +248,7 @@ func DecodeConfig(data []byte) (Config, error) {
 	cfg := DefaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		return Config{}, badInput(err)
+		return Config{}, badInput(decodeError(err))
 	}
 	if err := checkKeys(md, data); err != nil {
 		return Config{}, badInput(err)

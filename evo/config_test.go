@@ -495,7 +495,7 @@ func TestExplicitZeroIsHonoured(t *testing.T) {
 		{"ppo.ent_coef", "[ppo]\nent_coef = 0.0\n", func(c Config) any { return c.PPO.EntCoef }, 0.0, nil},
 		{"ppo.vf_coef", "[ppo]\nvf_coef = 0.0\n", func(c Config) any { return c.PPO.VFCoef }, 0.0, nil},
 		{"ppo.max_grad_norm", "[ppo]\nmax_grad_norm = 0.0\n", nil, nil, []string{"ppo.max_grad_norm = 0", "> 0"}},
-		{"ppo.update_epochs", "[ppo]\nupdate_epochs = 0\n", nil, nil, []string{"ppo.update_epochs = 0", ">= 1"}},
+		{"ppo.update_epochs", "[ppo]\nupdate_epochs = 0\n", nil, nil, []string{"ppo.update_epochs = 0", "1 to 1000"}},
 		{"ppo.target_kl", "[ppo]\ntarget_kl = 0.0\n", func(c Config) any { return c.PPO.TargetKL }, 0.0, nil},
 		{"ppo.action_std_init", "[env]\nid = \"Pendulum-v1\"\n[ppo]\naction_std_init = 0.0\n", func(c Config) any { return c.PPO.ActionStdInit }, 0.0, nil},
 		{"ppo.bptt", "[ppo]\nbptt = \"\"\n", nil, nil, []string{"ppo.bptt = \"\""}},

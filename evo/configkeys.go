@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -120,10 +121,51 @@ func CheckKeys(fragment []byte) error {
 	cfg := DefaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(fragment)).Decode(&cfg)
 	if err != nil {
-		return badInput(err)
+		return badInput(decodeError(err))
 	}
 	if err := checkKeys(md, fragment); err != nil {
 		return badInput(err)
 	}
 	return nil
+}
+
+// The TOML decoder's words for a value of the wrong type, and for a value
+// where a table belongs, with the line and the key.
+var (
+	typeMismatch  = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type ([\w\[\]]+); destination has type ([\w\[\]]+)$`)
+	tableMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): type mismatch for [\w.*\[\]]+: expected table but found ([\w\[\]]+)$`)
+)
+
+// decodeError says a type error of the TOML decoder in TOML's words ("line
+// 2: population.size: want integer (got string)") instead of Go's; other
+// errors (syntax, with their line and column) are returned as they are.
+func decodeError(err error) error {
+	msg := err.Error()
+	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
+		if tomlType(m[3]) == "table" {
+			return fmt.Errorf("line %s: %s: a value, not a table: no keys go under it", m[1], m[2])
+		}
+		return fmt.Errorf("line %s: %s: want %s (got %s)", m[1], m[2], tomlType(m[4]), tomlType(m[3]))
+	}
+	if m := tableMismatch.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("line %s: %s: want a table (got %s)", m[1], m[2], tomlType(m[3]))
+	}
+	return err
+}
+
+// tomlType names a Go type of the TOML decoder's messages as TOML does.
+func tomlType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint"):
+		return "integer"
+	case strings.HasPrefix(goType, "float"):
+		return "float"
+	case goType == "bool":
+		return "boolean"
+	case goType == "slice" || strings.HasPrefix(goType, "[]"):
+		return "array"
+	case strings.HasPrefix(goType, "map") || goType == "struct":
+		return "table"
+	}
+	return goType
 }

@@ -375,8 +375,13 @@ func TestTournamentSizeOnlyWhereATournamentIsHeld(t *testing.T) {
 			t.Errorf("%q with 1 agent: %v", strings.TrimSpace(extra), err)
 		}
 	}
+	// Without [tournament] size, one agent gets a tournament of one; a
+	// tournament of two written out is refused.
 	text := strings.Replace(runtest.TinyConfig, "size = 3\n", "size = 1\n", 1)
-	if _, err := ParseConfig([]byte(text)); err == nil || !strings.Contains(err.Error(), "tournament.size = 2") {
+	if _, err := ParseConfig([]byte(text)); err != nil {
+		t.Errorf("1 agent, the default tournament: %v", err)
+	}
+	if _, err := ParseConfig([]byte(text + "\n[tournament]\nsize = 2\n")); err == nil || !strings.Contains(err.Error(), "tournament.size = 2") {
 		t.Errorf("a tournament of 2 in a population of 1: err = %v", err)
 	}
 }
