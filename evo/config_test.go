@@ -37,6 +37,7 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"options not a table", "[env]\noptions = 5\n", []string{"env.options: a value of type integer, where a table belongs"}},
 		{"hp not a table", "hp = []\n", []string{"hp: a value of type array, where a table belongs"}},
 		{"rnd range without rnd", "[hp.rnd_coef]\nmin = 0.1\n", []string{"ppo.rnd_coef = 0 with an [hp.rnd_coef] range"}},
+		{"kl range without the kl rate", "[hp.kl_threshold]\nmin = 0\nmax = 0.1\n", []string{"ppo.kl_threshold = 0 with an [hp.kl_threshold] range"}},
 		{"negative lr", "[ppo]\nlr = -0.001\n", []string{"ppo.lr = -0.001", "> 0"}},
 		{"zero population", "[population]\nsize = 0\n", []string{"population.size = 0", ">= 1"}},
 		{"tournament larger than population", "[tournament]\nsize = 9\n", []string{"tournament.size = 9", "population.size = 4"}},

@@ -233,6 +233,9 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	if f, i := hpField(&c.PPO, name); f == nil && i == nil {
 		return []error{fmt.Errorf("[%s]: not a mutable hyperparameter; want one of %s", key, strings.Join(HPNames(), ", "))}
 	}
+	if name == "kl_threshold" && c.PPO.KLThreshold == 0 {
+		return []error{fmt.Errorf("ppo.kl_threshold = 0 with an [hp.kl_threshold] range: the KL-adaptive rate is off; set ppo.kl_threshold > 0 to turn it on, or remove the [hp.kl_threshold] table")}
+	}
 	if name == "rnd_coef" && c.PPO.RNDCoef == 0 {
 		// Said first: the range's own defaults around 0 would only confuse.
 		return []error{fmt.Errorf("ppo.rnd_coef = 0 with an [hp.rnd_coef] range: to turn RND on, set ppo.rnd_coef > 0; to keep it off, remove the [hp.rnd_coef] table")}
