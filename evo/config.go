@@ -318,6 +318,9 @@ func checkKeys(md toml.MetaData, data []byte) error {
 	// keys are spelled as documented, in lower case.
 	for _, k := range md.Keys() {
 		if s := k.String(); s != strings.ToLower(s) && !isEnvOption(k) {
+			if line := keyLine(data, k); line > 0 {
+				s += fmt.Sprintf(" (line %d, write %s)", line, strings.ToLower(s))
+			}
 			keys = append(keys, s)
 		}
 	}
