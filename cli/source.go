@@ -109,8 +109,12 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 	if err != nil {
 		return evo.Config{}, src, err
 	}
-	// The file's own keys first, so that its errors name its lines.
+	// The file's own keys first, so that its errors name its lines; without
+	// -set, all of the file's problems at once.
 	if _, err := evo.DecodeConfig(src.text); err != nil {
+		if len(f.sets) == 0 {
+			_, err = evo.ParseConfig(src.text)
+		}
 		return evo.Config{}, src, fmt.Errorf("%s: %w", src.name, err)
 	}
 	text, err := applySets(src.text, f.sets)

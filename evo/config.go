@@ -213,12 +213,14 @@ func ParseConfig(data []byte) (Config, error) { return parseConfig(data, true) }
 // parseConfig is ParseConfig; without build it checks everything but
 // building an agent (the fuzz test's fast path).
 func parseConfig(data []byte, build bool) (Config, error) {
-	cfg, err := DecodeConfig(data)
+	cfg, keysErr, err := decodeConfig(data)
 	if err != nil {
-		return Config{}, err
+		return Config{}, errors.Join(keysErr, err)
 	}
-	if err := cfg.validate(build); err != nil {
-		return Config{}, err
+	// With unknown keys the values are still checked, but no agent is
+	// built: the file is not the one the user meant yet.
+	if err := errors.Join(keysErr, cfg.validate(build && keysErr == nil)); err != nil {
+		return Config{}, badInput(err)
 	}
 	return cfg, nil
 }
@@ -245,18 +247,27 @@ func ReadRunConfig(dir string) (Config, error) {
 // settings), refusing unknown keys, without validating the values or making
 // the env. ParseConfig is DecodeConfig followed by Validate.
 func DecodeConfig(data []byte) (Config, error) {
-	cfg := DefaultConfig()
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
-	if err != nil {
-		return Config{}, badInput(decodeError(err))
-	}
-	if err := checkKeys(md, data); err != nil {
+	cfg, keysErr, err := decodeConfig(data)
+	if err := errors.Join(keysErr, err); err != nil {
 		return Config{}, badInput(err)
 	}
+	return cfg, nil
+}
+
+// decodeConfig is DecodeConfig, which keeps apart the errors of unknown or
+// misspelt keys (keysErr): the values that did decode can still be
+// validated, so that one run of the checks lists every problem.
+func decodeConfig(data []byte) (cfg Config, keysErr, err error) {
+	cfg = DefaultConfig()
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
+	if err != nil {
+		return Config{}, nil, badInput(decodeError(err))
+	}
+	keysErr = checkKeys(md, data)
 	// The decoder drops a value that is not a table where a map belongs.
 	for _, key := range [][]string{{"env", "options"}, {"hp"}} {
 		if t := md.Type(key...); md.IsDefined(key...) && t != "Hash" && t != "" { // "": a table defined by its subtables
-			return Config{}, badInput(fmt.Errorf("%s: a value of type %s, where a table belongs ([%s])",
+			return Config{}, nil, badInput(fmt.Errorf("%s: a value of type %s, where a table belongs ([%s])",
 				strings.Join(key, "."), strings.ToLower(t), strings.Join(key, ".")))
 		}
 	}
@@ -265,22 +276,22 @@ func DecodeConfig(data []byte) (Config, error) {
 		cfg.Tournament.Size = min(cfg.Tournament.Size, cfg.Population.Size)
 	}
 	if err := readBackend(md, data, &cfg); err != nil {
-		return Config{}, badInput(err)
+		return Config{}, nil, badInput(err)
 	}
 	if err := completeNet(md, &cfg); err != nil {
-		return Config{}, badInput(err)
+		return Config{}, nil, badInput(err)
 	}
 	if cfg.Env.Options == nil {
 		cfg.Env.Options = envs.Options{}
 	}
 	completeVTrace(md, &cfg.PPO)
 	if err := completeHP(md, &cfg); err != nil {
-		return Config{}, badInput(err)
+		return Config{}, nil, badInput(err)
 	}
 	if err := cfg.resolveStrategy(md); err != nil {
-		return Config{}, err
+		return Config{}, nil, err
 	}
-	return cfg, nil
+	return cfg, keysErr, nil
 }
 
 // completeVTrace gives V-trace's clips IMPALA's 1 where advantage =

@@ -170,6 +170,21 @@ func TestSmallConfigsTheDefaultsFit(t *testing.T) {
 	}
 }
 
+// TestUnknownKeysDoNotHideBadValues: a file with a misspelt key and bad
+// values gets every problem in one error, as the standard asks (the values
+// were checked only once the keys were right).
+func TestUnknownKeysDoNotHideBadValues(t *testing.T) {
+	_, err := ParseConfig([]byte("[population]\nsize = 0\nbananas = 3\n[ppo]\nlr = -1\n"))
+	for _, want := range []string{"unknown keys: population.bananas (line 3)", "population.size = 0", "ppo.lr = -1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v; want it to say %q", err, want)
+		}
+	}
+	if !errors.Is(err, ErrBadInput) {
+		t.Errorf("err = %v; want ErrBadInput", err)
+	}
+}
+
 func TestEmptyConfigIsTheDefaults(t *testing.T) {
 	cfg, err := ParseConfig(nil)
 	if err != nil {
