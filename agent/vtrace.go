@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -27,8 +28,13 @@ func (c Config) validateAdvantage() []error {
 	}
 	switch c.Advantage {
 	case "", AdvantageGAE, AdvantageMC:
-		if c.VTraceRhoClip != 0 || c.VTraceCClip != 0 {
-			errs = append(errs, fmt.Errorf(`vtrace_rho_clip = %v, vtrace_c_clip = %v: set only with advantage = "vtrace"`, c.VTraceRhoClip, c.VTraceCClip))
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"vtrace_rho_clip", c.VTraceRhoClip}, {"vtrace_c_clip", c.VTraceCClip}} {
+			if f.v != 0 { // only the clips that were set: 0 is their absence
+				errs = append(errs, fmt.Errorf(`%s = %v: set only with advantage = "vtrace" (advantage = %q)`, f.key, f.v, cmp.Or(c.Advantage, AdvantageGAE)))
+			}
 		}
 	case AdvantageVTrace:
 		for _, f := range []struct {
