@@ -240,7 +240,7 @@ def run_evolve(evolve, rdir, config, seed, workers, report_only=False):
         cpath = os.path.join(rdir, "config.toml")
         with open(cpath, "w") as f:
             f.write(evolve_tune.toml_dumps(config))
-        if os.path.exists(os.path.join(run, "checkpoints")):
+        if os.path.exists(os.path.join(run, "config.toml")):  # stopped: resume (or restart) it
             cmd = [evolve, "-resume", run, "-quiet"]
         else:
             cmd = [evolve, "-config", cpath, "-out", run, "-seed", str(seed), "-no-target", "-quiet"]

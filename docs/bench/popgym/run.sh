@@ -30,7 +30,7 @@ for task in "${tasks[@]}"; do
 		mkdir -p "$out/$task"
 		cfg="$out/$task/config.toml"
 		sed -e "s/^id = .*/id = \"popgym-$task-v0\"/" "$here/${CONFIG:-popgym.toml}" > "$cfg"
-		if [ -d "$dir/checkpoints" ]; then
+		if [ -f "$dir/config.toml" ]; then # stopped: resumed (one stopped before its first checkpoint starts again)
 			"$evolve" -resume "$dir" -quiet ${WORKERS:+-workers "$WORKERS"}
 		else
 			"$evolve" -config "$cfg" -out "$dir" -seed "$seed" -max-steps $((budget * 4)) -no-target -quiet ${WORKERS:+-workers "$WORKERS"}

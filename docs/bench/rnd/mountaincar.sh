@@ -13,8 +13,12 @@ evolve=${EVOLVE:-$out/evolve}
 for s in $seeds; do
 	for method in $methods; do
 		dir=$out/mc-$method-s$s
-		[ -f "$dir/summary.json" ] && continue
-		"$evolve" -config "docs/bench/rnd/mountaincar-$method.toml" -seed "$s" -out "$dir" -quiet -workers 1 >/dev/null
+		grep -qs '"finished": *true' "$dir/summary.json" && continue
+		if [ -f "$dir/config.toml" ]; then # stopped: resumed
+			"$evolve" -resume "$dir" -quiet -workers 1 >/dev/null
+		else
+			"$evolve" -config "docs/bench/rnd/mountaincar-$method.toml" -seed "$s" -out "$dir" -quiet -workers 1 >/dev/null
+		fi
 		echo "$method seed $s: $(grep -o '"elite_fitness":[^,]*' "$dir/summary.json"), $(grep -o '"global_steps": *[0-9]*' "$dir/summary.json")"
 	done
 done

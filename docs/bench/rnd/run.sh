@@ -18,7 +18,7 @@ evolve=${EVOLVE:-$out/evolve}
 for n in $sizes; do
 	for s in $seeds; do
 		dir=$out/$method-$n-s$s
-		[ -f "$dir/summary.json" ] && continue
+		grep -qs '"finished": *true' "$dir/summary.json" && continue
 		extra=()
 		if [ "$method" = ppod ]; then
 			demos=$out/demos-$n-s$s
@@ -26,8 +26,12 @@ for n in $sizes; do
 			go run ./docs/bench/rnd/deepsea-demos -size "$n" -mapping-seed "$s" -episodes 5 -o "$demos/solved.npz" >/dev/null
 			extra=(-set "demos.dir=\"$demos\"")
 		fi
-		"$evolve" -config "docs/bench/rnd/deepsea-$method.toml" -set "env.options.size=$n" \
-			-set "env.options.mapping_seed=$s" "${extra[@]}" -seed "$s" -out "$dir" -quiet -workers 1 >/dev/null
+		if [ -f "$dir/config.toml" ]; then # stopped: resumed
+			"$evolve" -resume "$dir" -quiet -workers 1 >/dev/null
+		else
+			"$evolve" -config "docs/bench/rnd/deepsea-$method.toml" -set "env.options.size=$n" \
+				-set "env.options.mapping_seed=$s" "${extra[@]}" -seed "$s" -out "$dir" -quiet -workers 1 >/dev/null
+		fi
 		echo "$method N=$n seed $s: $(grep -o '"elite_fitness":[^,]*' "$dir/summary.json"), $(grep -o '"global_steps": *[0-9]*' "$dir/summary.json")"
 	done
 done
