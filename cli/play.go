@@ -87,6 +87,10 @@ func playCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("-gif %s: want a file name ending in .gif (the file is an animated GIF)", p.gif)
 	case p.record != "" && !strings.EqualFold(filepath.Ext(p.record), ".npz"):
 		return usage("-record %s: want a file name ending in .npz (the trajectories are NumPy arrays in a zip)", p.record)
+	case p.gif != "" && outsideCheckpoints("-gif", p.gif) != "":
+		return usage("%s", outsideCheckpoints("-gif", p.gif))
+	case p.record != "" && outsideCheckpoints("-record", p.record) != "":
+		return usage("%s", outsideCheckpoints("-record", p.record))
 	}
 	return play(ctx, p, stdout, stderr)
 }

@@ -61,6 +61,9 @@ func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return c.misuse("-%s: empty (leave the flag out for its default)", f)
 		}
 	}
+	if msg := outsideCheckpoints("-o", *outDir); *outDir != "" && msg != "" {
+		return c.misuse("%s", msg)
+	}
 	w := pngWriter{stdout: stdout, stderr: stderr}
 	dirs, err := findRuns(pos)
 	if err != nil {

@@ -100,6 +100,8 @@ func (f *sampleFlags) check(c *command, pos []string) (int, bool) {
 		return c.misuse("-o: give the dataset's file, OUT.npz"), false
 	case !strings.EqualFold(filepath.Ext(f.out), ".npz"):
 		return c.misuse("-o %s: want a file name ending in .npz (the dataset is NumPy arrays in a zip)", f.out), false
+	case outsideCheckpoints("-o", f.out) != "":
+		return c.misuse("%s", outsideCheckpoints("-o", f.out)), false
 	case !slices.Contains(sampleMethods, m.name):
 		return c.misuse("-method %q: want one of %s", m.name, strings.Join(sampleMethods, ", ")), false
 	case m.name == "temperature" && !set["temperature"]:

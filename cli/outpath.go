@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/evolverl/evolve/evo"
+)
+
+// checkpointHolding returns the run directory whose checkpoints directory
+// path is or lies in, or "": a file written there (a chart, a GIF, a dataset)
+// would make that checkpoint fail its verification on the next -resume.
+func checkpointHolding(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	for p := abs; filepath.Dir(p) != p; p = filepath.Dir(p) {
+		if filepath.Base(p) == "checkpoints" && evo.HoldsRun(filepath.Dir(p)) {
+			return filepath.Dir(p)
+		}
+	}
+	return ""
+}
+
+// outsideCheckpoints returns "" when output path flag may be written, else
+// what is wrong with it.
+func outsideCheckpoints(flag, path string) string {
+	if run := checkpointHolding(path); run != "" {
+		return fmt.Sprintf("%s %s: inside the checkpoints of the run %s, which must hold nothing else (a resume verifies them); write it elsewhere", flag, path, run)
+	}
+	return ""
+}
