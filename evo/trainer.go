@@ -259,13 +259,13 @@ func (t *Trainer) Workers() int {
 // vector env of its own and is scored (at most Workers at once), the
 // elite is saved when it is the best so far, metrics rows are appended, the
 // selection (tournament or PBT; none for independent agents) makes the next
-// population and mutates it, and a checkpoint is written. On cancellation the running generation is
-// abandoned (the newest checkpoint stays the resume point) and the error
-// wraps ctx.Err(); ctx is checked between training rollouts and before
-// every evaluation step (the elite's confirmation, once begun, runs to its
-// end). An env panic fails the run with an error naming the agent
-// and the env. summary.json is written at the end and whenever a generation
-// is abandoned.
+// population and mutates it, and a checkpoint is written. On cancellation
+// the running generation is abandoned (the newest checkpoint stays the
+// resume point) and the error wraps ctx.Err(); ctx is checked between
+// training rollouts and before every evaluation and confirmation step. An
+// env panic fails the run with an error naming the agent and the env.
+// summary.json is written at the end and whenever a generation is
+// abandoned.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	if t.ran {
 		return Summary{}, errors.New("evo: Run called twice on one Trainer (Resume the run directory to go on)")
@@ -347,7 +347,10 @@ func (t *Trainer) generation(ctx context.Context, g int, wall func() float64) (G
 	}
 	rep := t.tally(g, reports)
 	best := rep.Best
-	score, err := t.eliteScore(reports[best], t.members[best].Agent, &rep)
+	score, err := t.eliteScore(ctx, reports[best], t.members[best].Agent, &rep)
+	if err != nil && ctx.Err() != nil { // stopped during the confirmation
+		return GenerationReport{}, runStopped{t.abandoned(ctx, g, err)}
+	}
 	if err != nil {
 		t.stopReason = StopError
 		return rep, runStopped{fmt.Errorf("generation %d: %w", g, err)}
@@ -475,7 +478,7 @@ func (t *Trainer) advance(g int) error {
 // scores their mean return; an agent whose
 // fitness is lower, by more than population.confirm_margin standard errors
 // of its fitness episodes' mean, scores −Inf. rep.Confirmed records a confirmation.
-func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport) (float64, error) {
+func (t *Trainer) eliteScore(ctx context.Context, r MemberReport, a *agent.PPO, rep *GenerationReport) (float64, error) {
 	rep.Confirmed = math.NaN()
 	n := t.cfg.Population.EliteEpisodes
 	if n == 0 {
@@ -497,7 +500,7 @@ func (t *Trainer) eliteScore(r MemberReport, a *agent.PPO, rep *GenerationReport
 		t.confirmEnv = env
 	}
 	seed := int64(deriveSeed(t.cfg.Seed, -1, 0, purposeConfirm) >> 1)
-	played, err := a.Play(t.confirmEnv, n, t.cfg.Env.EvalMaxSteps, seed)
+	played, err := a.PlayContext(ctx, t.confirmEnv, n, t.cfg.Env.EvalMaxSteps, seed)
 	if err != nil {
 		return 0, fmt.Errorf("confirm agent %d as the elite: %w", r.Index, err)
 	}

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/runtest"
 )
 
@@ -370,5 +373,80 @@ func TestAnnealingSpansAtLeastAGeneration(t *testing.T) {
 		if a := m.Agent; a.TotalSteps < a.Steps {
 			t.Errorf("agent %d trained %d steps with an annealing horizon of %d", m.Index, a.Steps, a.TotalSteps)
 		}
+	}
+}
+
+// cancelOnMake is an env id whose every instance is CartPole-v1, but whose
+// instance number cancelAt (counting from 1) cancels cancelRun on its first
+// reset: the elite confirmation's env, made after the training vector's.
+var cancelOnMake struct {
+	sync.Mutex
+	made, cancelAt int
+	cancelRun      context.CancelFunc
+}
+
+type cancellingEnv struct {
+	envs.Env
+	cancel context.CancelFunc
+}
+
+func (e *cancellingEnv) Reset(seed int64) ([]float32, envs.Info) {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	return e.Env.Reset(seed)
+}
+
+func init() {
+	envs.Register(envs.Spec{ID: "CancelOnConfirm-v0", MaxEpisodeSteps: 500, Summary: "CartPole; cancels a test's run when its confirmation env resets",
+		New: func(opts envs.Options) (envs.Env, error) {
+			inner, err := envs.Make("CartPole-v1", nil)
+			if err != nil {
+				return nil, err
+			}
+			cancelOnMake.Lock()
+			defer cancelOnMake.Unlock()
+			cancelOnMake.made++
+			e := &cancellingEnv{Env: inner}
+			if cancelOnMake.made == cancelOnMake.cancelAt {
+				e.cancel = cancelOnMake.cancelRun
+			}
+			return e, nil
+		}})
+}
+
+// TestConfirmationIsCancellable: a run stopped while the elite's
+// confirmation plays is abandoned at once, as one stopped while training
+// is: the error wraps context.Canceled, no checkpoint of that generation is
+// written, and the run resumes from the one before.
+func TestConfirmationIsCancellable(t *testing.T) {
+	cfg := parseTiny(t, strings.Replace(tinyConfig, `id = "CartPole-v1"`, `id = "CancelOnConfirm-v0"`, 1))
+	// A million confirmation episodes would take minutes to play out.
+	cfg.Population.Size, cfg.Population.EliteEpisodes, cfg.Population.Workers = 1, 1_000_000, 1
+	cfg.Tournament.Size = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cancelOnMake.Lock()
+	// New and Validate build one env each; the run's training vector
+	// num_envs more: the next is the confirmation's.
+	cancelOnMake.made, cancelOnMake.cancelAt, cancelOnMake.cancelRun = 0, 0, cancel
+	cancelOnMake.Unlock()
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelOnMake.Lock()
+	cancelOnMake.cancelAt = cancelOnMake.made + cfg.Env.NumEnvs + 1
+	cancelOnMake.Unlock()
+	start := time.Now()
+	_, err = tr.Run(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the stopped run took %v", d)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints", "gen-000001")); err == nil {
+		t.Error("the abandoned generation was checkpointed")
 	}
 }
