@@ -214,6 +214,9 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 		// The config's out_dir run again, or taken by other files: the
 		// next free out_dir_N.
 		free := evo.FreeOutDir(cfg.OutDir)
+		if free == cfg.OutDir { // no out_dir_N helps (inside a run, ".")
+			return nil, fmt.Errorf("%s: out_dir %w", src.name, evo.CheckNewOutDir(cfg.OutDir))
+		}
 		what, hint := "holds a run", fmt.Sprintf(" (continue it with -resume %s)", shellQuote(cfg.OutDir))
 		if !evo.HoldsRun(cfg.OutDir) {
 			what, hint = "is taken", fmt.Sprintf(" (%v)", evo.CheckNewOutDir(cfg.OutDir))

@@ -273,6 +273,12 @@ func TestCheckNewOutDir(t *testing.T) {
 	if got := FreeOutDir(filepath.Join(base, "notes")); got != filepath.Join(base, "notes_2") {
 		t.Errorf("FreeOutDir past a directory of other files: %s", got)
 	}
+	// Inside a run no numbered sibling helps (it looped for ever): dir
+	// itself comes back, for New to refuse.
+	inside := filepath.Join(run, "runs", "cartpole")
+	if got := FreeOutDir(inside); got != inside {
+		t.Errorf("FreeOutDir inside a run: %s, want %s", got, inside)
+	}
 	cfg := tiny(t)
 	cfg.OutDir = filepath.Join(base, "notes")
 	if _, err := New(cfg, Options{}); err == nil {

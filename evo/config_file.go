@@ -52,6 +52,10 @@ type netFile struct {
 	Head   netconf.MLP           `toml:"head"`
 }
 
+// resolvedHeader opens every config.toml a run writes: what tells a run's
+// own config from a user's file of that name.
+const resolvedHeader = "# The resolved config of this run (defaults filled in); evolve -resume reads it.\n"
+
 // MarshalTOML returns the resolved config as a TOML file that LoadConfig
 // reads back to an equal Config: every key written out, defaults filled.
 func (c Config) MarshalTOML() ([]byte, error) {
@@ -76,7 +80,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 		f.Env.Options = envs.Options{}
 	}
 	var buf bytes.Buffer
-	buf.WriteString("# The resolved config of this run (defaults filled in); evolve -resume reads it.\n")
+	buf.WriteString(resolvedHeader)
 	if err := toml.NewEncoder(&buf).Encode(f); err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}

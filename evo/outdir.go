@@ -19,14 +19,38 @@ func HoldsRun(dir string) bool {
 // FreeOutDir returns dir if a new run can go there (CheckNewOutDir), else
 // the first of dir_2, dir_3, … that can, as rl-baselines3-zoo numbers its
 // logs: a config's out_dir run twice gives a second run beside the first.
+//
+// Where no numbered directory can help — dir lies inside a run, or is "."
+// or ".." — or none of the first 10,000 is free, it returns dir itself, for
+// New to refuse with CheckNewOutDir's reason.
 func FreeOutDir(dir string) string {
 	if CheckNewOutDir(dir) == nil {
 		return dir
 	}
 	clean := filepath.Clean(dir)
-	for i := 2; ; i++ {
+	if base := filepath.Base(clean); base == "." || base == ".." || insideRun(clean) != "" {
+		return dir
+	}
+	for i := 2; i <= 10_000; i++ {
 		if d := fmt.Sprintf("%s_%d", clean, i); CheckNewOutDir(d) == nil {
 			return d
+		}
+	}
+	return dir
+}
+
+// insideRun returns the run directory above dir, or "" when none is.
+func insideRun(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		if HoldsRun(p) {
+			return p
+		}
+		if filepath.Dir(p) == p {
+			return ""
 		}
 	}
 }
@@ -69,18 +93,10 @@ func CheckNewOutDir(dir string) error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return badInput(fmt.Errorf("%s: %w", dir, pathErr(err)))
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return badInput(fmt.Errorf("%s: %w", dir, err))
+	if run := insideRun(dir); run != "" {
+		return badInput(fmt.Errorf("%s lies inside the run directory %s: a run there would mix with that run's files", dir, run))
 	}
-	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
-		if HoldsRun(p) {
-			return badInput(fmt.Errorf("%s lies inside the run directory %s: a run there would mix with that run's files", dir, p))
-		}
-		if filepath.Dir(p) == p {
-			return nil
-		}
-	}
+	return nil
 }
 
 // CheckOutDir reports, without leaving anything behind, whether a run can

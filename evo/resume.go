@@ -66,9 +66,28 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 
 // unstarted reports whether the run in dir was stopped before its first
 // checkpoint was whole (a SIGKILL while gen-000000 was written): its
-// checkpoints directory is missing or holds neither latest nor a
-// checkpoint, only the temporaries the stop left half written.
+// config.toml is one a run wrote (resolvedHeader), the directory holds
+// nothing but a run's own files, and its checkpoints directory is missing
+// or holds neither latest nor a checkpoint, only the temporaries the stop
+// left half written. A user's directory with a config.toml of their own
+// is not one, and is left alone.
 func unstarted(dir string) bool {
+	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err != nil || !bytes.HasPrefix(b, []byte(resolvedHeader)) {
+		return false
+	}
+	top, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range top {
+		switch e.Name() {
+		case "config.toml", "metrics.csv", "summary.json", "elite.safetensors", tbDir, lockFile, "checkpoints":
+		default:
+			if !strings.HasPrefix(e.Name(), ".") { // hidden files are not written over: a restart removes only checkpoints/
+				return false
+			}
+		}
+	}
 	root := filepath.Join(dir, "checkpoints")
 	if _, err := os.Stat(filepath.Join(root, latestFile)); !errors.Is(err, fs.ErrNotExist) {
 		return false
@@ -101,7 +120,7 @@ func (t *Trainer) restart() (*Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: the run stopped before its first checkpoint; removing what it left: %w", t.dir, err)
 	}
-	t.log.Info("the run stopped before its first checkpoint was whole: starting it again from config.toml", "dir", t.dir)
+	t.log.Warn("the run stopped before its first checkpoint was whole: starting it again from config.toml", "dir", t.dir)
 	return newRun(t.cfg, t.opts, true)
 }
 

@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -343,5 +344,27 @@ func TestRefusedResumeLeavesTheLock(t *testing.T) {
 				t.Errorf(".lock holds %q after the refused resume", b)
 			}
 		})
+	}
+}
+
+// TestResumeLeavesAUsersConfigDirectory: a directory with a config.toml the
+// user wrote (not one a run wrote) and files of theirs is not a run stopped
+// before its first checkpoint: resume refuses it and changes nothing.
+func TestResumeLeavesAUsersConfigDirectory(t *testing.T) {
+	dir := t.TempDir()
+	mine := []byte("# my notes\n[population]\nsize = 2\n")
+	for name, data := range map[string][]byte{"config.toml": mine, "notes.txt": []byte("x")} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Resume(dir, Options{}); !errors.Is(err, ErrBadInput) {
+		t.Errorf("resume: %v, want ErrBadInput", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "config.toml")); !bytes.Equal(b, mine) {
+		t.Errorf("config.toml became %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the directory holds %v after the refused resume", entries)
 	}
 }
