@@ -58,9 +58,11 @@ func List() []Config {
 }
 
 // Read returns the text of the shipped config name ("cartpole",
-// "zoo/acrobot"; a trailing ".toml" is accepted).
+// "zoo/acrobot"; a trailing ".toml" is accepted, and so is the path in a
+// checkout, "configs/cartpole.toml", which the README's commands use).
 func Read(name string) ([]byte, error) {
-	b, err := files.ReadFile(strings.TrimSuffix(name, ".toml") + ".toml")
+	file := strings.TrimPrefix(path.Clean(name), "configs/")
+	b, err := files.ReadFile(strings.TrimSuffix(file, ".toml") + ".toml")
 	if err != nil {
 		return nil, fmt.Errorf("no shipped config %q (evolve configs lists them)", name)
 	}
