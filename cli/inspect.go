@@ -203,6 +203,9 @@ func runElite(dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "config.toml")); err != nil {
 		return "", fmt.Errorf("%s: no such file, and %s is not a run directory (no config.toml)", file, dir)
 	}
+	if sum, err := evo.ReadSummary(dir); err == nil && sum.EliteFile != "" {
+		return "", fmt.Errorf("%s: no such file, though the run's summary.json records an elite (fitness %.6g): removed?", file, sum.EliteFitness)
+	}
 	metrics := filepath.Join(dir, "metrics.csv")
 	if b, err := os.ReadFile(metrics); err != nil || bytes.Count(b, []byte("\n")) < 2 {
 		return "", fmt.Errorf("run %s has not finished a generation yet: no elite to load (%s is written after the first generation)", dir, file)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/evolverl/evolve/evo"
@@ -30,4 +31,10 @@ func outsideCheckpoints(flag, path string) string {
 		return fmt.Sprintf("%s %s: inside the checkpoints of the run %s, which must hold nothing else (a resume verifies them); write it elsewhere", flag, path, run)
 	}
 	return ""
+}
+
+// isRunDir reports whether dir is a directory with a run's config.toml.
+func isRunDir(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "config.toml"))
+	return err == nil && fi.Mode().IsRegular()
 }

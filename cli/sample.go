@@ -96,6 +96,8 @@ func (f *sampleFlags) check(c *command, pos []string) (int, bool) {
 	switch {
 	case len(pos) != 1:
 		return c.misuse("want one run directory, got %d arguments", len(pos)), false
+	case !isRunDir(pos[0]):
+		return c.misuse("%s: not a run directory (a run directory holds config.toml and checkpoints/)", pos[0]), false
 	case f.out == "":
 		return c.misuse("-o: give the dataset's file, OUT.npz"), false
 	case !strings.EqualFold(filepath.Ext(f.out), ".npz"):

@@ -40,6 +40,9 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	case err == nil && !st.IsDir():
 		return nil, badInput(fmt.Errorf("resume %s: a file, not a run directory (a run directory holds config.toml and checkpoints/; a config file starts a new run)", dir))
 	}
+	if _, err := os.Stat(filepath.Join(dir, "config.toml")); errors.Is(err, fs.ErrNotExist) {
+		return nil, badInput(fmt.Errorf("resume %s: not a run directory (no config.toml; a run directory holds config.toml and checkpoints/)", dir))
+	}
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
 	if err != nil {
 		return nil, err
