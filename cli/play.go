@@ -317,7 +317,12 @@ func writableFile(path string) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check-*")
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		// The probe's own name would only confuse: say what it found.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("%s: cannot write in %s (%w)", path, filepath.Dir(path), err)
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())

@@ -64,6 +64,11 @@ func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if msg := outsideCheckpoints("-o", *outDir); *outDir != "" && msg != "" {
 		return c.misuse("%s", msg)
 	}
+	if *outDir != "" {
+		if err := evo.CheckOutDir(*outDir); err != nil {
+			return c.misuse("-o %v", err)
+		}
+	}
 	w := pngWriter{stdout: stdout, stderr: stderr}
 	dirs, err := findRuns(pos)
 	if err != nil {

@@ -237,14 +237,14 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if gen := cfg.Population.Size * cfg.Population.EvoSteps; cfg.Population.MaxSteps < gen && !f.quiet {
-		fmt.Fprintf(f.stderr, "evolve: note: max_steps %s is less than one generation (%d agents × evo_steps %s = %s steps): the run trains one generation\n",
-			commas(cfg.Population.MaxSteps), cfg.Population.Size, commas(cfg.Population.EvoSteps), commas(gen))
-	}
 	// Whether the run can be written is known before anything is built,
 	// trained or written.
 	if err := evo.CheckOutDir(cfg.OutDir); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if gen := cfg.Population.Size * cfg.Population.EvoSteps; cfg.Population.MaxSteps < gen && !f.quiet {
+		fmt.Fprintf(f.stderr, "evolve: note: max_steps %s is less than one generation (%d agents × evo_steps %s = %s steps): the run trains one generation\n",
+			commas(cfg.Population.MaxSteps), cfg.Population.Size, commas(cfg.Population.EvoSteps), commas(gen))
 	}
 	return evo.New(cfg, opts)
 }
