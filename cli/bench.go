@@ -122,6 +122,8 @@ func (o *benchOptions) complete(fs *flag.FlagSet, pos []string, long bool, varia
 		return "-out: want a directory"
 	case isSet(fs, "report") && o.report == "":
 		return "-report: want a directory (without -report the report goes to -out)"
+	case o.collect && !dirExists(o.out):
+		return fmt.Sprintf("-collect: -out %s: no such directory, so no runs to report", o.out)
 	case isSet(fs, "configs") && len(pos) > 0:
 		return fmt.Sprintf("-configs applies to the default configs only, not to %s", pos[0])
 	}

@@ -191,7 +191,13 @@ func (o benchOptions) trainer(cfg evo.Config) (*evo.Trainer, error) {
 		if d := configDiff(old, cfg); d != "" {
 			what = " (" + d + ")"
 		}
-		return nil, fmt.Errorf("%s holds a run of another config%s: remove it or choose another -out%w", cfg.OutDir, what, errBadInput)
+		advice := "remove it or choose another -out"
+		if o.collect {
+			advice = "report it with the config it was trained with (and -no-target if it was)"
+		} else if math.IsInf(old.Population.Target, 1) != math.IsInf(cfg.Population.Target, 1) {
+			advice = "was it trained with -no-target? Otherwise " + advice
+		}
+		return nil, fmt.Errorf("%s holds a run of another config%s: %s%w", cfg.OutDir, what, advice, errBadInput)
 	}
 	return evo.Resume(cfg.OutDir, opts)
 }

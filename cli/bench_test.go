@@ -198,6 +198,7 @@ func TestBenchBadInputExitsTwo(t *testing.T) {
 		{"report a file", []string{"-report", bad, config}, "-report " + bad + " is a file"},
 		{"empty report", []string{"-report", "", config}, "-report: want a directory"},
 		{"configs beside configs", []string{"-configs", dir, config}, "-configs applies to the default configs only"},
+		{"collect from nowhere", []string{"-collect", config}, "no such directory, so no runs to report"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,3 +38,9 @@ func isRunDir(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, "config.toml"))
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// dirExists reports whether dir is a directory.
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
