@@ -18,6 +18,9 @@ func TestNoOutputIntoCheckpoints(t *testing.T) {
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(run, "config.toml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"plot", "-o", filepath.Join(run, "checkpoints"), run},
 		{"play", "-agent", run, "-gif", filepath.Join(ckpt, "x.gif")},

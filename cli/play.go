@@ -218,7 +218,7 @@ func counted(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return commas(n) + " " + noun + "s"
 }
 
 // printReturns prints the mean ± std of the episodes' returns and lengths

@@ -328,8 +328,8 @@ func (f *trainFlags) announce(tr *evo.Trainer, stderr io.Writer) {
 	if f.nats.url != "" {
 		where = "workers of " + redact(f.nats.url)
 	}
-	fmt.Fprintf(stderr, "evolve: %s %d agents on %s (%s), up to %s env steps, in %s\n",
-		verb, cfg.Population.Size, cfg.Env.ID, where, commas(cfg.Population.MaxSteps), tr.Dir())
+	fmt.Fprintf(stderr, "evolve: %s %s on %s (%s), up to %s, in %s\n",
+		verb, counted(cfg.Population.Size, "agent"), cfg.Env.ID, where, counted(cfg.Population.MaxSteps, "env step"), tr.Dir())
 }
 
 // printSummary prints the end-of-run summary.

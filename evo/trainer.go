@@ -210,6 +210,10 @@ func (t *Trainer) SetStopRules(maxSteps int, target float64) error {
 			score, what = t.best, "its elite's confirmed score"
 		}
 		switch {
+		case t.totalSteps >= maxSteps && t.cfg.PPO.AnnealLR:
+			// A larger budget is refused too (above): do not suggest one.
+			return badInput(fmt.Errorf("the run spent its budget, max_steps %d, and anneals its learning rate to 0 over it: it cannot train further; start a new run with a larger population.max_steps",
+				maxSteps))
 		case t.totalSteps >= maxSteps:
 			return badInput(fmt.Errorf("max_steps %d: the run has already taken %s env steps; give a larger budget to train it further",
 				maxSteps, commas(int64(t.totalSteps))))

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/evolverl/evolve/agent"
@@ -259,7 +260,7 @@ func (c Config) validateHP(name string, r HPRange) []error {
 		errs = append(errs, fmt.Errorf("%s.min = %v: want > 0 (a mutation cannot turn RND off or on)", key, r.Min))
 	}
 	if v := hpValue(c.PPO, name); v < r.Min || v > r.Max {
-		errs = append(errs, fmt.Errorf("ppo.%s = %v: outside [%s] min = %v, max = %v", name, v, key, r.Min, r.Max))
+		errs = append(errs, fmt.Errorf("ppo.%s = %s: outside [%s] min = %s, max = %s", name, hpString(name, v), key, hpString(name, r.Min), hpString(name, r.Max)))
 	}
 	for _, end := range []struct {
 		key string
@@ -321,4 +322,13 @@ func prefixLines(prefix string, err error) error {
 		}
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// hpString writes a value of hyperparameter name as its config key does:
+// an integer one as an integer (1000000, not 1e+06).
+func hpString(name string, v float64) string {
+	if isIntHP(name) && v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
