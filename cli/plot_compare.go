@@ -254,6 +254,11 @@ func (st curveStyle) add(p *plot.Plot, elite, best plotter.XYs, band *seedBand, 
 		line := newLine(best)
 		line.Color, line.Width, line.Dashes = st.c, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(shifted{line, st.shift})
+		if len(best) == 1 { // a run of one generation: a ring, as a line needs two points
+			ring := newScatter(best)
+			ring.GlyphStyle = draw.GlyphStyle{Color: st.c, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
+			p.Add(shifted{ring, st.shift})
+		}
 	}
 	if len(elite) > 0 {
 		line := newLine(stairs(elite))
