@@ -178,7 +178,9 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	tr, err := f.trainer(opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		// One problem a line (a config's all of them), those after the
+		// first indented under the file they belong to.
+		fmt.Fprintf(stderr, "evolve: %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		if errors.Is(err, evo.ErrBadInput) {
 			return exitBadInput
 		}
