@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -76,6 +77,12 @@ func CheckNewOutDir(dir string) error {
 		}
 	}
 	entries, err := os.ReadDir(dir)
+	// A lone run lock (a run killed before it wrote anything else) and the
+	// writability probe of a process starting beside this one are nothing
+	// to keep: the lock itself refuses a directory a live run holds.
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool {
+		return e.Name() == lockFile || strings.HasPrefix(e.Name(), ".evolve-probe-")
+	})
 	switch {
 	case err == nil && len(entries) > 0:
 		names := make([]string, 0, 4)

@@ -70,7 +70,8 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 // unstarted reports whether the run in dir was stopped before its first
 // checkpoint was whole (a SIGKILL while gen-000000 was written): its
 // config.toml is one a run wrote (resolvedHeader), the directory holds
-// nothing but a run's own files, and its checkpoints directory is missing
+// nothing but what such a run leaves (config.toml, .lock, metrics.csv's
+// header, hidden temporaries), and its checkpoints directory is missing
 // or holds neither latest nor a checkpoint, only the temporaries the stop
 // left half written. A user's directory with a config.toml of their own
 // is not one, and is left alone.
@@ -84,8 +85,12 @@ func unstarted(dir string) bool {
 	}
 	for _, e := range top {
 		switch e.Name() {
-		case "config.toml", "metrics.csv", "summary.json", "elite.safetensors", tbDir, lockFile, "checkpoints":
-		default:
+		case "config.toml", lockFile, "checkpoints":
+		case "metrics.csv": // its header only: a row means a generation ended
+			if b, err := os.ReadFile(filepath.Join(dir, "metrics.csv")); err != nil || bytes.Count(b, []byte("\n")) > 1 {
+				return false
+			}
+		default: // an elite, a summary or events come after the first checkpoint
 			if !strings.HasPrefix(e.Name(), ".") { // hidden files are not written over: a restart removes only checkpoints/
 				return false
 			}
@@ -199,6 +204,12 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 func latestCheckpoint(dir, root string) (name string, gen int, err error) {
 	latestPath := filepath.Join(root, latestFile)
 	lb, err := readFileFS(os.DirFS(root), latestFile, 256)
+	if names := checkpointNames(root); errors.Is(err, fs.ErrNotExist) && len(names) > 0 {
+		// A stop between a checkpoint's rename and latest's first write:
+		// the newest checkpoint is the one latest would name (it is
+		// verified whole before anything is loaded).
+		lb, err = []byte(names[len(names)-1]), nil
+	}
 	if err != nil {
 		hint := ""
 		if len(checkpointNames(root)) > 0 {

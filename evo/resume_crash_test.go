@@ -368,3 +368,39 @@ func TestResumeLeavesAUsersConfigDirectory(t *testing.T) {
 		t.Errorf("the directory holds %v after the refused resume", entries)
 	}
 }
+
+// TestResumeRefusesARunWithoutItsCheckpoints: a finished run whose
+// checkpoints were deleted (to save disk) is not a run stopped before its
+// first checkpoint: its elite and metrics say it got further. Resume
+// refuses it and leaves every file as it was (it retrained it from scratch).
+func TestResumeRefusesARunWithoutItsCheckpoints(t *testing.T) {
+	done := uninterrupted(t, 0)
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "checkpoints")); err != nil {
+		t.Fatal(err)
+	}
+	before := runtest.ReadFile(t, filepath.Join(dir, "metrics.csv"))
+	elite := runtest.ReadFile(t, filepath.Join(dir, "elite.safetensors"))
+	if _, err := Resume(dir, Options{}); !errors.Is(err, ErrBadInput) {
+		t.Errorf("resume: %v, want ErrBadInput", err)
+	}
+	if !bytes.Equal(runtest.ReadFile(t, filepath.Join(dir, "metrics.csv")), before) ||
+		!bytes.Equal(runtest.ReadFile(t, filepath.Join(dir, "elite.safetensors")), elite) {
+		t.Error("the refused resume changed metrics.csv or the elite")
+	}
+	// A directory left with only a run's lock (a kill before config.toml)
+	// takes a new run.
+	lone := filepath.Join(t.TempDir(), "lone")
+	if err := os.MkdirAll(lone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lone, ".lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckNewOutDir(lone); err != nil {
+		t.Errorf("a directory holding only .lock: %v", err)
+	}
+}
