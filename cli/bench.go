@@ -135,6 +135,9 @@ func (o *benchOptions) complete(fs *flag.FlagSet, pos []string, long bool, varia
 		if err := evo.CheckOutDir(d.dir); err != nil {
 			return fmt.Sprintf("%s %v", d.flag, err)
 		}
+		if msg := outsideCheckpoints(d.flag, d.dir); msg != "" {
+			return msg
+		}
 	}
 	if o.report == "" {
 		o.report = o.out

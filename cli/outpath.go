@@ -6,17 +6,15 @@ import (
 	"path/filepath"
 
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/internal/realpath"
 )
 
 // checkpointHolding returns the run directory whose checkpoints directory
 // path is or lies in, or "": a file written there (a chart, a GIF, a dataset)
 // would make that checkpoint fail its verification on the next -resume.
 func checkpointHolding(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return ""
-	}
-	for p := abs; filepath.Dir(p) != p; p = filepath.Dir(p) {
+	// Links followed: a link into a run's checkpoints leads there too.
+	for p := realpath.Of(path); filepath.Dir(p) != p; p = filepath.Dir(p) {
 		if filepath.Base(p) == "checkpoints" && evo.HoldsRun(filepath.Dir(p)) {
 			return filepath.Dir(p)
 		}

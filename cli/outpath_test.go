@@ -32,6 +32,14 @@ func TestNoOutputIntoCheckpoints(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 naming the run", args, code, stderr)
 		}
 	}
+	// Through a link to the checkpoint, too.
+	link := filepath.Join(filepath.Dir(run), "g")
+	if err := os.Symlink(ckpt, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := evolve(context.Background(), "plot", "-o", link, run); code != exitBadInput || !strings.Contains(stderr, "inside the checkpoints") {
+		t.Errorf("plot -o a link to a checkpoint: exit %d, %q", code, stderr)
+	}
 	if entries, _ := os.ReadDir(ckpt); len(entries) != 0 {
 		t.Errorf("written into the checkpoint: %v", entries)
 	}

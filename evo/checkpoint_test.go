@@ -261,6 +261,15 @@ func TestCheckNewOutDir(t *testing.T) {
 	if err := os.Symlink(filepath.Join(base, "nowhere"), filepath.Join(base, "dangling")); err != nil {
 		t.Fatal(err)
 	}
+	// Links into the run: "tblink/.." is the run itself to the system,
+	// but base to filepath.Clean; "cklink/new" lies in its checkpoints.
+	mkdir(filepath.Join(run, "tb"))
+	if err := os.Symlink(filepath.Join(run, "tb"), filepath.Join(base, "tblink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(run, "checkpoints"), filepath.Join(base, "cklink")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ dir, want string }{
 		{filepath.Join(base, "new"), ""},
 		{filepath.Join(base, "empty"), ""},
@@ -269,6 +278,8 @@ func TestCheckNewOutDir(t *testing.T) {
 		{filepath.Join(run, "checkpoints", "gen-000001"), "lies inside the run directory " + run},
 		{filepath.Join(run, "tb", "x"), "lies inside the run directory"},
 		{filepath.Join(base, "dangling"), "symbolic link to a path that does not exist"},
+		{filepath.Join(base, "tblink") + "/../notes", `a ".." after a symbolic link`},
+		{filepath.Join(base, "cklink", "new"), "lies inside the run directory"},
 	} {
 		err := CheckNewOutDir(tc.dir)
 		switch {

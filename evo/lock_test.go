@@ -69,12 +69,16 @@ func TestRunDirIsLocked(t *testing.T) {
 	if err := os.WriteFile(lockPath, []byte(foreign), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A latest naming no checkpoint makes Resume fail after the lock.
 	latest := filepath.Join(cfg.OutDir, "checkpoints", "latest")
 	if err := os.Rename(latest, latest+".away"); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(latest, []byte("gen-999999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Resume(cfg.OutDir, Options{}); err == nil || errors.Is(err, ErrRunInUse) {
-		t.Fatalf("Resume without checkpoints/latest: %v", err)
+		t.Fatalf("Resume with a bad checkpoints/latest: %v", err)
 	}
 	if got, err := os.ReadFile(lockPath); err != nil || string(got) != foreign {
 		t.Errorf(".lock after a refused Resume: %q, %v; want %q as before", got, err, foreign)
@@ -83,7 +87,7 @@ func TestRunDirIsLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := Resume(cfg.OutDir, Options{}); err == nil {
-		t.Fatal("Resume without checkpoints/latest succeeded")
+		t.Fatal("Resume with a bad checkpoints/latest succeeded")
 	}
 	if _, err := os.Stat(lockPath); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused Resume left a .lock where there was none: %v", err)

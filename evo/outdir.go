@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/evolverl/evolve/internal/realpath"
 )
 
 // HoldsRun reports whether dir holds a run (its checkpoints directory).
@@ -40,13 +42,10 @@ func FreeOutDir(dir string) string {
 	return dir
 }
 
-// insideRun returns the run directory above dir, or "" when none is.
+// insideRun returns the run directory above dir, or "" when none is; links
+// are followed, so that a link into a run counts as inside it.
 func insideRun(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+	for p := filepath.Dir(realpath.Of(dir)); ; p = filepath.Dir(p) {
 		if HoldsRun(p) {
 			return p
 		}
@@ -66,6 +65,10 @@ func insideRun(dir string) string {
 func CheckNewOutDir(dir string) error {
 	if dir == "" {
 		return badInput(errors.New("empty directory name"))
+	}
+	if realpath.Ambiguous(dir) {
+		return badInput(fmt.Errorf("%s: a \"..\" after a symbolic link names %s, where the path read as written names %s: give the directory without it",
+			dir, realpath.Of(dir), realpath.Of(filepath.Clean(dir))))
 	}
 	if HoldsRun(dir) {
 		return badInput(fmt.Errorf("%s already holds a run: continue it with -resume %s (Resume), or choose another directory", dir, dir))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/internal/realpath"
 	"github.com/evolverl/evolve/internal/simd"
 )
 
@@ -39,6 +40,10 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		return nil, badInput(fmt.Errorf("resume %s: no such run directory", dir))
 	case err == nil && !st.IsDir():
 		return nil, badInput(fmt.Errorf("resume %s: a file, not a run directory (a run directory holds config.toml and checkpoints/; a config file starts a new run)", dir))
+	}
+	if realpath.Ambiguous(dir) {
+		return nil, badInput(fmt.Errorf("resume %s: a \"..\" after a symbolic link names %s, not %s: give the run directory without it",
+			dir, realpath.Of(dir), realpath.Of(filepath.Clean(dir))))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "config.toml")); errors.Is(err, fs.ErrNotExist) {
 		return nil, badInput(fmt.Errorf("resume %s: not a run directory (no config.toml; a run directory holds config.toml and checkpoints/)", dir))
