@@ -35,6 +35,9 @@ func lockRunDir(dir string) (*runLock, error) {
 	if errors.Is(err, syscall.EISDIR) {
 		return nil, badInput(fmt.Errorf("lock %s: a directory, where the run keeps its lock file", path))
 	}
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+		return nil, badInput(fmt.Errorf("lock %s: the run directory cannot be written (%w)", path, pathErr(err)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
