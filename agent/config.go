@@ -192,9 +192,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// maxUpdateEpochs bounds update_epochs: the zoo searches 1–20, and PPO's
+// MaxUpdateEpochs bounds update_epochs: the zoo searches 1–20, and PPO's
 // published settings stay below 100.
-const maxUpdateEpochs = 1000
+const MaxUpdateEpochs = 1000
 
 // Validate checks every hyperparameter and returns all problems, each
 // naming the key, the value and what is allowed.
@@ -231,10 +231,10 @@ func (c Config) Validate() error {
 	if !(c.MaxGradNorm > 0) || !finite(c.MaxGradNorm) {
 		bad("max_grad_norm", c.MaxGradNorm, "> 0")
 	}
-	if c.UpdateEpochs < 1 || c.UpdateEpochs > maxUpdateEpochs {
+	if c.UpdateEpochs < 1 || c.UpdateEpochs > MaxUpdateEpochs {
 		// Bounded: a stop signal is heard between updates, and an update of
 		// a huge count would never end.
-		bad("update_epochs", c.UpdateEpochs, fmt.Sprintf("1 to %d", maxUpdateEpochs))
+		bad("update_epochs", c.UpdateEpochs, fmt.Sprintf("1 to %d", MaxUpdateEpochs))
 	}
 	if !(c.TargetKL >= 0) || !finite(c.TargetKL) {
 		bad("target_kl", c.TargetKL, ">= 0 (0 turns it off)")

@@ -13,13 +13,25 @@ import (
 // resume's verification) and write nothing there; elsewhere in the run
 // directory is fine.
 func TestNoOutputIntoCheckpoints(t *testing.T) {
-	run := filepath.Join(t.TempDir(), "run")
+	tmp, err := filepath.EvalSymlinks(t.TempDir()) // macOS: /var is a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(tmp, "run")
 	ckpt := filepath.Join(run, "checkpoints", "gen-000001")
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(run, "config.toml"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(run, "config.toml"), []byte("[population]\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// A project's own checkpoints folder is not a run's.
+	mine := filepath.Join(tmp, "ml", "checkpoints")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpointHolding(filepath.Join(mine, "x.gif")); got != "" {
+		t.Errorf("a project's checkpoints folder taken for a run's (%s)", got)
 	}
 	for _, args := range [][]string{
 		{"plot", "-o", filepath.Join(run, "checkpoints"), run},

@@ -245,7 +245,10 @@ func TestFreeOutDir(t *testing.T) {
 // a run and a dangling link are refused (ErrBadInput), and FreeOutDir steps
 // past them.
 func TestCheckNewOutDir(t *testing.T) {
-	base := t.TempDir()
+	base, err := filepath.EvalSymlinks(t.TempDir()) // macOS: /var is a link
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := filepath.Join(base, "run")
 	mkdir := func(p string) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -253,6 +256,12 @@ func TestCheckNewOutDir(t *testing.T) {
 		}
 	}
 	mkdir(filepath.Join(run, "checkpoints", "gen-000001"))
+	if err := os.WriteFile(filepath.Join(run, "config.toml"), []byte(resolvedHeader), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A project's own checkpoints folder (PyTorch's) is not a run: a run may
+	// go below it.
+	mkdir(filepath.Join(base, "proj", "checkpoints"))
 	mkdir(filepath.Join(base, "empty"))
 	mkdir(filepath.Join(base, "notes"))
 	if err := os.WriteFile(filepath.Join(base, "notes", "config.toml"), []byte("mine"), 0o644); err != nil {
@@ -272,6 +281,7 @@ func TestCheckNewOutDir(t *testing.T) {
 	}
 	for _, tc := range []struct{ dir, want string }{
 		{filepath.Join(base, "new"), ""},
+		{filepath.Join(base, "proj", "runs", "cartpole"), ""},
 		{filepath.Join(base, "empty"), ""},
 		{run, "already holds a run"},
 		{filepath.Join(base, "notes"), "is not empty (config.toml)"},

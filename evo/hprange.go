@@ -132,11 +132,15 @@ func defaultRange(name string, value float64) HPRange {
 
 // defaultRange is the default range of hyperparameter name around the
 // config's [ppo] value, with learn_step's minimum at least env.num_envs
-// (a rollout takes learn_step/num_envs steps of each env).
+// (a rollout takes learn_step/num_envs steps of each env) and
+// update_epochs' maximum at most agent.MaxUpdateEpochs.
 func (c *Config) defaultRange(name string) HPRange {
 	r := defaultRange(name, hpValue(c.PPO, name))
 	if name == "learn_step" && c.Env.NumEnvs > 0 {
 		r.Min = max(r.Min, float64(c.Env.NumEnvs))
+	}
+	if name == "update_epochs" {
+		r.Max = min(r.Max, agent.MaxUpdateEpochs)
 	}
 	return r
 }

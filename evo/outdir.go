@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,13 +11,20 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/evolverl/evolve/internal/readcap"
 	"github.com/evolverl/evolve/internal/realpath"
 )
 
-// HoldsRun reports whether dir holds a run (its checkpoints directory).
+// HoldsRun reports whether dir holds a run: a checkpoints directory beside
+// a config.toml that a run wrote (one of its own, or any with a
+// [population] table, as older builds wrote them) — not just any project
+// with a checkpoints folder, as PyTorch projects often have.
 func HoldsRun(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "checkpoints"))
-	return err == nil
+	if fi, err := os.Stat(filepath.Join(dir, "checkpoints")); err != nil || !fi.IsDir() {
+		return false
+	}
+	b, err := readcap.File(filepath.Join(dir, "config.toml"), MaxConfigBytes)
+	return err == nil && (bytes.HasPrefix(b, []byte(resolvedHeader)) || bytes.Contains(b, []byte("[population]")))
 }
 
 // FreeOutDir returns dir if a new run can go there (CheckNewOutDir), else
@@ -31,7 +39,7 @@ func FreeOutDir(dir string) string {
 		return dir
 	}
 	clean := filepath.Clean(dir)
-	if base := filepath.Base(clean); base == "." || base == ".." || insideRun(clean) != "" {
+	if base := filepath.Base(clean); base == "." || base == ".." || insideRun(clean) != "" || realpath.Ambiguous(dir) {
 		return dir
 	}
 	for i := 2; i <= 10_000; i++ {

@@ -27,8 +27,8 @@ func Of(p string) string {
 	parts := strings.Split(abs, sep)
 	for i := len(parts); i > 0; i-- {
 		prefix := strings.Join(parts[:i], sep)
-		if prefix == "" {
-			prefix = sep
+		if prefix == "" || prefix == filepath.VolumeName(abs) {
+			prefix += sep // the root ("C:" alone is a drive's current directory)
 		}
 		if real, err := filepath.EvalSymlinks(prefix); err == nil {
 			return filepath.Join(append([]string{real}, parts[i:]...)...)
