@@ -418,7 +418,10 @@ func (p *Pool) fetch(ctx context.Context, pd *pending, m jetstream.Msg, res resu
 	return f
 }
 
-// cleanup deletes a generation's input agent files.
+// cleanup deletes a generation's input agent files, and the trained ones
+// of results accepted but not fetched (a generation ended by a failure
+// cancels their fetches; a fetched one is deleted already, and deleting it
+// again finds nothing).
 func (p *Pool) cleanup(order []*pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -429,6 +432,9 @@ func (p *Pool) cleanup(order []*pending) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			p.h.agents.Delete(ctx, pd.msg.Agent)
+			if pd.agent != "" {
+				p.h.agents.Delete(ctx, pd.agent)
+			}
 		})
 	}
 	wg.Wait()
