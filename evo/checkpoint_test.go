@@ -79,12 +79,8 @@ func TestCheckOutDir(t *testing.T) {
 					t.Skip(err)
 				}
 			}
-			err := CheckOutDir(tc.dir)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("CheckOutDir(%q): %v", tc.dir, err)
-			case tc.want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("CheckOutDir(%q) = %v, want an ErrBadInput mentioning %q", tc.dir, err, tc.want)
+			if !dirVerdict(t, "CheckOutDir", tc.dir, CheckOutDir(tc.dir), tc.want) {
+				t.FailNow()
 			}
 			// Nothing is left behind: the test's directory holds only the file.
 			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -291,13 +287,7 @@ func TestCheckNewOutDir(t *testing.T) {
 		{filepath.Join(base, "tblink") + "/../notes", `a ".." after a symbolic link`},
 		{filepath.Join(base, "cklink", "new"), "lies inside the run directory"},
 	} {
-		err := CheckNewOutDir(tc.dir)
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v, want it accepted", tc.dir, err)
-		case tc.want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: %v, want ErrBadInput saying %q", tc.dir, err, tc.want)
-		}
+		dirVerdict(t, "CheckNewOutDir", tc.dir, CheckNewOutDir(tc.dir), tc.want)
 	}
 	if got := FreeOutDir(filepath.Join(base, "notes")); got != filepath.Join(base, "notes_2") {
 		t.Errorf("FreeOutDir past a directory of other files: %s", got)
@@ -316,4 +306,20 @@ func TestCheckNewOutDir(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(base, "notes", "config.toml")); string(b) != "mine" {
 		t.Errorf("the user's config.toml became %q", b)
 	}
+}
+
+// dirVerdict checks a directory check's err for dir: nil where want is "",
+// else ErrBadInput mentioning want. It reports a mismatch and returns
+// whether the verdict was the one wanted.
+func dirVerdict(t *testing.T, check, dir string, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s(%q): %v, want it accepted", check, dir, err)
+	case want != "" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s(%q) = %v, want an ErrBadInput mentioning %q", check, dir, err, want)
+	default:
+		return true
+	}
+	return false
 }

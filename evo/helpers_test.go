@@ -161,3 +161,16 @@ func uninterrupted(t *testing.T, maxSteps int) Config {
 	}
 	return cfg
 }
+
+// resumeToTheEnd resumes the run in dir and trains it to its end, failing
+// the test (saying what was resumed) on an error.
+func resumeToTheEnd(t *testing.T, dir, what string) {
+	t.Helper()
+	tr, err := Resume(dir, Options{})
+	if err != nil {
+		t.Fatalf("resume %s: %v", what, err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -95,11 +95,5 @@ func TestRunDirIsLocked(t *testing.T) {
 	if err := os.Rename(latest+".away", latest); err != nil {
 		t.Fatal(err)
 	}
-	tr, err = Resume(cfg.OutDir, Options{})
-	if err != nil {
-		t.Fatalf("Resume after the run ended: %v", err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	resumeToTheEnd(t, cfg.OutDir, "after the run ended")
 }

@@ -45,13 +45,7 @@ func TestResumeRestartsARunStoppedBeforeItsFirstCheckpoint(t *testing.T) {
 	if _, err := New(killed, Options{}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
 		t.Fatalf("New on the directory: %v; want it refused (resume it)", err)
 	}
-	tr, err := Resume(killed.OutDir, Options{})
-	if err != nil {
-		t.Fatalf("resume of a run stopped before its first checkpoint: %v", err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	resumeToTheEnd(t, killed.OutDir, "of a run stopped before its first checkpoint")
 	runtest.SameRun(t, straight.OutDir, killed.OutDir)
 	if entries, _ := os.ReadDir(root); len(entries) == 0 || strings.HasPrefix(entries[0].Name(), ".") {
 		t.Errorf("checkpoints after the restart: %v", entries)

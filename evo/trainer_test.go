@@ -315,13 +315,7 @@ func TestResumeAcceptsTheWholeConfigDigest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ckpt, populationSumFile), sumFileLine(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Resume(old.OutDir, Options{})
-	if err != nil {
-		t.Fatalf("resume from a checkpoint with the whole config's digest: %v", err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	resumeToTheEnd(t, old.OutDir, "from a checkpoint with the whole config's digest")
 	runtest.SameRun(t, straight.OutDir, old.OutDir)
 }
 
