@@ -132,11 +132,14 @@ func clampHP(name string, r HPRange, v float64) float64 {
 
 // fitSizes repairs what hyperparameters drawn one by one can break
 // together: a minibatch larger than the rollout it is drawn from becomes
-// the whole rollout, and BPTT sequences longer than an env's share of the
-// rollout become that share.
-func fitSizes(c *agent.Config, numEnvs int) {
+// the whole rollout, and BPTT sequences are the config's maxSeqLen or an
+// env's share of the rollout where that is shorter. maxSeqLen, not the
+// agent's own (perhaps already shortened) length, is the ceiling: max_seq_len
+// is not explored, so a lineage whose rollout once shrank would otherwise
+// keep the short sequences after its rollout grew back.
+func fitSizes(c *agent.Config, numEnvs, maxSeqLen int) {
 	c.BatchSize = min(c.BatchSize, c.LearnStep)
 	if numEnvs >= 1 && c.Net.Encoder.Recurrent() {
-		c.MaxSeqLen = max(1, min(c.MaxSeqLen, c.LearnStep/numEnvs))
+		c.MaxSeqLen = max(1, min(maxSeqLen, c.LearnStep/numEnvs))
 	}
 }

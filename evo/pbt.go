@@ -166,7 +166,7 @@ func (c Config) explore(a *agent.PPO, index, g int) (string, error) {
 // resampled marked so).
 func (c Config) applyHPs(a *agent.PPO, index int, cfg agent.Config, resampled map[string]bool, label string) (string, error) {
 	old := a.Config()
-	fitSizes(&cfg, c.Env.NumEnvs)
+	fitSizes(&cfg, c.Env.NumEnvs, c.PPO.MaxSeqLen)
 	var parts []string
 	for _, name := range c.mutableHPs() {
 		if v, w := hpValue(old, name), hpValue(cfg, name); v != w || resampled[name] {
@@ -194,6 +194,6 @@ func (c Config) sampleHPs(i int) agent.Config {
 	for _, name := range c.mutableHPs() {
 		setHP(&cfg, name, sampleHP(name, c.HP[name], r))
 	}
-	fitSizes(&cfg, c.Env.NumEnvs)
+	fitSizes(&cfg, c.Env.NumEnvs, c.PPO.MaxSeqLen)
 	return cfg
 }

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/internal/runtest"
+	"github.com/evolverl/evolve/netconf"
 )
 
 // pbtConfig is the tiny run with PBT over eight mutable hyperparameters
@@ -453,5 +455,30 @@ func resumeWithFewerColumns(t *testing.T, drop int) {
 				t.Errorf("row %d %s: %q, want %q", i+1, h, got[i][h], wantRows[i][h])
 			}
 		}
+	}
+}
+
+// TestFitSizesKeepsTheConfiguredSequenceLength: a rollout that shrinks
+// below max_seq_len steps per env shortens the BPTT sequences, and one that
+// grows back restores the config's length (max_seq_len is not explored, so
+// shortening it for good would change a lineage for the rest of the run).
+func TestFitSizesKeepsTheConfiguredSequenceLength(t *testing.T) {
+	c := agent.DefaultConfig()
+	c.Net = netconf.DefaultSpec(netconf.EncoderLSTM)
+	c.MaxSeqLen, c.BatchSize = 128, 128
+	const numEnvs, configured = 8, 128
+	for _, step := range []struct{ learnStep, seq, batch int }{
+		{1024, 128, 128}, {256, 32, 128}, {64, 8, 64}, {4096, 128, 64}, {1024, 128, 64},
+	} {
+		c.LearnStep = step.learnStep
+		fitSizes(&c, numEnvs, configured)
+		if c.MaxSeqLen != step.seq || c.BatchSize != step.batch {
+			t.Errorf("learn_step %d: max_seq_len %d, batch_size %d; want %d, %d", step.learnStep, c.MaxSeqLen, c.BatchSize, step.seq, step.batch)
+		}
+	}
+	mlp := agent.DefaultConfig()
+	mlp.MaxSeqLen, mlp.LearnStep = 16, 64
+	if fitSizes(&mlp, numEnvs, 16); mlp.MaxSeqLen != 16 {
+		t.Errorf("an MLP's max_seq_len became %d", mlp.MaxSeqLen)
 	}
 }
