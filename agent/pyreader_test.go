@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -267,6 +268,8 @@ func TestPyReaderNamesADamagedFile(t *testing.T) {
 		{"header cut", b[:8+hlen/2], "truncated, or not an agent file"},
 		{"tensors cut", b[:len(b)-10], "truncated: the header describes"},
 		{"not an agent file", []byte("generation,agent,parent\n1,0,-1\n"), "truncated, or not an agent file"},
+		{"another program's safetensors", safetensorsBytes(`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4), "not an evolve agent file"},
+		{"a list header", safetensorsBytes(`[1,2]`, 0), "not an object"},
 	}
 	args := []string{"-c", "import sys; sys.path.insert(0, sys.argv[1]); import evolve_agent as e\n" +
 		"for p in sys.argv[2:]:\n" +
@@ -289,4 +292,23 @@ func TestPyReaderNamesADamagedFile(t *testing.T) {
 			t.Errorf("%s: %q; want %q after the path", tc.name, msg, tc.want)
 		}
 	}
+
+	// Observations of another width (a CartPole observation for an agent of
+	// two inputs) are refused, not read as several rows.
+	script := "import sys; sys.path.insert(0, sys.argv[1]); import evolve_agent as e\n" +
+		"a = e.load(sys.argv[2])\n" +
+		"print(a.forward([[0.1, 0.2]])[0].shape[0], a.forward([0.1, 0.2])[0].shape[0])\n" +
+		"try:\n    a.forward([[0.1, 0.2, 0.3, 0.4]]); print('read')\nexcept ValueError as err:\n    print(err)\n"
+	out, err = exec.Command(py, "-c", script, pydir, good).CombinedOutput()
+	if got := strings.TrimSpace(string(out)); err != nil || !strings.HasPrefix(got, "1 1\nobservations of shape [1, 4]: want [rows, 2]") {
+		t.Errorf("%v: %q; want one row for [[x, y]] and [x, y], and [[a, b, c, d]] refused", err, got)
+	}
+}
+
+// safetensorsBytes is a safetensors file of the JSON header and n zero
+// bytes of tensor data.
+func safetensorsBytes(header string, n int) []byte {
+	b := make([]byte, 8, 8+len(header)+n)
+	binary.LittleEndian.PutUint64(b, uint64(len(header)))
+	return append(append(b, header...), make([]byte, n)...)
 }

@@ -14,7 +14,7 @@ value per row and `state` the recurrent state to pass to the next call
 
 As a command (used by agent/pyreader_test.go):
 
-    python3 evolve_agent.py AGENT.safetensors OBS.json
+    /usr/bin/python3 evolve_agent.py AGENT.safetensors OBS.json
 
 where OBS.json is {"steps": [batch, batch, ...]}, each batch a list of rows
 of raw observations; the recurrent state is carried from step to step. It
@@ -27,9 +27,13 @@ import math
 import struct
 import sys
 
-import numpy as np
-import torch
-from torch import nn
+try:
+    import numpy as np
+    import torch
+    from torch import nn
+except ImportError as _e:
+    raise ImportError(f"evolve_agent needs NumPy and PyTorch ({_e}): apt-get install python3-numpy python3-torch "
+                      "and run it with /usr/bin/python3, or pip install numpy torch") from _e
 
 FORMAT, VERSIONS = "evolve-agent", ("1", "2")  # 2 adds the description's "env"
 OBS_CLIP = 10.0  # normalised observations are clipped to ±10
@@ -58,8 +62,19 @@ def read_safetensors(path, verify=True):
         header = json.loads(raw[8 : 8 + hlen].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: the header is not JSON ({e}): not an agent file") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header is a JSON {type(header).__name__}, not an object: not a safetensors file")
     data = raw[8 + hlen :]
     meta = header.pop("__metadata__", {})
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        got = meta.get("format") if isinstance(meta, dict) else None
+        raise ValueError(f"{path}: not an evolve agent file: its metadata's format is {got!r}, want {FORMAT!r}")
+    for name, e in header.items():
+        ok = isinstance(e, dict) and isinstance(e.get("dtype"), str) and isinstance(e.get("shape"), list)
+        offs = e.get("data_offsets") if ok else None
+        if not (ok and isinstance(offs, list) and len(offs) == 2 and all(isinstance(x, int) and x >= 0 for x in offs)
+                and offs[0] <= offs[1] and all(isinstance(x, int) and x >= 0 for x in e["shape"])):
+            raise ValueError(f"{path}: tensor {name!r}: want dtype, shape and two data_offsets, got {e!r:.200}")
     need = max((e["data_offsets"][1] for k, e in header.items()), default=0)
     if need > len(data):
         raise ValueError(f"{path}: truncated: the header describes {need} bytes of tensors, the file has {len(data)}")
@@ -73,6 +88,8 @@ def read_safetensors(path, verify=True):
         if e["dtype"] != "F32":
             raise ValueError(f"{path}: tensor {name}: dtype {e['dtype']}, want F32")
         b, end = e["data_offsets"]
+        if end - b != 4 * math.prod(e["shape"]):
+            raise ValueError(f"{path}: tensor {name}: {end - b} bytes for shape {e['shape']}")
         tensors[name] = np.frombuffer(data[b:end], dtype="<f4").reshape(e["shape"]).astype(np.float32)
     return tensors, meta
 
@@ -349,7 +366,7 @@ class Agent(nn.Module):
     def preprocess(self, raw):
         """One-hot encode discrete observations, normalise (normalize_obs) or scale bounded
         images to [0, 1]: float32 [rows, network input]."""
-        raw = np.asarray(raw, np.float32).reshape(-1, int(np.prod(self._flat_shape())))
+        raw = self._rows(raw)
         s = self.obs_space
         if s["type"] in ("discrete", "multi_discrete"):
             nvec = [s["n"]] if s["type"] == "discrete" else s["nvec"]
@@ -372,6 +389,20 @@ class Agent(nn.Module):
                 y = np.where(span > 0, (v - lo) / np.where(span > 0, span, np.float32(1)), np.float32(0))
             x[:, off : off + n] = y.astype(np.float32)
         return x
+
+    def _rows(self, raw):
+        """raw as float32 [rows, flat observation size]: rows of the space's
+        shape or flat, or one observation; anything else is refused (a
+        CartPole observation fed to a CartPoleNoVel agent would otherwise
+        become two rows)."""
+        shape = tuple(int(x) for x in self._flat_shape())
+        flat = math.prod(shape)
+        a = np.asarray(raw, np.float32)
+        if (a.shape == shape or a.shape[1:] == shape or (a.ndim == 2 and a.shape[1] == flat)
+                or (a.ndim == 1 and (a.size == flat or flat == 1))):
+            return a.reshape(-1, flat)
+        raise ValueError(f"observations of shape {list(a.shape)}: want [rows, {flat}], [rows] + {list(shape)} or one "
+                         f"observation of {list(shape)} (the agent's {self.obs_space['type']} observation space)")
 
     def _flat_shape(self):
         s = self.obs_space
@@ -433,10 +464,25 @@ def load(path, verify=True):
     return Agent(tensors, meta)
 
 
+USAGE = "usage: evolve_agent.py AGENT.safetensors OBS.json  (OBS.json: {\"steps\": [[row, ...], ...]})"
+
+
 def main(argv):
-    agent = load(argv[1])
-    with open(argv[2]) as f:
-        req = json.load(f)
+    if len(argv) != 3 or argv[1] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr)
+        return 0 if len(argv) == 2 and argv[1] in ("-h", "--help") else 2
+    try:
+        agent = load(argv[1])
+        with open(argv[2]) as f:
+            req = json.load(f)
+        if not isinstance(req, dict) or not isinstance(req.get("steps"), list):
+            raise ValueError(f"{argv[2]}: want a JSON object with a list \"steps\"")
+    except IsADirectoryError as e:
+        print(f"evolve_agent: {e.filename}: a directory; give an agent file (a run's elite.safetensors)", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as e:
+        print(f"evolve_agent: {e}", file=sys.stderr)
+        return 2
     state = None
     res = {"outputs": [], "values": [], "actions": [], "state_size": agent.state_size()}
     for batch in req["steps"]:
@@ -445,7 +491,8 @@ def main(argv):
         res["values"].append(value.astype(np.float64).tolist())
         res["actions"].append(agent.actions(out).astype(np.float64).tolist())
     json.dump(res, sys.stdout)
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    sys.exit(main(sys.argv))

@@ -32,10 +32,15 @@ only the search differs:
 Each evolve method runs -seeds seeds (1..N; "method:N" in -methods for
 another count) with no target, spending population.max_steps of training.
 Each study (-studies; TPE seeded 1..N, random search 101..) stops at
--study-budget global steps (default 10x PBT's median steps to the anchor, or
-10x B if PBT did not reach it: evolution's goal is a tenth of a tuner's
-steps), or sooner once one of its trials has reached the anchor and B is
-spent. Studies run -jobs at a time.
+-study-budget global steps (default 10x the median steps to the anchor of
+pb2, or of pbt where pb2 is not run, or 10x B if it did not reach it:
+evolution's goal is a tenth of a tuner's steps), or sooner once one of its
+trials has reached the anchor and B is spent; studies alone need
+-study-budget. Studies run -jobs at a time. The report gives the budget
+each study ran with (a study reused from -out keeps its own).
+
+The pbt and pb2 methods select by PBT whatever BASE's [population]
+selection is (a config without [pbt] gets evolve's [pbt] defaults).
 
 -import CURVES adds the runs of a curves.csv written before (by this
 script) for every method not run now: a comparison gains a method without
@@ -99,6 +104,8 @@ def parse_args(argv):
                 a.counts[m] = int(n) if n else None
             except ValueError:
                 raise BadInput(f"-methods: {item!r}: want METHOD or METHOD:N") from None
+            if a.counts[m] is not None and a.counts[m] < 1:
+                raise BadInput(f"-methods: {item!r}: want N >= 1 runs (leave the method out to run none)")
     a.methods = list(a.counts)
     a.imported_methods = []
     for m in a.methods:
@@ -111,6 +118,22 @@ def parse_args(argv):
                            "pb2 for pbt in any of those, then -xK (K times the budget) and -popN after an evolve method")
     if a.seeds < 1 or a.studies < 0:
         raise BadInput("-seeds must be >= 1 and -studies >= 0")
+    if a.study_budget < 0:
+        raise BadInput(f"-study-budget {a.study_budget}: want >= 1 global steps (or 0 for the default)")
+    a.imported_runs = {}
+    if a.imported:
+        # Read now, not after hours of training.
+        try:
+            a.imported_runs = import_curves(a.imported, a.anchor)
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(f"-import {a.imported}: {e.strerror if isinstance(e, OSError) and e.strerror else e}") from None
+        except (KeyError, ValueError) as e:
+            raise BadInput(f"-import {a.imported}: not a curves.csv of this script (want the columns method, run, "
+                           f"global_steps, best_confirmed): {e!r}") from None
+    evolve_runs = [m for m in a.methods if m not in STUDY_METHODS] or [m for m in a.imported_runs if not is_study(m)]
+    if any(m in STUDY_METHODS for m in a.methods) and not evolve_runs and not a.study_budget:
+        raise BadInput("studies without an evolve method need -study-budget N: the default is 10x the steps "
+                       "the PBT runs took to the anchor, or 10x their budget")
     if not a.report_only and any(m in STUDY_METHODS for m in a.methods):
         # The studies run last: say now, not after hours of evolve runs, that they cannot.
         try:
@@ -193,13 +216,19 @@ def variant(base, method):
     if k:
         pop["max_steps"] = int(pop["max_steps"] * k)
     # The shipped configs explore by PB2: a pbt method is the same config
-    # with PBT's perturbation instead.
-    if "pbt" in c:
+    # with PBT's perturbation instead. A config written for the tournament
+    # gets PBT's selection with evolve's [pbt] defaults (Ray Tune's), so that
+    # the methods differ as their names say.
+    if pbt_name(method).startswith("pbt"):
+        pop["selection"] = "pbt"
+        for k in ("tournament", "mutation"):
+            c.pop(k, None)
+        b = c.setdefault("pbt", {})
         if method.startswith("pb2"):
-            c["pbt"]["explore"] = "pb2"
+            b["explore"] = "pb2"
         else:
-            c["pbt"]["explore"] = "perturb"
-            c["pbt"].pop("pb2_region", None)
+            b["explore"] = "perturb"
+            b.pop("pb2_region", None)
     method = pbt_name(method)
     if method == "pbt-sample":
         pop["init"] = "sample"
@@ -427,7 +456,7 @@ def main(argv):
                 label = f"seed {s}" + ("" if done else " (unfinished)")
                 results.setdefault(m, []).append((label, curve, to_anchor(curve, args.anchor)))
     if args.imported:
-        for m, runs in import_curves(args.imported, args.anchor).items():
+        for m, runs in args.imported_runs.items():
             if m not in results and m not in args.methods:
                 results[m] = runs
                 args.imported_methods.append(m)
@@ -435,8 +464,11 @@ def main(argv):
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
     # its anchor once it has covered the equal budget B.
-    pbt = median_steps([sta for _, _, sta in results.get("pbt", [])])
-    study_budget = args.study_budget or 10 * (pbt or budget)
+    study_budget, args.why_budget = default_study_budget(args, results, budget)
+    if study_budget < 1 and any(m in STUDY_METHODS for m in args.methods) and not args.report_only:
+        print(f"{PROG}: no evolve run ended with global steps to set the studies' budget: give -study-budget N",
+              file=sys.stderr)
+        return 2
     jobs = [(m, k) for m in args.methods if m in STUDY_METHODS for k in range(1, (args.counts[m] or args.studies) + 1)]
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         # Random search's studies are seeded 101, 102, ...: TPE's start-up
@@ -444,7 +476,10 @@ def main(argv):
         # reaches the anchor within them would only repeat TPE's.
         done = pool.map(lambda j: run_study(args, evolve, os.path.join(args.out, j[0], f"study-{j[1]}"), j[0],
                                             j[1] + (100 if j[0] == "random" else 0), study_budget, budget), jobs)
+        args.study_budgets = []  # each study's own, from its summary.json: a reused study keeps the one it ran with
         for (m, k), (curve, s, finished) in zip(jobs, list(done)):
+            if s.get("budget"):
+                args.study_budgets.append(int(s["budget"]))
             if curve:
                 label = f"study {k}" + ("" if finished else " (unfinished)")
                 results.setdefault(m, []).append((label, curve, s.get("steps_to_anchor")))
@@ -452,17 +487,41 @@ def main(argv):
     return 0
 
 
+def pbt_reference(results):
+    """The PBT method whose median steps to the anchor set the studies'
+    default budget: pb2 (the shipped configs' explore) or pbt, or None."""
+    return next((m for m in ("pb2", "pbt") if results.get(m)), None)
+
+
+def default_study_budget(args, results, budget):
+    """The studies' budget and why: -study-budget, or 10x the median steps
+    the reference PBT method took to the anchor, or 10x B."""
+    if args.study_budget:
+        return args.study_budget, "the budget given"
+    ref = pbt_reference(results)
+    med = median_steps([sta for _, _, sta in results[ref]]) if ref else None
+    if med:
+        return 10 * med, f"10x {ref}'s median steps to the anchor"
+    if ref:
+        return 10 * budget, f"10x B: {ref} did not reach the anchor in half of its runs"
+    return 10 * budget, "10x B: no pb2 or pbt method ran"
+
+
 def shared_budget(results):
     """B and what it is the end of: the smallest final global steps of the
     evolve runs on the config's budget, or of all evolve runs where every
     method has its own budget (an imported study, cut short or not, is no
     run); (0, "") when there is no evolve run."""
-    def finals(keep):
-        return [c[-1][0] for m, runs in results.items() if keep(m) and not is_study(m) for _, c, _ in runs if c]
+    def finals(keep, finished=True):
+        return [c[-1][0] for m, runs in results.items() if keep(m) and not is_study(m)
+                for label, c, _ in runs if c and (not finished or "unfinished" not in label)]
     if on_base := finals(lambda m: not own_budget(m)):
         return min(on_base), "the smallest of the evolve runs on the config's budget"
     if own := finals(lambda m: True):
         return min(own), "the smallest of the evolve runs; every method here has its own budget"
+    # Only unfinished runs: B is where the furthest of them has got to, for now.
+    if some := finals(lambda m: not own_budget(m), finished=False) or finals(lambda m: True, finished=False):
+        return max(some), "no evolve run has finished: the furthest of the unfinished runs so far"
     return 0, ""
 
 
@@ -485,13 +544,21 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
                 for steps, score in curve:
                     w.writerow([m, label, steps, score])
     tpe = median_steps([sta for _, _, sta in results.get("tpe", [])]) if "tpe" in results else None
-    pbt = median_steps([sta for _, _, sta in results.get("pbt", [])])
-    why_budget = ("the budget given" if args.study_budget else
-                  "10x PBT's median steps to the anchor" if pbt else "10x B: PBT did not reach the anchor")
+    ran = sorted(set(args.study_budgets))
+    if not ran and not any(m in STUDY_METHODS for m in args.methods):
+        stopped_at = "the budget of the report it is imported from"
+    elif ran and ran != [study_budget]:
+        # Studies reused from an earlier invocation ran with the budget of then.
+        stopped_at = (f"{' or '.join(fmt_steps(b) for b in ran)} (the budget each study ran with; "
+                      f"now it would be {fmt_steps(study_budget)}: {args.why_budget})")
+    else:
+        stopped_at = f"{fmt_steps(study_budget)} ({args.why_budget})"
+    # The studies that stopped short of the anchor spent at least the smallest budget.
+    least_budget = min(ran) if ran else study_budget
     lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
              f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
              f"global steps ({args.budget_of or 'no evolve run'})"
-             + (f"; a study stopped at {fmt_steps(study_budget)} ({why_budget}), or sooner once a trial had "
+             + (f"; a study stopped at {stopped_at}, or sooner once a trial had "
                 "reached the anchor and B was spent." if any(m in STUDY_METHODS for m in results) else ".")
              + (f" Imported from an earlier report ({args.imported}): {', '.join(args.imported_methods)}."
                 if args.imported_methods else ""), "",
@@ -505,7 +572,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
         if tpe and med:
             ratio = f"{med / tpe:.2f}"
         elif med and tpe_runs and tpe is None and not any("unfinished" in r[0] for r in tpe_runs):
-            ratio = f"< {med / study_budget:.2f}"  # the studies stopped at study_budget short of the anchor
+            ratio = f"< {med / least_budget:.2f}"  # the studies stopped at their budget short of the anchor
         else:
             ratio = "–"
         if m == "tpe":

@@ -101,7 +101,11 @@ def default_budget(runs):
 
 
 def table(runs, ref, budget, methods):
-    scores = {m: [evolve_compare.at_budget(c, budget) for _, c, _ in rs] for m, rs in runs.items()}
+    # A method with its own budget (-popN, -xK) is left out of B, as in the
+    # report: it is taken at the end of its own runs, and the table says so.
+    def at(m, c):
+        return evolve_compare.at_budget(c, math.inf if evolve_compare.own_budget(m) else budget)
+    scores = {m: [at(m, c) for _, c, _ in rs] for m, rs in runs.items()}
     base = scores[ref]
     lines = [f"Best confirmed score at B = {evolve_compare.fmt_steps(budget)} global steps, "
              f"each method against {ref} (Welch's t-test, two-sided).", "",
@@ -109,7 +113,11 @@ def table(runs, ref, budget, methods):
              "|---|---|---|---|---|---|"]
     for m in methods:
         xs = scores[m]
-        row = f"| {m} | {len(xs)} | {evolve_compare.mean_std(xs)} |"
+        name = m
+        if evolve_compare.own_budget(m):
+            ends = [c[-1][0] for _, c, _ in runs[m] if c]
+            name += f" (its own budget: at its end, ≈ {evolve_compare.fmt_steps(int(statistics.median(ends)))})" if ends else ""
+        row = f"| {name} | {len(xs)} | {evolve_compare.mean_std(xs)} |"
         if m == ref:
             lines.append(row + " – | – | – |")
             continue
@@ -130,9 +138,16 @@ def main(argv):
     p.add_argument("-methods", default="", help="the methods to show, comma-separated (default: all)")
     args = p.parse_args(argv)
     try:
-        if not os.path.exists(args.curves):
-            raise evolve_tune.BadInput(f"{args.curves}: no such file")
-        runs = evolve_compare.import_curves(args.curves, math.inf)
+        if not os.path.isfile(args.curves):
+            raise evolve_tune.BadInput(f"{args.curves}: " + ("a directory: give its curves.csv" if os.path.isdir(args.curves)
+                                                              else "no such file"))
+        try:
+            runs = evolve_compare.import_curves(args.curves, math.inf)
+        except (OSError, UnicodeDecodeError) as e:
+            raise evolve_tune.BadInput(f"{args.curves}: {e}") from None
+        except (KeyError, ValueError) as e:
+            raise evolve_tune.BadInput(f"{args.curves}: not a curves.csv of evolve_compare.py (want the columns method, "
+                                       f"run, global_steps, best_confirmed): {e!r}") from None
         methods = [m for m in args.methods.split(",") if m] or list(runs)
         for m in methods + [args.ref]:
             if m not in runs:

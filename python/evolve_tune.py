@@ -174,8 +174,9 @@ def parse_args(argv):
     add("confirm-episodes", type=int_arg, default=100, metavar="N",
         help="fresh episodes that confirm a completed trial's agent (default 100)")
     add("confirm", choices=["best", "all"], default="best",
-        help="which completed trials are confirmed: best (default: those whose last fitness reaches the best "
-        "fitness of a confirmed trial so far, as evolve confirms a generation's best against its elite) or all")
+        help="which completed trials are confirmed: best (default: those whose last fitness reaches the last "
+        "fitness of the confirmed trial with the best confirmed score so far, as evolve confirms a generation's "
+        "best against its elite's fitness) or all")
     add("confirm-margin", type=float, default=0.0, metavar="K",
         help="with -confirm best: confirm a trial whose last fitness plus K standard errors of its last "
         "evaluation's episodes reaches the bar (evolve's population.confirm_margin; default 0)")
@@ -655,7 +656,10 @@ def main(argv):
     if os.path.exists(os.path.join(args.out, "trials.csv")) or (
             os.path.isdir(args.out) and any(n.startswith("trial-") for n in os.listdir(args.out))):
         raise BadInput(f"-out {args.out}: already holds a study; give a new directory")
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise BadInput(f"-out {args.out}: {e.strerror or e} (want a new or empty directory)") from None
     evolve = os.path.abspath(args.evolve) if args.evolve else build_evolve(args.out)
     if not os.access(evolve, os.X_OK):
         raise BadInput(f"-evolve {args.evolve}: not an executable file")
@@ -799,6 +803,12 @@ def main(argv):
         write_outputs()
         print(f"{PROG}: interrupted after {len(rows)} trials", file=sys.stderr)
         return 130
+    except Failure:
+        # The trials so far stay readable, and summary.json says the study
+        # did not end by its rules.
+        stop_reason = "failed"
+        write_outputs()
+        raise
     write_outputs()
     best_text = "-" if best_row is None else f"{best:g} (trial {best_row['trial']})"
     anchor_text = "not reached" if anchor_row is None else f"{anchor_row['cumulative_global_steps']:,}"

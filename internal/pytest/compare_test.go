@@ -109,6 +109,61 @@ func TestCompareVariants(t *testing.T) {
 			}
 		}
 	}
+
+	// A config written for the tournament (no [pbt]): the pbt methods select
+	// by PBT all the same, or they would be the tournament under their names.
+	methods := []string{"pb2", "pbt", "pbt-sample", "tournament"}
+	variants := compareVariants(t, python, "mountaincar", methods)
+	for _, method := range methods {
+		cfg, err := evo.ParseConfig(variants[method])
+		if err != nil {
+			t.Errorf("mountaincar %s: evolve rejects the variant: %v", method, err)
+			continue
+		}
+		pbt := method != "tournament"
+		if (cfg.Population.Selection == "pbt") != pbt || (cfg.PBT != nil) != pbt ||
+			(pbt && (cfg.PBT.Explore == evo.ExplorePB2) != (method == "pb2")) {
+			t.Errorf("mountaincar %s: selection %q, [pbt] %+v", method, cfg.Population.Selection, cfg.PBT)
+		}
+	}
+}
+
+// TestCompareRefusesBadArgumentsFirst: arguments that cannot give a report
+// are refused before anything trains (exit 2, naming the argument).
+func TestCompareRefusesBadArgumentsFirst(t *testing.T) {
+	python := tomlPython(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "python", "evolve_compare.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	notCurves := filepath.Join(dir, "results.csv")
+	if err := os.WriteFile(notCurves, []byte("method,run,global_steps_to_anchor\npb2,seed 1,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-methods", "fixed:0"}, "want N >= 1"},
+		{[]string{"-methods", "tpe:1"}, "need -study-budget"},
+		{[]string{"-methods", "fixed:1", "-import", filepath.Join(dir, "missing.csv")}, "-import"},
+		{[]string{"-methods", "fixed:1", "-import", notCurves}, "not a curves.csv"},
+	} {
+		out := filepath.Join(dir, "out")
+		cmd := exec.Command(python, append([]string{script, "-config", filepath.Join("..", "..", "configs", "cartpole.toml"),
+			"-anchor", "500", "-out", out, "-evolve", "/bin/false"}, tc.args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %v, stderr %q; want 2 and %q", tc.args, err, stderr.String(), tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: the refused comparison made its -out directory", tc.args)
+		}
+	}
 }
 
 // TestCompareRefusesStudiesWithoutOptuna: with tpe or random among the methods and no
@@ -145,10 +200,11 @@ func TestCompareRefusesStudiesWithoutOptuna(t *testing.T) {
 	}
 }
 
-// TestCompareSharedBudget: B is the smallest end of the runs on the config's
-// budget; where every method has its own budget (pb2-x0.2 and fixed-x0.2
-// alone) it is the smallest end of those, not 0 (a report of nothing but
-// -inf scores); studies never set it.
+// TestCompareSharedBudget: B is the smallest end of the finished runs on the
+// config's budget; where every method has its own budget (pb2-x0.2 and
+// fixed-x0.2 alone) it is the smallest end of those, not 0 (a report of
+// nothing but -inf scores); studies never set it, nor does a run still going
+// unless none has finished.
 func TestCompareSharedBudget(t *testing.T) {
 	python := tomlPython(t)
 	dir, err := filepath.Abs(filepath.Join("..", "..", "python"))
@@ -159,13 +215,16 @@ func TestCompareSharedBudget(t *testing.T) {
 		"run = lambda end: ('seed 1', [(end // 2, -1.0), (end, 0.0)], None)\n" +
 		"for r in ({'pb2': [run(900)], 'pb2-x0.2': [run(200)], 'tpe': [run(50)]},\n" +
 		"          {'pb2-x0.2': [run(300)], 'fixed-x0.2': [run(250)], 'tpe': [run(50)]},\n" +
-		"          {'tpe': [run(50)]}):\n" +
+		"          {'tpe': [run(50)]},\n" +
+		"          {'fixed': [run(900), ('seed 2 (unfinished)', [(120, -1.0)], None)]},\n" +
+		"          {'fixed': [('seed 1 (unfinished)', [(120, -1.0)], None), ('seed 2 (unfinished)', [(300, -1.0)], None)]}):\n" +
 		"    print(c.shared_budget(r)[0])\n"
 	out, err := exec.Command(python, "-c", prog, dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if got := strings.Fields(string(out)); strings.Join(got, " ") != "900 250 0" {
-		t.Errorf("B = %v, want 900 (the config's budget), 250 (own budgets only), 0 (no evolve run)", got)
+	if got := strings.Fields(string(out)); strings.Join(got, " ") != "900 250 0 900 300" {
+		t.Errorf("B = %v, want 900 (the config's budget), 250 (own budgets only), 0 (no evolve run), "+
+			"900 (not an unfinished run's 120), 300 (the furthest while none has finished)", got)
 	}
 }
