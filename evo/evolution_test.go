@@ -399,6 +399,37 @@ func TestIndependentAgentsAreNeitherSelectedNorMutated(t *testing.T) {
 	}
 }
 
+// TestRLHPMutationMovesSmallIntegers: a tournament's rl_hp mutation of an
+// integer moves it by at least 1 (2 × 1.2 and 2 × 0.8 both round to 2, which
+// held update_epochs at 2 for good), within its range.
+func TestRLHPMutationMovesSmallIntegers(t *testing.T) {
+	tr := newTiny(t, only(MutationRLHP))
+	tr.cfg.HP = map[string]HPRange{"update_epochs": {Min: 1, Max: 20, Grow: DefaultGrow, Shrink: DefaultShrink}}
+	a := tr.members[0].Agent
+	c := a.Config()
+	c.UpdateEpochs = 2
+	if err := a.SetConfig(c); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for g := 1; g <= 60; g++ {
+		old := a.Config().UpdateEpochs
+		b, desc, err := tr.cfg.mutate(a, 0, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := b.Config().UpdateEpochs
+		if v == old && old != 1 && old != 20 || v < 1 || v > 20 {
+			t.Fatalf("%s: update_epochs %d -> %d", desc, old, v)
+		}
+		seen[v]++
+		a = b
+	}
+	if seen[1] == 0 || seen[3] == 0 {
+		t.Errorf("update_epochs from 2 visited %v in 60 mutations; want 1 and 3 among them", seen)
+	}
+}
+
 // TestRLHPMutationMovesGammaOnItsScale: a tournament's rl_hp mutation of gamma multiplies
 // 1 − gamma by grow or shrink, as PBT's perturbation does, so 0.99 goes to 0.988 or 0.992
 // (multiplying gamma itself took it to 1, the range's top, then to 0.8); and an

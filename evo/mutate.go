@@ -117,6 +117,9 @@ func (c Config) mutate(a *agent.PPO, index, gen int) (*agent.PPO, string, error)
 		v = min(rng.Max, max(rng.Min, v))
 		if isIntHP(name) {
 			v = math.Round(v)
+			if v == old && f != 1 { // a small integer would never move: 2 × 1.2 and 2 × 0.8 round to 2
+				v = min(rng.Max, max(rng.Min, old+math.Copysign(1, f-1)))
+			}
 		}
 		setHP(&cfg, name, v)
 		desc := fmt.Sprintf("rl_hp: %s %s -> %s", name, fmtHP(old), fmtHP(hpValue(cfg, name)))

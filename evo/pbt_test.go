@@ -240,7 +240,8 @@ func TestPBTExploitsTheTopAndExplores(t *testing.T) {
 // fitness from training episodes and sampled initial hyperparameters: 1
 // and 2 workers give the same files, a run stopped after generation 2 and
 // resumed gives them too, the initial agents' hyperparameters differ, no
-// step goes to evaluation, and global_steps adds the confirmation steps.
+// step goes to evaluation but for generations of one rollout, and
+// global_steps adds the confirmation steps.
 func TestPBTRunIsReproducibleAndResumes(t *testing.T) {
 	edit := func(c *Config) {
 		c.Population.Fitness, c.Population.Init = FitnessTrain, InitSample
@@ -272,8 +273,11 @@ func TestPBTRunIsReproducibleAndResumes(t *testing.T) {
 		if r[col["generation"]] == "1" {
 			lrs[r[col["lr"]]] = true
 		}
-		if r[col["eval_steps"]] != "0" {
-			t.Errorf("generation %s agent %s: eval_steps %s, want 0 with fitness from training", r[0], r[1], r[col["eval_steps"]])
+		// A generation of one rollout (learn_step >= evo_steps) is evaluated:
+		// its episodes were all played before its update.
+		ls, _ := strconv.Atoi(r[col["learn_step"]])
+		if oneRollout := ls >= 256; (r[col["eval_steps"]] != "0") != oneRollout {
+			t.Errorf("generation %s agent %s: learn_step %d, eval_steps %s; want evaluation steps only for one rollout of evo_steps 256", r[0], r[1], ls, r[col["eval_steps"]])
 		}
 		exploited = exploited || strings.HasPrefix(r[col["mutation"]], "pbt: exploit")
 		total, _ := strconv.Atoi(r[col["total_steps"]])
@@ -480,5 +484,54 @@ func TestFitSizesKeepsTheConfiguredSequenceLength(t *testing.T) {
 	mlp.MaxSeqLen, mlp.LearnStep = 16, 64
 	if fitSizes(&mlp, numEnvs, 16); mlp.MaxSeqLen != 16 {
 		t.Errorf("an MLP's max_seq_len became %d", mlp.MaxSeqLen)
+	}
+}
+
+// TestTrainFitnessOfOneRolloutIsEvaluated: with fitness = "train" and one
+// rollout per generation (evo_steps = learn_step), every training episode
+// was played before the generation's only update, so the agent is
+// evaluated instead: two copies of one agent that differ only in their
+// hyperparameters (lr × 30, ent_coef, clip_coef, update_epochs) were
+// scored alike, on their parent's work.
+func TestTrainFitnessOfOneRolloutIsEvaluated(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Population.Fitness = FitnessTrain
+	cfg.Population.EvoSteps = cfg.PPO.LearnStep
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := tr.members[0].Agent
+	a, b := src.Clone(42), src.Clone(42)
+	c := b.Config()
+	c.LR, c.EntCoef, c.ClipCoef, c.UpdateEpochs = c.LR*30, 0.1, 0.05, 8
+	if err := b.SetConfig(c); err != nil {
+		t.Fatal(err)
+	}
+	run := taskRunner{cfg: cfg, progress: func(int) {}}
+	var fit [2]float64
+	for i, ag := range []*agent.PPO{a, b} {
+		r, err := run.trainOne(t.Context(), Task{Generation: 1, Agent: ag, EvalSeed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GenSteps != cfg.PPO.LearnStep || len(r.Updates) != 1 || r.EvalSteps == 0 {
+			t.Fatalf("copy %d: %d steps, %d updates, %d evaluation steps; want one rollout, then an evaluation", i, r.GenSteps, len(r.Updates), r.EvalSteps)
+		}
+		fit[i] = r.Fitness
+	}
+	if fit[0] == fit[1] {
+		t.Errorf("both copies scored %v: the hyperparameters' update did not count", fit[0])
+	}
+
+	// Two rollouts: the second's episodes ended after an update, and count.
+	cfg.Population.EvoSteps = 2 * cfg.PPO.LearnStep
+	run.cfg = cfg
+	r, err := run.trainOne(t.Context(), Task{Generation: 1, Agent: src.Clone(42), EvalSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.EvalSteps != 0 || len(r.Returns) == 0 {
+		t.Errorf("two rollouts: %d evaluation steps, %d returns; want the training episodes' fitness", r.EvalSteps, len(r.Returns))
 	}
 }

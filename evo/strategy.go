@@ -29,8 +29,11 @@ const (
 	FitnessEval = "eval"
 	// FitnessTrain is the mean return of the last env.eval_episodes
 	// training episodes that ended in the generation (as many as ended, if
-	// fewer): no env steps are spent on measuring. An agent that finished
-	// no training episode is evaluated as with FitnessEval.
+	// fewer): no env steps are spent on measuring. An agent none of whose
+	// training episodes ended after the generation's first update — one
+	// that finished none, or a generation of a single rollout (learn_step
+	// >= evo_steps), whose episodes were all played before its only update
+	// — is evaluated as with FitnessEval.
 	FitnessTrain = "train"
 )
 
@@ -54,7 +57,8 @@ const (
 // scale (see HPRange.Scale). The other agents go on as they are.
 type PBTConfig struct {
 	// Quantile is the share of the population in the bottom and the top
-	// quantile, in (0, 0.5]: ceil(quantile·size) agents each.
+	// quantile, in (0, 0.5]: ceil(quantile·size) agents each, at most
+	// size/2 (rounded down, so that no agent is in both).
 	Quantile float64 `toml:"quantile"`
 	// ResampleProbability is the chance, per hyperparameter, that explore
 	// redraws it from its range instead of perturbing it.

@@ -84,6 +84,11 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 	defer vec.Close()
 	retSum, episodes := 0.0, 0
 	var ended []float64 // training episodes' returns, for population.fitness = "train"
+	// Episodes that ended after the generation's first update: the first
+	// rollout's were played by the weights (and hyperparameters' effect)
+	// the generation began with, so a generation of one rollout
+	// (learn_step >= evo_steps) would be scored on its parent's work.
+	endedAfterUpdate := 0
 	diverged := ""
 	// One rollout per call, so that progress is visible while it trains
 	// and each call's ts.Last is one update (r.Updates); the agent
@@ -93,6 +98,9 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		r.GenSteps += ts.Steps
 		t.progress(ts.Steps)
 		if ts.Episodes > 0 {
+			if len(r.Updates) > 0 {
+				endedAfterUpdate += ts.Episodes
+			}
 			retSum += ts.Return * float64(ts.Episodes)
 			episodes += ts.Episodes
 			if t.cfg.Population.Fitness == FitnessTrain {
@@ -127,7 +135,7 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 			diverged = err.Error()
 		}
 	}
-	if diverged == "" && len(ended) > 0 {
+	if diverged == "" && len(ended) > 0 && endedAfterUpdate > 0 {
 		r.Returns = ended[max(0, len(ended)-t.cfg.Env.EvalEpisodes):]
 		r.Fitness = mean(r.Returns)
 	} else if diverged == "" {
