@@ -92,7 +92,8 @@ type PopulationConfig struct {
 	// Omitted when false, so that the digests of earlier runs stay valid.
 	Independent bool `toml:"independent,omitempty"`
 	// EliteEpisodes, when > 0, confirms an elite before it is saved: a
-	// generation's best agent whose fitness reaches the elite's score plays
+	// generation's best agent whose fitness reaches the elite's bar (its
+	// confirmed score; with Fitness "train", its fitness when it was saved) plays
 	// EliteEpisodes more episodes from the run's confirmation seed, and replaces
 	// the elite only if its mean return on them is higher. The elite's score
 	// (summary.json's elite_fitness, the target's test) is then that
@@ -113,10 +114,11 @@ type PopulationConfig struct {
 	// ConfirmMargin widens the gate to elite confirmation (with
 	// EliteEpisodes): a generation's best agent is confirmed when its
 	// fitness plus ConfirmMargin standard errors of its fitness episodes'
-	// mean reaches the elite's fitness (see Trainer.eliteScore). The
-	// elite's fitness is the best of a generation's noisy fitnesses, so
-	// with 0 a later, better agent whose episodes happen to fall short of
-	// that lucky value is never confirmed. A margin costs confirmation
+	// mean reaches the elite's bar (see EliteEpisodes and
+	// Trainer.eliteScore). With Fitness "train" the bar is the elite's
+	// fitness, the best of a generation's noisy fitnesses, so with 0 a
+	// later, better agent whose episodes happen to fall short of that lucky
+	// value is never confirmed. A margin costs confirmation
 	// episodes, counted in the global steps. Omitted when 0, so that the
 	// digests of earlier runs stay valid.
 	ConfirmMargin float64 `toml:"confirm_margin,omitzero"`

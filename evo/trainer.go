@@ -349,9 +349,15 @@ func (t *Trainer) generation(ctx context.Context, g int, wall func() float64) (G
 	if err != nil {
 		return GenerationReport{}, runStopped{t.abandoned(ctx, g, err)}
 	}
+	undo := t.untally()
 	rep := t.tally(g, reports)
 	best := rep.Best
 	score, err := t.eliteScore(ctx, reports[best], t.members[best].Agent, &rep)
+	if err != nil {
+		// The generation is not recorded: the summary describes the
+		// checkpoint the run resumes from, as after a stop in training.
+		undo()
+	}
 	if err != nil && ctx.Err() != nil { // stopped during the confirmation
 		return GenerationReport{}, runStopped{t.abandoned(ctx, g, err)}
 	}
@@ -401,6 +407,24 @@ func (t *Trainer) abandoned(ctx context.Context, g int, err error) error {
 		err = fmt.Errorf("%w (%w)", err, cause)
 	}
 	return err
+}
+
+// untally returns a function that takes the run back to before the next
+// tally: its step counts and its members' fitnesses.
+func (t *Trainer) untally() func() {
+	total, measure := t.totalSteps, t.measureSteps
+	n := make([]int, len(t.members))
+	returns := make([][]float64, len(t.members))
+	for i, m := range t.members {
+		n[i], returns[i] = len(m.Fitness), m.Returns
+	}
+	return func() {
+		t.totalSteps, t.measureSteps = total, measure
+		for i, m := range t.members {
+			m.Fitness, m.Returns = m.Fitness[:n[i]], returns[i]
+		}
+		t.progSteps.Store(int64(total))
+	}
 }
 
 // tally adds the generation's steps and fitnesses to the run and returns

@@ -433,7 +433,7 @@ func TestConfirmationIsCancellable(t *testing.T) {
 	cancelOnMake.cancelAt = cancelOnMake.made + cfg.Env.NumEnvs + 1
 	cancelOnMake.Unlock()
 	start := time.Now()
-	_, err = tr.Run(ctx)
+	sum, err := tr.Run(ctx)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
@@ -442,5 +442,17 @@ func TestConfirmationIsCancellable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints", "gen-000001")); err == nil {
 		t.Error("the abandoned generation was checkpointed")
+	}
+	// The summary describes the checkpoint the run resumes from (generation
+	// 0), not the abandoned generation's steps.
+	written, err := ReadSummary(cfg.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Summary{sum, written} {
+		if s.Generations != 0 || s.TotalSteps != 0 || s.GlobalSteps != 0 {
+			t.Errorf("summary: %d generations, %d steps, %d global steps; want 0, 0, 0 (generation 1 was abandoned)",
+				s.Generations, s.TotalSteps, s.GlobalSteps)
+		}
 	}
 }
