@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,5 +190,37 @@ func TestActRefusesNonFiniteObservations(t *testing.T) {
 	var zero PPO
 	if _, err := zero.Act([]float32{0, 0}, nil, true); err == nil {
 		t.Error("Act of a zero PPO: no error")
+	}
+}
+
+// TestPlaySampledSamplesReproducibly: PlaySampled acts as training does
+// (an untrained CartPole policy's sampled episodes are not its
+// deterministic ones), reproducibly: two copies with one random stream play
+// the same episodes.
+func TestPlaySampledSamplesReproducibly(t *testing.T) {
+	env, err := envs.Make("CartPole-v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(env.ObservationSpace(), env.ActionSpace(), probeConfig(netconf.EncoderMLP), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	det, err := a.PlayContext(ctx, env, 10, 500, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sampled [2]Episodes
+	for i := range sampled {
+		if sampled[i], err = a.Clone(7).PlaySampled(ctx, env, 10, 500, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(sampled[0].Returns, sampled[1].Returns) || sampled[0].Steps != sampled[1].Steps {
+		t.Errorf("two copies sampled %v and %v", sampled[0].Returns, sampled[1].Returns)
+	}
+	if slices.Equal(det.Returns, sampled[0].Returns) {
+		t.Errorf("sampled episodes %v are the deterministic ones", det.Returns)
 	}
 }

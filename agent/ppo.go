@@ -422,6 +422,20 @@ func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, 
 // PlayContext is Play that stops, with an error wrapping ctx.Err(), once
 // ctx is cancelled: it checks before every step.
 func (a *PPO) PlayContext(ctx context.Context, env envs.Env, episodes, maxSteps int, seed int64) (Episodes, error) {
+	return a.play(ctx, env, episodes, maxSteps, seed, true)
+}
+
+// PlaySampled is PlayContext with actions sampled from the policy, as
+// training acts, instead of its deterministic actions: a measure of the same
+// kind as training episodes' returns, without learning. The samples are
+// drawn from the agent's random stream (saved with it), so they are
+// reproducible and move that stream on.
+func (a *PPO) PlaySampled(ctx context.Context, env envs.Env, episodes, maxSteps int, seed int64) (Episodes, error) {
+	return a.play(ctx, env, episodes, maxSteps, seed, false)
+}
+
+// play is PlayContext, with deterministic or sampled actions.
+func (a *PPO) play(ctx context.Context, env envs.Env, episodes, maxSteps int, seed int64, deterministic bool) (Episodes, error) {
 	var out Episodes
 	switch {
 	case env == nil:
@@ -452,7 +466,7 @@ func (a *PPO) PlayContext(ctx context.Context, env envs.Env, episodes, maxSteps 
 				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, ctx.Err())
 			default:
 			}
-			act, err := a.Act(obs, [][]bool{info.ActionMask}, true)
+			act, err := a.Act(obs, [][]bool{info.ActionMask}, deterministic)
 			if err != nil {
 				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}

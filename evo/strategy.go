@@ -33,7 +33,9 @@ const (
 	// training episodes ended after the generation's first update — one
 	// that finished none, or a generation of a single rollout (learn_step
 	// >= evo_steps), whose episodes were all played before its only update
-	// — is evaluated as with FitnessEval.
+	// — plays env.eval_episodes episodes from the generation's evaluation
+	// seed with actions sampled as in training (agent.PPO.PlaySampled), so
+	// that its fitness is of the same kind as the others'.
 	FitnessTrain = "train"
 )
 

@@ -143,7 +143,15 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		// which makes it as good as a new env (the reset contract that
 		// envs.Check holds every env to), and a Python env needs no second
 		// child.
-		played, err := a.PlayContext(ctx, vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
+		play := a.PlayContext
+		if t.cfg.Population.Fitness == FitnessTrain {
+			// Sampled actions, as the training episodes it stands in for:
+			// deterministic returns (often higher) would rank this agent on
+			// another footing than the rest, and PB2 would credit its
+			// hyperparameters with the difference.
+			play = a.PlaySampled
+		}
+		played, err := play(ctx, vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
 		if err != nil {
 			// Play's errors begin "evaluate episode N step S".
 			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)
