@@ -224,3 +224,50 @@ func TestPlaySampledSamplesReproducibly(t *testing.T) {
 		t.Errorf("sampled episodes %v are the deterministic ones", det.Returns)
 	}
 }
+
+// errAfter is a context whose Err is nil for its first n calls and
+// context.Canceled after: a cancellation at a chosen check.
+type errAfter struct {
+	context.Context
+	n int
+}
+
+func (c *errAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestTrainStopsWithinAnUpdate: a cancellation during the update stops it
+// at the next minibatch (a large recurrent agent's update takes minutes),
+// where it used to run every epoch before Train looked again.
+func TestTrainStopsWithinAnUpdate(t *testing.T) {
+	for _, kind := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderLSTM} {
+		vec, err := envs.MakeVector("CartPole-v1", 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vec.Close()
+		cfg := probeConfig(kind)
+		cfg.LearnStep, cfg.BatchSize, cfg.UpdateEpochs, cfg.MaxSeqLen = 64, 16, 4, 8
+		a, err := New(vec.ObservationSpace(), vec.ActionSpace(), cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := a.Clone(3).Train(context.Background(), vec, 64)
+		if err != nil || full.Last.Minibatches < 8 {
+			t.Fatalf("%s: an update of %d minibatches, %v; want at least 8", kind, full.Last.Minibatches, err)
+		}
+		// Train's check before the rollout and two minibatches' pass.
+		vec2, err := envs.MakeVector("CartPole-v1", 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vec2.Close()
+		_, err = a.Clone(3).Train(&errAfter{Context: context.Background(), n: 3}, vec2, 64)
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "after 2 minibatches") {
+			t.Errorf("%s: Train cancelled in its update: %v; want context.Canceled after 2 minibatches", kind, err)
+		}
+	}
+}

@@ -58,7 +58,9 @@ type rollout struct {
 // the agent after each, until at least steps env steps have been collected
 // in this call (whole rollouts). The first call resets vec with a seed drawn
 // from the agent's RNG; later calls continue where the last one stopped, so
-// vec must stay with this agent. ctx is checked between rollouts.
+// vec must stay with this agent. ctx is checked between rollouts and
+// between an update's minibatches: a cancelled update stops part-way
+// (every minibatch step taken is whole) and Train returns ctx's error.
 func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStats, error) {
 	var ts TrainStats
 	if vec == nil {
@@ -79,7 +81,10 @@ func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStat
 		ts.Steps += n
 		ts.Episodes += eps
 		retSum += ret
-		if ts.Last, err = a.Learn(); err != nil {
+		a.learnCtx = ctx
+		ts.Last, err = a.Learn()
+		a.learnCtx = nil
+		if err != nil {
 			return ts, err
 		}
 	}
@@ -437,6 +442,11 @@ func (a *PPO) learnSequences(buf *buffer.Rollout, st Stats) (Stats, error) {
 // learnStep updates on one minibatch, adds its statistics to st and
 // reports whether the target KL ends the update.
 func (a *PPO) learnStep(st *Stats, mb minibatch) (stop bool, err error) {
+	if a.learnCtx != nil {
+		if err := a.learnCtx.Err(); err != nil {
+			return true, fmt.Errorf("update stopped after %d minibatches: %w", st.Minibatches, err)
+		}
+	}
 	res, err := a.update(mb)
 	if err != nil {
 		return false, err

@@ -56,6 +56,10 @@ type PPO struct {
 	rndReward float64
 	// demos are the given demonstrations (SetDemos), replayed with PPO+D.
 	demos []Demo
+	// learnCtx, while Train updates, stops the update between minibatches
+	// once it is cancelled: an update of a large recurrent agent takes
+	// minutes, too long for a Ctrl-C to wait on.
+	learnCtx context.Context
 }
 
 // New returns an agent for the given spaces with freshly initialised
