@@ -471,6 +471,11 @@ def stop(proc):
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.wait()
+    except KeyboardInterrupt:
+        # A second Ctrl-C while it stops: do not leave it running.
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def tail_log(path, n=15):
