@@ -225,7 +225,10 @@ func pb2Tiny(t *testing.T) Config {
 	return pbtTiny(t, func(c *Config) {
 		c.Population.Fitness, c.Population.Init = FitnessTrain, InitSample
 		c.Population.EliteEpisodes = 3
-		c.Population.MaxSteps = 5 * 4 * 256
+		// learn_step reaches 512 = 2 × evo_steps, which PBT's generations
+		// then last: at least 5 generations
+		c.Population.MaxSteps = 5 * 4 * 512
+		c.Checkpoint.Keep = 0 // generation 4's is read
 		c.PBT.TTest = false
 		c.PBT.Explore, c.PBT.PB2Region = ExplorePB2, DefaultPB2Region
 	})

@@ -269,15 +269,22 @@ func TestPBTRunIsReproducibleAndResumes(t *testing.T) {
 	}
 	lrs := map[string]bool{}
 	exploited := false
+	// A generation lasts evo_steps (256) or its longest rollout (powers of
+	// two, over 2 envs: learn_step steps).
+	genSteps := map[string]int{}
+	for _, r := range rows[1:] {
+		ls, _ := strconv.Atoi(r[col["learn_step"]])
+		genSteps[r[0]] = max(genSteps[r[0]], ls, 256)
+	}
 	for _, r := range rows[1:] {
 		if r[col["generation"]] == "1" {
 			lrs[r[col["lr"]]] = true
 		}
-		// A generation of one rollout (learn_step >= evo_steps) is evaluated:
-		// its episodes were all played before its update.
+		// A generation of one rollout is evaluated: its episodes were all
+		// played before its update.
 		ls, _ := strconv.Atoi(r[col["learn_step"]])
-		if oneRollout := ls >= 256; (r[col["eval_steps"]] != "0") != oneRollout {
-			t.Errorf("generation %s agent %s: learn_step %d, eval_steps %s; want evaluation steps only for one rollout of evo_steps 256", r[0], r[1], ls, r[col["eval_steps"]])
+		if oneRollout := ls >= genSteps[r[0]]; (r[col["eval_steps"]] != "0") != oneRollout {
+			t.Errorf("generation %s agent %s: learn_step %d, eval_steps %s; want evaluation steps only for one rollout of the generation's %d steps", r[0], r[1], ls, r[col["eval_steps"]], genSteps[r[0]])
 		}
 		exploited = exploited || strings.HasPrefix(r[col["mutation"]], "pbt: exploit")
 		total, _ := strconv.Atoi(r[col["total_steps"]])
@@ -533,5 +540,47 @@ func TestTrainFitnessOfOneRolloutIsEvaluated(t *testing.T) {
 	}
 	if r.EvalSteps != 0 || len(r.Returns) == 0 {
 		t.Errorf("two rollouts: %d evaluation steps, %d returns; want the training episodes' fitness", r.EvalSteps, len(r.Returns))
+	}
+}
+
+// TestPBTGenerationLastsAsLongAsItsLongestRollout: under PBT every member
+// trains as many env steps as the longest rollout makes a generation (to
+// within its own rollout), so that none ranks first for training more;
+// the tournament keeps AgileRL's evo_steps rounded up to each agent's own
+// rollouts.
+func TestPBTGenerationLastsAsLongAsItsLongestRollout(t *testing.T) {
+	learnSteps := []int{512, 96, 128, 128} // evo_steps is 256
+	for _, c := range []struct {
+		selection string
+		want      []int
+	}{
+		{SelectPBT, []int{512, 576, 512, 512}},
+		{SelectTournament, []int{512, 288, 256, 256}},
+	} {
+		cfg := pbtTiny(t, nil)
+		if c.selection == SelectTournament {
+			cfg = tiny(t)
+			cfg.Population.Size = len(learnSteps)
+		}
+		tr, err := New(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range tr.members {
+			ac := m.Agent.Config()
+			ac.LearnStep = learnSteps[i]
+			if err := m.Agent.SetConfig(ac); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reports, err := tr.trainGeneration(t.Context(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range reports {
+			if r.GenSteps != c.want[i] {
+				t.Errorf("%s: agent %d (learn_step %d) trained %d steps; want %d", c.selection, i, learnSteps[i], r.GenSteps, c.want[i])
+			}
+		}
 	}
 }

@@ -19,7 +19,12 @@ type Task struct {
 	Index, Parent int
 	Mutation      string
 	EvalSeed      int64
-	Agent         *agent.PPO
+	// Steps is the env steps the agent trains, rounded up to whole
+	// rollouts; 0 means population.evo_steps. Under PBT every member of a
+	// generation trains as long as its longest rollout (see
+	// Trainer.generationSteps).
+	Steps int `json:",omitempty"`
+	Agent *agent.PPO
 	// Demos are the demonstrations the agent replays with PPO+D (shared,
 	// read-only); a remote pool does not carry them (runs with [demos]
 	// train on local workers).

@@ -20,9 +20,10 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 	// that draw random numbers only at reset).
 	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
 	demos := t.generationDemos(g)
+	steps := t.generationSteps()
 	tasks := make([]Task, len(t.members))
 	for i, m := range t.members {
-		tasks[i] = Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Agent: m.Agent, Demos: demos}
+		tasks[i] = Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Steps: steps, Agent: m.Agent, Demos: demos}
 	}
 	pool := t.opts.Pool
 	if pool == nil {
@@ -50,21 +51,52 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 	return reports, nil
 }
 
+// generationSteps returns how many env steps each member trains in the
+// coming generation: 0 (population.evo_steps, each agent rounding up to
+// its own whole rollouts) for the tournament, as AgileRL does; under PBT,
+// evo_steps rounded up to the longest rollout of any member, so that every
+// member trains as many steps (to within its own rollout) before PBT ranks
+// them. Otherwise an agent whose rollout outruns evo_steps trains several
+// times the steps of the others in the generation, ranks first for that
+// training rather than for its hyperparameters, and is copied until the
+// whole population updates a few times per generation (CartPoleNoVel's
+// PB2 benchmark lost two seeds of five so).
+func (t *Trainer) generationSteps() int {
+	p := t.cfg.Population
+	if p.Independent || t.cfg.selection() != SelectPBT {
+		return 0
+	}
+	steps := p.EvoSteps
+	for _, m := range t.members {
+		r := rolloutSteps(m.Agent.Config().LearnStep, t.cfg.Env.NumEnvs)
+		steps = max(steps, (p.EvoSteps+r-1)/r*r)
+	}
+	return steps
+}
+
+// rolloutSteps is the env steps of one rollout of learnStep over numEnvs
+// envs (agent.PPO.Train's: learnStep/numEnvs steps of each env, at least 1).
+func rolloutSteps(learnStep, numEnvs int) int {
+	n := max(numEnvs, 1)
+	return max(1, learnStep/n) * n
+}
+
 // taskRunner trains tasks with a run's config, wherever they run.
 type taskRunner struct {
 	cfg      Config
 	progress func(steps int) // called as steps are taken, from any goroutine
 }
 
-// trainOne trains one task's agent in place for evo_steps on a fresh vector
-// env and evaluates it (episodes cut at eval_max_steps). A loss or weights
-// that are not finite make its fitness −Inf (r.Divergence says why); bad
-// env output, in training or in evaluation, and a panic (an env's, most
-// likely) become an error naming the agent and the env. An agent trained
-// on MinAtar's full action set under a "-v1" id (a run begun when -v1
-// named that set) trains on the "-v0" id (envs.LegacyMinAtarID). It is
-// long so that one recover and one vector env span training and scoring
-// alike: a panic in either names the agent and the env.
+// trainOne trains one task's agent in place for m.Steps (evo_steps when 0)
+// on a fresh vector env and evaluates it (episodes cut at eval_max_steps).
+// A loss or weights that are not finite make its fitness −Inf
+// (r.Divergence says why); bad env output, in training or in evaluation,
+// and a panic (an env's, most likely) become an error naming the agent and
+// the env. An agent trained on MinAtar's full action set under a "-v1" id
+// (a run begun when -v1 named that set) trains on the "-v0" id
+// (envs.LegacyMinAtarID). It is long so that one recover and one vector
+// env span training and scoring alike: a panic in either names the agent
+// and the env.
 func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err error) {
 	id := envs.LegacyMinAtarID(t.cfg.Env.ID, t.cfg.Env.Options, m.Agent.ActionSpace())
 	defer func() {
@@ -93,7 +125,11 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 	// One rollout per call, so that progress is visible while it trains
 	// and each call's ts.Last is one update (r.Updates); the agent
 	// continues on the same vector, exactly as one long call.
-	for r.GenSteps < t.cfg.Population.EvoSteps {
+	target := m.Steps
+	if target <= 0 {
+		target = t.cfg.Population.EvoSteps
+	}
+	for r.GenSteps < target {
 		ts, err := a.Train(ctx, vec, 1)
 		r.GenSteps += ts.Steps
 		t.progress(ts.Steps)

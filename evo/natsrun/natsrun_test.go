@@ -297,7 +297,9 @@ func pbtSameResultsAsLocal(t *testing.T, explore string) {
 		p.TTest = false
 		if explore == evo.ExplorePB2 {
 			p.Explore, p.PB2Region = explore, evo.DefaultPB2Region
-			cfg.Population.MaxSteps = 4 * 4 * 256 // PB2's model from generation 2 on
+			// PB2's model from generation 2 on (generations last as long as
+			// their longest rollout: up to 512 steps here)
+			cfg.Population.MaxSteps = 4 * 4 * 512
 			// and the KL-adaptive rate, whose state the agents' files carry
 			cfg.PPO.KLThreshold = 0.01
 			cfg.HP["kl_threshold"] = evo.HPRange{Min: 0.002, Max: 0.05, Grow: 1.2, Shrink: 0.8}

@@ -251,7 +251,7 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 		base := fmt.Sprintf("%s/%s/g%d/a%d", p.run, p.session, t.Generation, t.Index)
 		m := taskMsg{ID: fmt.Sprintf("%s.%s.g%d.a%d", p.run, p.session, t.Generation, t.Index), Version: p.version,
 			Run: p.run, Session: p.session, Digest: p.digest, Generation: t.Generation, Index: t.Index, Parent: t.Parent,
-			Mutation: t.Mutation, EvalSeed: t.EvalSeed, Agent: base + "/in"}
+			Mutation: t.Mutation, EvalSeed: t.EvalSeed, Steps: t.Steps, Agent: base + "/in"}
 		order[i] = &pending{pos: i, msg: m}
 		byID[m.ID] = order[i]
 	}

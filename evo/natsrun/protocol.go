@@ -31,8 +31,10 @@ const (
 )
 
 // protocol numbers the message formats; it is part of Version. 2: a
-// result's report carries every PPO update's statistics (Updates).
-const protocol = 2
+// result's report carries every PPO update's statistics (Updates). 3: a
+// task carries the env steps to train (Steps; PBT's generations last as
+// long as their longest rollout).
+const protocol = 3
 
 // ErrMismatch is what a coordinator's or a worker's error matches when the
 // other side runs another evolve version or another run's config. A worker
@@ -115,7 +117,8 @@ type taskMsg struct {
 	Parent     int    `json:"parent"`
 	Mutation   string `json:"mutation"`
 	EvalSeed   int64  `json:"eval_seed"`
-	Agent      string `json:"agent"` // object name in AgentBucket
+	Steps      int    `json:"steps,omitempty"` // evo.Task.Steps
+	Agent      string `json:"agent"`           // object name in AgentBucket
 }
 
 // resultMsg is a worker's answer to a task: a report and the trained

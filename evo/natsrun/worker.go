@@ -251,7 +251,7 @@ func (w *Worker) train(ctx context.Context, msg jetstream.Msg, t taskMsg, cfg *e
 	w.Log.Info("training", "generation", t.Generation, "agent", t.Index)
 	trainStart := time.Now()
 	rep, err := evo.TrainTask(ctx, *cfg, evo.Task{Generation: t.Generation, Index: t.Index, Parent: t.Parent,
-		Mutation: t.Mutation, EvalSeed: t.EvalSeed, Agent: a}, nil)
+		Mutation: t.Mutation, EvalSeed: t.EvalSeed, Steps: t.Steps, Agent: a}, nil)
 	train := time.Since(trainStart)
 	if ctx.Err() != nil {
 		msg.Nak()
