@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Task is one member's work in a generation: train Agent for the run's
-// evo_steps on a fresh vector env of the run's env, then score it (with
+// Task is one member's work in a generation: train Agent for Steps (the
+// run's evo_steps when 0) on a fresh vector env of the run's env, then score it (with
 // fitness = "eval" on eval_episodes episodes seeded from EvalSeed, with
 // "train" from its last training episodes). Together with the run's
 // config it is all a trainer needs, here or on another machine: the agent

@@ -32,7 +32,7 @@ const (
 	// fewer): no env steps are spent on measuring. An agent none of whose
 	// training episodes ended after the generation's first update — one
 	// that finished none, or a generation of a single rollout (learn_step
-	// >= evo_steps), whose episodes were all played before its only update
+	// at least the generation's steps), whose episodes were all played before its only update
 	// — plays env.eval_episodes episodes from the generation's evaluation
 	// seed with actions sampled as in training (agent.PPO.PlaySampled), so
 	// that its fitness is of the same kind as the others'.

@@ -259,9 +259,10 @@ func (t *Trainer) Workers() int {
 }
 
 // Run trains generations until the target or the budget is reached or ctx
-// is cancelled. Each generation: every agent trains evo_steps on a fresh
-// vector env of its own and is scored (at most Workers at once), the
-// elite is saved when it is the best so far, metrics rows are appended, the
+// is cancelled. Each generation: every agent trains evo_steps (under PBT,
+// the generation's longest rollout, if longer) on a fresh vector env of
+// its own and is scored (at most Workers at once), the elite is saved when
+// it is the best so far, metrics rows are appended, the
 // selection (tournament or PBT; none for independent agents) makes the next
 // population and mutates it, and a checkpoint is written. On cancellation
 // the running generation is abandoned (the newest checkpoint stays the
