@@ -43,15 +43,23 @@ type pb2Obs struct {
 const pb2MaxObs = 256
 
 // pb2Observe appends generation g's observations: one for each member
-// with a fitness before g and finite fitness changes.
+// with a fitness before g and finite fitness changes. A change is per
+// evo_steps: a generation that a long rollout made longer (see
+// generationSteps) divides it by its length in evo_steps, as Ray Tune's
+// PB2 divides by the time between results, so that more training does not
+// pass for better hyperparameters in the model either.
 func (t *Trainer) pb2Observe(g int) {
 	names := t.cfg.mutableHPs()
+	length := float64(t.generationSteps()) / float64(t.cfg.Population.EvoSteps)
 	for _, m := range t.members {
 		f := m.Fitness
 		if len(f) < 2 {
 			continue
 		}
 		y := f[len(f)-1] - f[len(f)-2]
+		if length > 1 {
+			y /= length
+		}
 		if math.IsNaN(y) || math.IsInf(y, 0) {
 			continue
 		}

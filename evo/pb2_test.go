@@ -350,14 +350,60 @@ func TestPB2ObservesAndFollowsTheModel(t *testing.T) {
 	for i, m := range tr.members {
 		m.Fitness = append(m.Fitness, float64(50+i))
 	}
+	// Per evo_steps (256): the generation lasts the longest rollout, if
+	// longer (learn_steps are powers of two here, over 2 envs).
+	length := 256
+	for _, m := range tr.members {
+		length = max(length, m.Agent.Config().LearnStep)
+	}
 	tr.pb2Observe(3)
 	for i, o := range tr.pb2[60:] {
 		m := tr.members[i]
-		if o.Gen != 3 || o.Y != m.Fitness[1]-m.Fitness[0] || o.HP[lrAt] != m.Agent.Config().LR {
-			t.Errorf("observation of member %d: %+v; want generation 3, y %v, lr %v", i, o, m.Fitness[1]-m.Fitness[0], m.Agent.Config().LR)
+		y := (m.Fitness[1] - m.Fitness[0]) / (float64(length) / 256)
+		if o.Gen != 3 || o.Y != y || o.HP[lrAt] != m.Agent.Config().LR {
+			t.Errorf("observation of member %d: %+v; want generation 3, y %v, lr %v", i, o, y, m.Agent.Config().LR)
 		}
 	}
 	if len(tr.pb2) != 64 {
 		t.Errorf("%d observations, want 64", len(tr.pb2))
+	}
+}
+
+// TestPB2ObservesChangePerEvoSteps: a generation that one member's rollout
+// of 4 × evo_steps made four times as long gives fitness changes a quarter
+// of their size, for every member; a generation of evo_steps keeps them
+// exactly.
+func TestPB2ObservesChangePerEvoSteps(t *testing.T) {
+	tr, err := New(pb2Tiny(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evoSteps := tr.cfg.Population.EvoSteps
+	for _, c := range []struct{ learnStep, div int }{{evoSteps / 2, 1}, {4 * evoSteps, 4}} {
+		tr.pb2 = nil
+		for i, m := range tr.members {
+			ac := m.Agent.Config()
+			ac.LearnStep = evoSteps / 2
+			if i == 2 {
+				ac.LearnStep = c.learnStep
+			}
+			if err := m.Agent.SetConfig(ac); err != nil {
+				t.Fatal(err)
+			}
+			m.Fitness = []float64{10, 10 + 3.7*float64(i+1)}
+		}
+		tr.pb2Observe(1)
+		if len(tr.pb2) != len(tr.members) {
+			t.Fatalf("%d observations, want %d", len(tr.pb2), len(tr.members))
+		}
+		for i, o := range tr.pb2 {
+			want := tr.members[i].Fitness[1] - 10
+			if c.div > 1 {
+				want /= float64(c.div)
+			}
+			if o.Y != want {
+				t.Errorf("longest rollout %d: member %d observed %v, want %v", c.learnStep, i, o.Y, want)
+			}
+		}
 	}
 }
