@@ -13,9 +13,9 @@
 //  1. Train: each member becomes a Task for the run's Pool (Options.Pool;
 //     LocalPool by default: its own goroutine, errgroup, at most Workers at
 //     once; evo/natsrun sends tasks to other machines) and, in TrainTask,
-//     trains evo_steps env steps (under PBT, as many as the generation's
-//     longest rollout if that is longer, the same for every member, so that
-//     PBT ranks equal training) on a fresh envs.Vector of
+//     trains evo_steps env steps, rounded up to whole rollouts (under PBT,
+//     the largest of the members' roundings, the same for every member, so
+//     that PBT ranks equal training) on a fresh envs.Vector of
 //     num_envs envs, one rollout per agent.Train call, so Progress can count
 //     steps as they happen. A fresh vector per generation means no env state
 //     has to survive a checkpoint. A panic in the goroutine (an env's, most

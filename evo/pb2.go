@@ -30,8 +30,8 @@ const (
 
 // pb2Obs is one of PB2's observations: over generation Gen an agent
 // trained with hyperparameters HP (values of Config.mutableHPs, in its
-// order) and its fitness changed by Y (from its own, or its parent's when
-// it was cloned just before, at the generation before).
+// order) and its fitness changed by Y per evo_steps (from its own, or its
+// parent's when it was cloned just before, at the generation before).
 type pb2Obs struct {
 	Gen int       `json:"gen"`
 	HP  []float64 `json:"hp"`
@@ -44,7 +44,7 @@ const pb2MaxObs = 256
 
 // pb2Observe appends generation g's observations: one for each member
 // with a fitness before g and finite fitness changes. A change is per
-// evo_steps: a generation that a long rollout made longer (see
+// evo_steps: a generation that a rollout made longer (see
 // generationSteps) divides it by its length in evo_steps, as Ray Tune's
 // PB2 divides by the time between results, so that more training does not
 // pass for better hyperparameters in the model either.

@@ -543,20 +543,24 @@ func TestTrainFitnessOfOneRolloutIsEvaluated(t *testing.T) {
 	}
 }
 
-// TestPBTGenerationLastsAsLongAsItsLongestRollout: under PBT every member
-// trains as many env steps as the longest rollout makes a generation (to
+// TestPBTMembersTrainEqualSteps: under PBT every member trains the
+// largest of the members' roundings of evo_steps up to whole rollouts (to
 // within its own rollout), so that none ranks first for training more;
 // the tournament keeps AgileRL's evo_steps rounded up to each agent's own
 // rollouts.
-func TestPBTGenerationLastsAsLongAsItsLongestRollout(t *testing.T) {
-	learnSteps := []int{512, 96, 128, 128} // evo_steps is 256
+func TestPBTMembersTrainEqualSteps(t *testing.T) {
 	for _, c := range []struct {
-		selection string
-		want      []int
+		selection  string
+		learnSteps []int // evo_steps is 256
+		want       []int
 	}{
-		{SelectPBT, []int{512, 576, 512, 512}},
-		{SelectTournament, []int{512, 288, 256, 256}},
+		{SelectPBT, []int{512, 96, 128, 128}, []int{512, 576, 512, 512}},
+		{SelectTournament, []int{512, 96, 128, 128}, []int{512, 288, 256, 256}},
+		// A rollout under evo_steps that does not divide it sets the length.
+		{SelectPBT, []int{192, 128, 128, 64}, []int{384, 384, 384, 384}},
+		{SelectTournament, []int{192, 128, 128, 64}, []int{384, 256, 256, 256}},
 	} {
+		learnSteps := c.learnSteps
 		cfg := pbtTiny(t, nil)
 		if c.selection == SelectTournament {
 			cfg = tiny(t)

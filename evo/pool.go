@@ -21,8 +21,7 @@ type Task struct {
 	EvalSeed      int64
 	// Steps is the env steps the agent trains, rounded up to whole
 	// rollouts; 0 means population.evo_steps. Under PBT every member of a
-	// generation trains as long as its longest rollout (see
-	// Trainer.generationSteps).
+	// generation trains the same Steps (see Trainer.generationSteps).
 	Steps int `json:",omitempty"`
 	Agent *agent.PPO
 	// Demos are the demonstrations the agent replays with PPO+D (shared,

@@ -54,9 +54,9 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 // generationSteps returns how many env steps each member trains in the
 // coming generation: 0 (population.evo_steps, each agent rounding up to
 // its own whole rollouts) for the tournament, as AgileRL does; under PBT,
-// evo_steps rounded up to the longest rollout of any member, so that every
-// member trains as many steps (to within its own rollout) before PBT ranks
-// them. Otherwise an agent whose rollout outruns evo_steps trains several
+// the largest of those roundings over the members (a rollout of 192 steps
+// makes evo_steps 256 into 384; one of 1,024 makes it 1,024), which every
+// member trains (to within its own rollout) before PBT ranks them. Otherwise an agent whose rollout outruns evo_steps trains several
 // times the steps of the others in the generation, ranks first for that
 // training rather than for its hyperparameters, and is copied until the
 // whole population updates a few times per generation (CartPoleNoVel's
@@ -118,8 +118,9 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 	var ended []float64 // training episodes' returns, for population.fitness = "train"
 	// Episodes that ended after the generation's first update: the first
 	// rollout's were played by the weights (and hyperparameters' effect)
-	// the generation began with, so a generation of one rollout
-	// (learn_step >= evo_steps) would be scored on its parent's work.
+	// the generation began with, so a generation of one rollout (a
+	// learn_step at least the generation's steps) would be scored on its
+	// parent's work.
 	endedAfterUpdate := 0
 	diverged := ""
 	// One rollout per call, so that progress is visible while it trains

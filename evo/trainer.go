@@ -260,7 +260,7 @@ func (t *Trainer) Workers() int {
 
 // Run trains generations until the target or the budget is reached or ctx
 // is cancelled. Each generation: every agent trains evo_steps (under PBT,
-// the generation's longest rollout, if longer) on a fresh vector env of
+// the same steps for all, see generationSteps) on a fresh vector env of
 // its own and is scored (at most Workers at once), the elite is saved when
 // it is the best so far, metrics rows are appended, the
 // selection (tournament or PBT; none for independent agents) makes the next
