@@ -100,6 +100,12 @@ type memberJSON struct {
 	Fitness  []jsonfloat.F64 `json:"fitness"`
 	// Returns are the episode returns of its last fitness (PBT's t-test).
 	Returns []float64 `json:"returns,omitempty"`
+	// GenSteps are its env steps in the generation of its last fitness and
+	// Idle whether it trained none (PBT's step clock), for PB2's
+	// observations when a finished run goes on; absent in earlier
+	// checkpoints (then unknown) and before the first generation.
+	GenSteps int  `json:"gen_steps,omitempty"`
+	Idle     bool `json:"idle,omitempty"`
 }
 
 func memberFile(index int) string { return fmt.Sprintf("agent-%06d.safetensors", index) }
@@ -187,7 +193,8 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 			return fail(err)
 		}
 		pop.Members = append(pop.Members, memberJSON{Index: m.Index, Parent: m.Parent, File: f,
-			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: jsonfloat.Convert[jsonfloat.F64](m.Fitness), Returns: m.Returns})
+			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: jsonfloat.Convert[jsonfloat.F64](m.Fitness), Returns: m.Returns,
+			GenSteps: m.genSteps, Idle: m.idle})
 	}
 	b, err := json.MarshalIndent(pop, "", "  ")
 	if err != nil {

@@ -14,8 +14,10 @@
 //     LocalPool by default: its own goroutine, errgroup, at most Workers at
 //     once; evo/natsrun sends tasks to other machines) and, in TrainTask,
 //     trains evo_steps env steps, rounded up to whole rollouts (under PBT,
-//     the largest of the members' roundings, the same for every member, so
-//     that PBT ranks equal training) on a fresh envs.Vector of
+//     until its own steps reach the laggard's plus evo_steps: a member that
+//     a long rollout carried past that waits, idle, and PBT ranks only
+//     members within half a generation of the laggard, so that it compares
+//     equal training) on a fresh envs.Vector of
 //     num_envs envs, one rollout per agent.Train call, so Progress can count
 //     steps as they happen. A fresh vector per generation means no env state
 //     has to survive a checkpoint. A panic in the goroutine (an env's, most

@@ -43,22 +43,24 @@ type pb2Obs struct {
 const pb2MaxObs = 256
 
 // pb2Observe appends generation g's observations: one for each member
-// with a fitness before g and finite fitness changes. A change is per
-// evo_steps: a generation that a rollout made longer (see
-// generationSteps) divides it by its length in evo_steps, as Ray Tune's
-// PB2 divides by the time between results, so that more training does not
-// pass for better hyperparameters in the model either.
+// that trained in it, with a fitness before g and finite fitness changes.
+// A change is per evo_steps: one over a member's generation of other
+// length (PBT's step clock, see memberSteps) is divided by that length in
+// evo_steps, as Ray Tune's PB2 divides by the time between results, so
+// that more training does not pass for better hyperparameters in the
+// model. A member idle in g adds nothing; its change counts when it trains
+// again (from the fitness it kept).
 func (t *Trainer) pb2Observe(g int) {
 	names := t.cfg.mutableHPs()
-	length := float64(t.generationSteps()) / float64(t.cfg.Population.EvoSteps)
+	evo := t.cfg.Population.EvoSteps
 	for _, m := range t.members {
 		f := m.Fitness
-		if len(f) < 2 {
+		if len(f) < 2 || m.idle {
 			continue
 		}
 		y := f[len(f)-1] - f[len(f)-2]
-		if length > 1 {
-			y /= length
+		if m.genSteps > 0 && m.genSteps != evo {
+			y /= float64(m.genSteps) / float64(evo)
 		}
 		if math.IsNaN(y) || math.IsInf(y, 0) {
 			continue

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -225,9 +226,7 @@ func pb2Tiny(t *testing.T) Config {
 	return pbtTiny(t, func(c *Config) {
 		c.Population.Fitness, c.Population.Init = FitnessTrain, InitSample
 		c.Population.EliteEpisodes = 3
-		// learn_step reaches 512 = 2 × evo_steps, which PBT's generations
-		// then last: at least 5 generations
-		c.Population.MaxSteps = 5 * 4 * 512
+		c.Population.MaxSteps = 5 * 4 * 256
 		c.Checkpoint.Keep = 0 // generation 4's is read
 		c.PBT.TTest = false
 		c.PBT.Explore, c.PBT.PB2Region = ExplorePB2, DefaultPB2Region
@@ -256,7 +255,17 @@ func TestPB2RunIsReproducibleAndResumes(t *testing.T) {
 	if err := json.Unmarshal(b, &pop); err != nil {
 		t.Fatal(err)
 	}
-	if want := 4 * 3; len(pop.PB2) != want { // generations 2–4, 4 agents each
+	// Generations 2–4, one for each agent that trained (not idle).
+	want := 0
+	for _, r := range readMetrics(t, dir)[1:] {
+		if g, _ := strconv.Atoi(r[0]); g >= 2 && g <= 4 && r[9] != "NaN" { // loss
+			want++
+		}
+	}
+	if want == 4*3 {
+		t.Error("no agent idle in generations 2–4: the run does not test PBT's step clock")
+	}
+	if len(pop.PB2) != want {
 		t.Errorf("checkpoint of generation 4 holds %d observations, want %d", len(pop.PB2), want)
 	}
 	if err := checkPB2Obs(pop.PB2, cfg, 4); err != nil {
@@ -349,19 +358,13 @@ func TestPB2ObservesAndFollowsTheModel(t *testing.T) {
 	// parent's fitness for the copy) at the hyperparameters it trained with.
 	for i, m := range tr.members {
 		m.Fitness = append(m.Fitness, float64(50+i))
-	}
-	// Per evo_steps (256): the generation lasts the longest rollout, if
-	// longer (learn_steps are powers of two here, over 2 envs).
-	length := 256
-	for _, m := range tr.members {
-		length = max(length, m.Agent.Config().LearnStep)
+		m.genSteps = 256
 	}
 	tr.pb2Observe(3)
 	for i, o := range tr.pb2[60:] {
 		m := tr.members[i]
-		y := (m.Fitness[1] - m.Fitness[0]) / (float64(length) / 256)
-		if o.Gen != 3 || o.Y != y || o.HP[lrAt] != m.Agent.Config().LR {
-			t.Errorf("observation of member %d: %+v; want generation 3, y %v, lr %v", i, o, y, m.Agent.Config().LR)
+		if o.Gen != 3 || o.Y != m.Fitness[1]-m.Fitness[0] || o.HP[lrAt] != m.Agent.Config().LR {
+			t.Errorf("observation of member %d: %+v; want generation 3, y %v, lr %v", i, o, m.Fitness[1]-m.Fitness[0], m.Agent.Config().LR)
 		}
 	}
 	if len(tr.pb2) != 64 {
@@ -369,41 +372,32 @@ func TestPB2ObservesAndFollowsTheModel(t *testing.T) {
 	}
 }
 
-// TestPB2ObservesChangePerEvoSteps: a generation that one member's rollout
-// of 4 × evo_steps made four times as long gives fitness changes a quarter
-// of their size, for every member; a generation of evo_steps keeps them
-// exactly.
+// TestPB2ObservesChangePerEvoSteps: a fitness change over a member's
+// generation of 4 × evo_steps (PBT's step clock) is observed at a quarter
+// of its size, one over evo_steps or over steps unknown (a checkpoint of
+// an earlier build) as it is, and an idle member adds none.
 func TestPB2ObservesChangePerEvoSteps(t *testing.T) {
 	tr, err := New(pb2Tiny(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evoSteps := tr.cfg.Population.EvoSteps
-	for _, c := range []struct{ learnStep, div int }{{evoSteps / 2, 1}, {4 * evoSteps, 4}} {
-		tr.pb2 = nil
-		for i, m := range tr.members {
-			ac := m.Agent.Config()
-			ac.LearnStep = evoSteps / 2
-			if i == 2 {
-				ac.LearnStep = c.learnStep
-			}
-			if err := m.Agent.SetConfig(ac); err != nil {
-				t.Fatal(err)
-			}
-			m.Fitness = []float64{10, 10 + 3.7*float64(i+1)}
+	evo := tr.cfg.Population.EvoSteps
+	for i, m := range tr.members {
+		m.Fitness = []float64{10, 10 + 3.7*float64(i+1)}
+		m.genSteps = []int{evo, 4 * evo, 0, 0}[i]
+		m.idle = i == 3
+	}
+	tr.pb2Observe(1)
+	if len(tr.pb2) != 3 {
+		t.Fatalf("%d observations, want 3 (none of the idle member)", len(tr.pb2))
+	}
+	for i, o := range tr.pb2 {
+		want := tr.members[i].Fitness[1] - 10
+		if i == 1 {
+			want /= 4
 		}
-		tr.pb2Observe(1)
-		if len(tr.pb2) != len(tr.members) {
-			t.Fatalf("%d observations, want %d", len(tr.pb2), len(tr.members))
-		}
-		for i, o := range tr.pb2 {
-			want := tr.members[i].Fitness[1] - 10
-			if c.div > 1 {
-				want /= float64(c.div)
-			}
-			if o.Y != want {
-				t.Errorf("longest rollout %d: member %d observed %v, want %v", c.learnStep, i, o.Y, want)
-			}
+		if o.Y != want {
+			t.Errorf("member %d (%d steps) observed %v, want %v", i, tr.members[i].genSteps, o.Y, want)
 		}
 	}
 }

@@ -14,19 +14,26 @@ import (
 // exploitExplore makes generation g+1's population by PBT (see PBTConfig):
 // the bottom quantile by fitness copies agents of the top quantile and
 // explores their hyperparameters; every other agent goes on as it is, the
-// best included, so the run's best agent is never lost.
+// best included, so the run's best agent is never lost. The ranking leaves
+// out members ahead of the population's step clock (aheadOfClock), whose
+// fitness came from more training than the others'.
 func (t *Trainer) exploitExplore(g int) error {
-	n := len(t.members)
 	b := t.cfg.PBT
 	if b.Explore == ExplorePB2 {
 		t.pb2Observe(g)
 	}
-	k := min(int(math.Ceil(b.Quantile*float64(n)-1e-9)), n/2)
 	// Rank by fitness, best first; equal fitness keeps population order.
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
+	var order []int
+	for i, m := range t.members {
+		if ahead := t.aheadOfClock(m); ahead > 0 {
+			m.Mutation = fmt.Sprintf("none (pbt: %d steps ahead, waits)", ahead)
+			continue
+		}
+		m.Mutation = "none (pbt)"
+		order = append(order, i)
 	}
+	n := len(order)
+	k := min(int(math.Ceil(b.Quantile*float64(n)-1e-9)), n/2)
 	last := func(i int) float64 { f := t.members[i].Fitness; return f[len(f)-1] }
 	slices.SortStableFunc(order, func(x, y int) int {
 		fx, fy := last(x), last(y)
@@ -38,9 +45,6 @@ func (t *Trainer) exploitExplore(g int) error {
 		}
 		return 0
 	})
-	for _, m := range t.members {
-		m.Mutation = "none (pbt)"
-	}
 	if k == 0 {
 		return nil
 	}

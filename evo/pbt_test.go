@@ -269,22 +269,34 @@ func TestPBTRunIsReproducibleAndResumes(t *testing.T) {
 	}
 	lrs := map[string]bool{}
 	exploited := false
-	// A generation lasts evo_steps (256) or its longest rollout (powers of
-	// two, over 2 envs: learn_step steps).
-	genSteps := map[string]int{}
+	// Each row's steps trained: its steps less those of the agent (or, for
+	// a copy, its parent) in the generation before.
+	steps, idles := map[[2]string]int{}, 0
 	for _, r := range rows[1:] {
-		ls, _ := strconv.Atoi(r[col["learn_step"]])
-		genSteps[r[0]] = max(genSteps[r[0]], ls, 256)
+		steps[[2]string{r[0], r[1]}], _ = strconv.Atoi(r[col["steps"]])
 	}
 	for _, r := range rows[1:] {
 		if r[col["generation"]] == "1" {
 			lrs[r[col["lr"]]] = true
 		}
+		g, _ := strconv.Atoi(r[0])
+		before, ok := steps[[2]string{strconv.Itoa(g - 1), r[1]}]
+		if !ok {
+			before = steps[[2]string{strconv.Itoa(g - 1), r[2]}]
+		}
+		trained := steps[[2]string{r[0], r[1]}] - before
 		// A generation of one rollout is evaluated: its episodes were all
-		// played before its update.
+		// played before its update. An idle one is not.
 		ls, _ := strconv.Atoi(r[col["learn_step"]])
-		if oneRollout := ls >= genSteps[r[0]]; (r[col["eval_steps"]] != "0") != oneRollout {
-			t.Errorf("generation %s agent %s: learn_step %d, eval_steps %s; want evaluation steps only for one rollout of the generation's %d steps", r[0], r[1], ls, r[col["eval_steps"]], genSteps[r[0]])
+		idle := r[col["loss"]] == "NaN"
+		if idle {
+			idles++
+		}
+		if idle != (trained == 0) {
+			t.Errorf("generation %s agent %s: trained %d steps, loss %s", r[0], r[1], trained, r[col["loss"]])
+		}
+		if oneRollout := !idle && trained <= ls; (r[col["eval_steps"]] != "0") != oneRollout {
+			t.Errorf("generation %s agent %s: learn_step %d, trained %d, eval_steps %s; want evaluation steps only for one rollout", r[0], r[1], ls, trained, r[col["eval_steps"]])
 		}
 		exploited = exploited || strings.HasPrefix(r[col["mutation"]], "pbt: exploit")
 		total, _ := strconv.Atoi(r[col["total_steps"]])
@@ -295,6 +307,9 @@ func TestPBTRunIsReproducibleAndResumes(t *testing.T) {
 	}
 	if len(lrs) != 4 {
 		t.Errorf("initial lr values %v: want 4 drawn values", lrs)
+	}
+	if idles == 0 {
+		t.Error("no agent waited for the step clock: the run does not test it")
 	}
 	if !exploited {
 		t.Error("no agent exploited another in 4 generations")
@@ -543,24 +558,23 @@ func TestTrainFitnessOfOneRolloutIsEvaluated(t *testing.T) {
 	}
 }
 
-// TestPBTMembersTrainEqualSteps: under PBT every member trains the
-// largest of the members' roundings of evo_steps up to whole rollouts (to
-// within its own rollout), so that none ranks first for training more;
-// the tournament keeps AgileRL's evo_steps rounded up to each agent's own
-// rollouts.
-func TestPBTMembersTrainEqualSteps(t *testing.T) {
+// TestPBTStepClock: under PBT each member trains until its env steps reach
+// the laggard's plus evo_steps (256), in whole rollouts; one whose rollout
+// carried it past that trains nothing until the others catch up, and PBT
+// leaves it out of its ranking while it is half a generation ahead or
+// more. The tournament keeps AgileRL's evo_steps rounded up to each
+// agent's own rollouts, every generation.
+func TestPBTStepClock(t *testing.T) {
+	learnSteps := []int{512, 96, 128, 128}
 	for _, c := range []struct {
-		selection  string
-		learnSteps []int // evo_steps is 256
-		want       []int
+		selection string
+		gens      [][]int // steps trained per generation
+		ahead     [][]int // aheadOfClock after each generation
 	}{
-		{SelectPBT, []int{512, 96, 128, 128}, []int{512, 576, 512, 512}},
-		{SelectTournament, []int{512, 96, 128, 128}, []int{512, 288, 256, 256}},
-		// A rollout under evo_steps that does not divide it sets the length.
-		{SelectPBT, []int{192, 128, 128, 64}, []int{384, 384, 384, 384}},
-		{SelectTournament, []int{192, 128, 128, 64}, []int{384, 256, 256, 256}},
+		{SelectPBT, [][]int{{512, 288, 256, 256}, {0, 288, 256, 256}, {512, 192, 256, 256}},
+			[][]int{{256, 0, 0, 0}, {0, 0, 0, 0}, {256, 0, 0, 0}}},
+		{SelectTournament, [][]int{{512, 288, 256, 256}, {512, 288, 256, 256}, {512, 288, 256, 256}}, nil},
 	} {
-		learnSteps := c.learnSteps
 		cfg := pbtTiny(t, nil)
 		if c.selection == SelectTournament {
 			cfg = tiny(t)
@@ -577,14 +591,53 @@ func TestPBTMembersTrainEqualSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reports, err := tr.trainGeneration(t.Context(), 0)
+		for g, want := range c.gens {
+			reports, err := tr.trainGeneration(t.Context(), g+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := tr.tally(g+1, reports)
+			for i, r := range reports {
+				if r.GenSteps != want[i] || r.Idle != (want[i] == 0) {
+					t.Errorf("%s generation %d: agent %d (learn_step %d) trained %d steps (idle %v); want %d", c.selection, g+1, i, learnSteps[i], r.GenSteps, r.Idle, want[i])
+				}
+				if c.ahead != nil {
+					if a := tr.aheadOfClock(tr.members[i]); a != c.ahead[g][i] {
+						t.Errorf("%s generation %d: agent %d %d steps ahead of the clock, want %d", c.selection, g+1, i, a, c.ahead[g][i])
+					}
+				}
+			}
+			if reports[rep.Best].Idle {
+				t.Errorf("%s generation %d: the best is idle agent %d", c.selection, g+1, rep.Best)
+			}
+		}
+	}
+}
+
+// TestPBTLeavesMembersAheadOutOfItsRanking: a member half a generation or
+// more ahead of the laggard neither copies nor is copied, however high or
+// low its fitness; the others are ranked among themselves.
+func TestPBTLeavesMembersAheadOutOfItsRanking(t *testing.T) {
+	for _, aheadFit := range []float64{1000, -1000} {
+		tr, err := New(pbtTiny(t, func(c *Config) { c.PBT.TTest = false }), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, r := range reports {
-			if r.GenSteps != c.want[i] {
-				t.Errorf("%s: agent %d (learn_step %d) trained %d steps; want %d", c.selection, i, learnSteps[i], r.GenSteps, c.want[i])
-			}
+		for i, m := range tr.members {
+			m.Fitness = []float64{[]float64{10, 40, 30, aheadFit}[i]}
+			m.Agent.Steps = 256
+		}
+		tr.members[3].Agent.Steps = 512
+		if err := tr.exploitExplore(1); err != nil {
+			t.Fatal(err)
+		}
+		m := tr.members
+		if m[3].Index != 3 || m[3].Mutation != "none (pbt: 256 steps ahead, waits)" {
+			t.Errorf("fitness %v ahead: member 3 is agent %d, %q; want it left as it is", aheadFit, m[3].Index, m[3].Mutation)
+		}
+		// Of the other three, one quantile: the worst (agent 0) copies the best (agent 1).
+		if m[0].Parent != 1 || m[1].Index != 1 || m[2].Index != 2 {
+			t.Errorf("fitness %v ahead: members %d (parent %d), %d, %d; want a copy of agent 1 in place of agent 0", aheadFit, m[0].Index, m[0].Parent, m[1].Index, m[2].Index)
 		}
 	}
 }

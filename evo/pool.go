@@ -20,8 +20,8 @@ type Task struct {
 	Mutation      string
 	EvalSeed      int64
 	// Steps is the env steps the agent trains, rounded up to whole
-	// rollouts; 0 means population.evo_steps. Under PBT every member of a
-	// generation trains the same Steps (see Trainer.generationSteps).
+	// rollouts; 0 means population.evo_steps. Under PBT it is what brings
+	// the agent to the population's step clock (see Trainer.memberSteps).
 	Steps int `json:",omitempty"`
 	Agent *agent.PPO
 	// Demos are the demonstrations the agent replays with PPO+D (shared,

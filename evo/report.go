@@ -32,6 +32,12 @@ type Member struct {
 	// t-test reads them).
 	Returns []float64
 	Agent   *agent.PPO
+	// genSteps are its env steps in the generation of its last fitness,
+	// idle whether that generation left it idle (MemberReport.Idle), for
+	// PB2's observations; genSteps is 0 when unknown (a checkpoint of an
+	// earlier build).
+	genSteps int
+	idle     bool
 }
 
 // Options are run-time settings that never change a run's results.
@@ -86,6 +92,11 @@ type MemberReport struct {
 	// Steps is the agent's own env steps in all (inherited ones included),
 	// GenSteps those of this generation.
 	Steps, GenSteps int
+	// Idle is set when the agent trained nothing this generation: under
+	// PBT it was ahead of the population's step clock (a rollout longer
+	// than evo_steps carried it there). Its Fitness and Returns are those
+	// it had; TrainReturn and Stats are NaN.
+	Idle bool
 	// TrainReturn is the mean return of the training episodes finished in
 	// this generation (NaN if none).
 	TrainReturn float64

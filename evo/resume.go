@@ -258,7 +258,7 @@ func (t *Trainer) loadMembers(root, name string, pop population) error {
 			fit[i] = float64(f)
 		}
 		t.members = append(t.members, &Member{Index: mj.Index, Parent: mj.Parent, Mutation: mj.Mutation, Fitness: fit,
-			Returns: mj.Returns, Agent: a})
+			Returns: mj.Returns, Agent: a, genSteps: mj.GenSteps, idle: mj.Idle})
 	}
 	return nil
 }
@@ -486,6 +486,8 @@ func decodePopulation(b []byte) (population, error) {
 			return population{}, fmt.Errorf("member %d: size %d and sha256 %.70q: want a size and 64 lower-case hex digits", m.Index, m.Size, m.SHA256)
 		case len(m.Fitness) != p.Generation:
 			return population{}, fmt.Errorf("member %d: %d fitness values after generation %d, want one per generation", m.Index, len(m.Fitness), p.Generation)
+		case m.GenSteps < 0 || m.GenSteps > m.Steps || m.Idle && m.GenSteps > 0:
+			return population{}, fmt.Errorf("member %d: gen_steps %d (idle %v) out of range for %d steps", m.Index, m.GenSteps, m.Idle, m.Steps)
 		}
 	}
 	return p, nil

@@ -11,19 +11,31 @@ import (
 	"github.com/evolverl/evolve/internal/panicsite"
 )
 
-// trainGeneration trains and evaluates every member through the pool and
+// trainGeneration trains and evaluates the members through the pool and
 // returns one report per member in population order; each member then holds
-// its trained agent.
+// its trained agent. Under PBT a member ahead of the population's step
+// clock (see memberSteps) trains nothing and keeps its fitness (an idle
+// report).
 func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, error) {
 	// Every agent of a generation starts its evaluation from the same seed,
 	// so that the tournament compares like with like (exactly so on envs
 	// that draw random numbers only at reset).
 	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
 	demos := t.generationDemos(g)
-	steps := t.generationSteps()
-	tasks := make([]Task, len(t.members))
+	steps := t.memberSteps()
+	reports := make([]MemberReport, len(t.members))
+	var tasks []Task
+	var at []int // the member of each task
 	for i, m := range t.members {
-		tasks[i] = Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Steps: steps, Agent: m.Agent, Demos: demos}
+		if steps != nil && steps[i] <= 0 {
+			reports[i] = idleReport(m)
+			continue
+		}
+		task := Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Agent: m.Agent, Demos: demos}
+		if steps != nil {
+			task.Steps = steps[i]
+		}
+		tasks, at = append(tasks, task), append(at, i)
 	}
 	pool := t.opts.Pool
 	if pool == nil {
@@ -37,11 +49,11 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 	if len(results) != len(tasks) {
 		return nil, fmt.Errorf("generation %d: the pool returned %d results for %d agents", g, len(results), len(tasks))
 	}
-	reports := make([]MemberReport, len(results))
-	for i, r := range results {
-		if r.Report.Index != tasks[i].Index || r.Agent == nil {
-			return nil, fmt.Errorf("generation %d: the pool's result %d is for agent %d (agent %v), want agent %d", g, i, r.Report.Index, r.Agent != nil, tasks[i].Index)
+	for k, r := range results {
+		if r.Report.Index != tasks[k].Index || r.Agent == nil {
+			return nil, fmt.Errorf("generation %d: the pool's result %d is for agent %d (agent %v), want agent %d", g, k, r.Report.Index, r.Agent != nil, tasks[k].Index)
 		}
+		i := at[k]
 		t.members[i].Agent = r.Agent
 		reports[i] = r.Report
 		if r.Report.Diverged {
@@ -51,34 +63,67 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 	return reports, nil
 }
 
-// generationSteps returns how many env steps each member trains in the
-// coming generation: 0 (population.evo_steps, each agent rounding up to
-// its own whole rollouts) for the tournament, as AgileRL does; under PBT,
-// the largest of those roundings over the members (a rollout of 192 steps
-// makes evo_steps 256 into 384; one of 1,024 makes it 1,024), which every
-// member trains (to within its own rollout) before PBT ranks them. Otherwise an agent whose rollout outruns evo_steps trains several
-// times the steps of the others in the generation, ranks first for that
-// training rather than for its hyperparameters, and is copied until the
-// whole population updates a few times per generation (CartPoleNoVel's
-// PB2 benchmark lost two seeds of five so).
-func (t *Trainer) generationSteps() int {
+// memberSteps returns the env steps each member trains in the coming
+// generation, nil for the tournament (each trains evo_steps rounded up to
+// its own whole rollouts, as AgileRL's do). Under PBT the members keep a
+// step clock instead: each trains until its own env steps (agent.PPO.Steps,
+// inherited by copies) reach the laggard's plus evo_steps, in whole
+// rollouts, so that every member has trained about as much as the others
+// when PBT ranks them. A member whose rollout carried it past that (one
+// longer than evo_steps) trains nothing (0) until the others catch up, and
+// PBT leaves it out of its ranking meanwhile (see aheadOfClock). Without
+// the clock, an agent whose rollout was 4 × evo_steps trained 4 × the
+// steps of the others each generation, ranked first for that rather than
+// for its hyperparameters, and was copied until the population updated a
+// few times per generation (CartPoleNoVel's PB2 benchmark lost two seeds
+// of five so). Where every rollout divides evo_steps the clock changes
+// nothing: each member trains evo_steps.
+func (t *Trainer) memberSteps() []int {
 	p := t.cfg.Population
 	if p.Independent || t.cfg.selection() != SelectPBT {
-		return 0
+		return nil
 	}
-	steps := p.EvoSteps
-	for _, m := range t.members {
-		r := rolloutSteps(m.Agent.Config().LearnStep, t.cfg.Env.NumEnvs)
-		steps = max(steps, (p.EvoSteps+r-1)/r*r)
+	target := t.laggardSteps() + p.EvoSteps
+	steps := make([]int, len(t.members))
+	for i, m := range t.members {
+		steps[i] = target - m.Agent.Steps
+		if len(m.Fitness) == 0 { // never scored: it trains, whatever its steps
+			steps[i] = max(steps[i], 1)
+		}
 	}
 	return steps
 }
 
-// rolloutSteps is the env steps of one rollout of learnStep over numEnvs
-// envs (agent.PPO.Train's: learnStep/numEnvs steps of each env, at least 1).
-func rolloutSteps(learnStep, numEnvs int) int {
-	n := max(numEnvs, 1)
-	return max(1, learnStep/n) * n
+// laggardSteps returns the fewest env steps any member has trained.
+func (t *Trainer) laggardSteps() int {
+	least := math.MaxInt
+	for _, m := range t.members {
+		least = min(least, m.Agent.Steps)
+	}
+	return least
+}
+
+// aheadOfClock returns how many env steps member m has trained beyond the
+// population's laggard when that is half of evo_steps or more, else 0:
+// PBT ranks such a member neither as a source nor as a target until the
+// others have caught up (its fitness was measured after more training
+// than theirs).
+func (t *Trainer) aheadOfClock(m *Member) int {
+	ahead := m.Agent.Steps - t.laggardSteps()
+	if 2*ahead < t.cfg.Population.EvoSteps {
+		return 0
+	}
+	return ahead
+}
+
+// idleReport is the report of a member that trains nothing this
+// generation: its steps and its fitness as they were, no statistics.
+func idleReport(m *Member) MemberReport {
+	nan := math.NaN()
+	return MemberReport{Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, Config: m.Agent.Config(),
+		Fitness: m.Fitness[len(m.Fitness)-1], Returns: m.Returns, Steps: m.Agent.Steps, Idle: true,
+		TrainReturn: nan, Stats: agent.Stats{PolicyLoss: nan, ValueLoss: nan, Entropy: nan, Loss: nan,
+			ApproxKL: nan, ClipFrac: nan, ExplainedVariance: nan, GradNorm: nan, LR: nan, IntrinsicReward: nan, RNDLoss: nan}}
 }
 
 // taskRunner trains tasks with a run's config, wherever they run.

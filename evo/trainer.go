@@ -260,8 +260,8 @@ func (t *Trainer) Workers() int {
 
 // Run trains generations until the target or the budget is reached or ctx
 // is cancelled. Each generation: every agent trains evo_steps (under PBT,
-// the same steps for all, see generationSteps) on a fresh vector env of
-// its own and is scored (at most Workers at once), the elite is saved when
+// up to the population's step clock, see memberSteps) on a fresh vector
+// env of its own and is scored (at most Workers at once), the elite is saved when
 // it is the best so far, metrics rows are appended, the
 // selection (tournament or PBT; none for independent agents) makes the next
 // population and mutates it, and a checkpoint is written. On cancellation
@@ -414,33 +414,38 @@ func (t *Trainer) abandoned(ctx context.Context, g int, err error) error {
 // tally: its step counts and its members' fitnesses.
 func (t *Trainer) untally() func() {
 	total, measure := t.totalSteps, t.measureSteps
-	n := make([]int, len(t.members))
-	returns := make([][]float64, len(t.members))
+	before := make([]Member, len(t.members))
 	for i, m := range t.members {
-		n[i], returns[i] = len(m.Fitness), m.Returns
+		before[i] = *m
 	}
 	return func() {
 		t.totalSteps, t.measureSteps = total, measure
 		for i, m := range t.members {
-			m.Fitness, m.Returns = m.Fitness[:n[i]], returns[i]
+			b := before[i]
+			m.Fitness, m.Returns, m.genSteps, m.idle = m.Fitness[:len(b.Fitness)], b.Returns, b.genSteps, b.idle
 		}
 		t.progSteps.Store(int64(total))
 	}
 }
 
 // tally adds the generation's steps and fitnesses to the run and returns
-// its report, Best the member with the highest fitness (the first on ties).
+// its report, Best the member with the highest fitness of those that
+// trained (the first on ties).
 func (t *Trainer) tally(g int, reports []MemberReport) GenerationReport {
-	best := 0
+	// The best is a member that trained: an idle one's fitness was in the
+	// running when it was measured.
+	best := -1
 	for i, r := range reports {
 		t.totalSteps += r.GenSteps
 		t.measureSteps += r.EvalSteps
-		t.members[i].Fitness = append(t.members[i].Fitness, r.Fitness)
-		t.members[i].Returns = r.Returns
-		if r.Fitness > reports[best].Fitness {
+		m := t.members[i]
+		m.Fitness = append(m.Fitness, r.Fitness)
+		m.Returns, m.genSteps, m.idle = r.Returns, r.GenSteps, r.Idle
+		if !r.Idle && (best < 0 || r.Fitness > reports[best].Fitness) {
 			best = i
 		}
 	}
+	best = max(best, 0) // the laggard always trains
 	t.progSteps.Store(int64(t.totalSteps))
 	return GenerationReport{Generation: g, TotalSteps: t.totalSteps, MaxSteps: t.cfg.Population.MaxSteps,
 		Members: reports, Best: best}

@@ -3,6 +3,7 @@ package natsrun_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,9 +298,7 @@ func pbtSameResultsAsLocal(t *testing.T, explore string) {
 		p.TTest = false
 		if explore == evo.ExplorePB2 {
 			p.Explore, p.PB2Region = explore, evo.DefaultPB2Region
-			// PB2's model from generation 2 on (generations last as long as
-			// their longest rollout: up to 512 steps here)
-			cfg.Population.MaxSteps = 4 * 4 * 512
+			cfg.Population.MaxSteps = 4 * 4 * 256 // PB2's model from generation 2 on
 			// and the KL-adaptive rate, whose state the agents' files carry
 			cfg.PPO.KLThreshold = 0.01
 			cfg.HP["kl_threshold"] = evo.HPRange{Min: 0.002, Max: 0.05, Grow: 1.2, Shrink: 0.8}
@@ -321,6 +320,18 @@ func pbtSameResultsAsLocal(t *testing.T, explore string) {
 	sameRun(t, want, cfg.OutDir)
 	if m := runtest.Metrics(t, want); !strings.Contains(strings.Join(m[len(m)-1], ","), "pbt") {
 		t.Errorf("the last generation's rows do not show PBT: %v", m[len(m)-1])
+	}
+	if explore == evo.ExplorePB2 { // PBT's step clock: an agent that waits gets no task
+		m := runtest.Metrics(t, want)
+		loss, idle := slices.Index(m[0], "loss"), 0
+		for _, r := range m[1:] {
+			if r[loss] == "NaN" {
+				idle++
+			}
+		}
+		if idle == 0 {
+			t.Error("no agent waited for PBT's step clock: the run does not test it")
+		}
 	}
 	if explore == evo.ExplorePB2 {
 		all := ""

@@ -32,8 +32,8 @@ const (
 
 // protocol numbers the message formats; it is part of Version. 2: a
 // result's report carries every PPO update's statistics (Updates). 3: a
-// task carries the env steps to train (Steps: under PBT the same for
-// every member of a generation).
+// task carries the env steps to train (Steps: under PBT, up to the
+// population's step clock).
 const protocol = 3
 
 // ErrMismatch is what a coordinator's or a worker's error matches when the
