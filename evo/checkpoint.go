@@ -102,10 +102,22 @@ type memberJSON struct {
 	Returns []float64 `json:"returns,omitempty"`
 	// GenSteps are its env steps in the generation of its last fitness and
 	// Idle whether it trained none (PBT's step clock), for PB2's
-	// observations when a finished run goes on; absent in earlier
-	// checkpoints (then unknown) and before the first generation.
+	// observations when a finished run goes on; absent when they are
+	// evo_steps (see genStepsRecord), before the first generation and in
+	// earlier checkpoints.
 	GenSteps int  `json:"gen_steps,omitempty"`
 	Idle     bool `json:"idle,omitempty"`
+}
+
+// genStepsRecord is a member's gen_steps as population.json records it:
+// omitted (0) when it is evo_steps, which is what 0 means on reading (no
+// scaling of PB2's observation), so that checkpoints of runs whose
+// rollouts divide evo_steps stay as earlier builds wrote and read them.
+func genStepsRecord(genSteps, evoSteps int) int {
+	if genSteps == evoSteps {
+		return 0
+	}
+	return genSteps
 }
 
 func memberFile(index int) string { return fmt.Sprintf("agent-%06d.safetensors", index) }
@@ -194,7 +206,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		}
 		pop.Members = append(pop.Members, memberJSON{Index: m.Index, Parent: m.Parent, File: f,
 			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: jsonfloat.Convert[jsonfloat.F64](m.Fitness), Returns: m.Returns,
-			GenSteps: m.genSteps, Idle: m.idle})
+			GenSteps: genStepsRecord(m.genSteps, t.cfg.Population.EvoSteps), Idle: m.idle})
 	}
 	b, err := json.MarshalIndent(pop, "", "  ")
 	if err != nil {

@@ -29,17 +29,20 @@
 //     fitness = "train" its fitness is the mean return of its last
 //     eval_episodes training episodes, and it plays only when none ended in
 //     the generation. A non-finite loss, gradient or weight makes it −Inf; a
-//     NaN or Inf observation or reward fails the run, as in training.
-//  3. Record: the best member is saved to elite.safetensors when it is the
-//     best of the run so far; with elite_episodes it must first beat the
-//     elite on the run's confirmation episodes (played from one seed for
-//     the whole run). metrics.csv gets one row per member.
+//     NaN or Inf observation or reward fails the run, as in training. A
+//     member idle under PBT's clock keeps its fitness.
+//  3. Record: the best member (of those that trained) is saved to
+//     elite.safetensors when it is the best of the run so far; with
+//     elite_episodes it must first beat the elite on the run's
+//     confirmation episodes (played from one seed for the whole run).
+//     metrics.csv gets one row per member.
 //  4. Select, by [population] selection: the tournament keeps the elite
 //     (with elitism) and fills the other places with winners of
 //     tournaments drawn with replacement, cloned with new indices
 //     (agent.Clone, seeded from the clone's stream); PBT ("pbt") lets each
 //     member of the bottom quantile copy one of the top quantile where the
-//     difference is significant (exploit) and the others go on as they are;
+//     difference is significant (exploit) and the others go on as they are,
+//     ranking only members within half a generation of the laggard's steps;
 //     with independent = true every agent goes on as it is.
 //  5. Mutate: under the tournament each clone, and the elite if
 //     mutate_elite, gets exactly one mutation kind drawn with the

@@ -251,10 +251,7 @@ func TestEliteIsKeptIntactWithoutMutateElite(t *testing.T) {
 
 func TestDivergedAgentGetsMinusInfAndTheRunGoesOn(t *testing.T) {
 	tr := newTiny(t, func(c *Config) { c.Population.MaxSteps = 1 })
-	w := tr.members[1].Agent.WeightMatrices()[0].Data
-	for i := range w {
-		w[i] = float32(math.NaN())
-	}
+	setNaN(tr.members[1].Agent, false)
 	sum, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

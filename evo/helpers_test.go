@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/internal/runtest"
 )
 
@@ -172,5 +174,32 @@ func resumeToTheEnd(t *testing.T, dir, what string) {
 	}
 	if _, err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// resumeTo resumes the run in dir with the budget maxSteps and no target.
+func resumeTo(t *testing.T, dir string, maxSteps int) *Trainer {
+	t.Helper()
+	tr, err := Resume(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetStopRules(maxSteps, math.Inf(1)); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// setNaN makes every entry of the agent's first weight matrix NaN, or with
+// all of every one: it diverges (or fails to act) at its first step.
+func setNaN(a *agent.PPO, all bool) {
+	ws := a.WeightMatrices()
+	if !all {
+		ws = ws[:1]
+	}
+	for _, w := range ws {
+		for i := range w.Data {
+			w.Data[i] = float32(math.NaN())
+		}
 	}
 }

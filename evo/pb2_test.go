@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/evolverl/evolve/internal/runtest"
 )
 
 // gpData draws n points (t in 1..5, u in [0,1]^2) and y = f(u) plus noise.
@@ -398,6 +400,70 @@ func TestPB2ObservesChangePerEvoSteps(t *testing.T) {
 		}
 		if o.Y != want {
 			t.Errorf("member %d (%d steps) observed %v, want %v", i, tr.members[i].genSteps, o.Y, want)
+		}
+	}
+}
+
+// TestPB2WithIdleAgentsGoesOnAsOneRun: a PB2 run whose agents wait for the
+// step clock, finished early and then continued to a larger budget, is the
+// run made with the larger budget from the start (the members' gen_steps
+// and idle come back from population.json for PB2's observations). Its
+// checkpoints record them only where they are not evo_steps.
+func TestPB2WithIdleAgentsGoesOnAsOneRun(t *testing.T) {
+	const budget = 8 * 4 * 256
+	straight := pb2Tiny(t)
+	straight.Population.MaxSteps = budget
+	if _, err := run(t, straight, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	idle := 0
+	for _, r := range readMetrics(t, straight.OutDir)[1:] {
+		if r[9] == "NaN" { // loss
+			idle++
+		}
+	}
+	if idle == 0 {
+		t.Fatal("no agent waited for the step clock: the run does not test it")
+	}
+	for _, early := range []int{2 * 4 * 256, 4 * 4 * 256} {
+		cfg := pb2Tiny(t)
+		cfg.Population.MaxSteps = early
+		if _, err := run(t, cfg, Options{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resumeTo(t, cfg.OutDir, budget).Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		runtest.SameRun(t, straight.OutDir, cfg.OutDir)
+	}
+	b, err := os.ReadFile(filepath.Join(straight.OutDir, "checkpoints", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decodePopulation(readFile(t, filepath.Join(straight.OutDir, "checkpoints", strings.TrimSpace(string(b)), populationFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range p.Members {
+		if m.GenSteps == straight.Population.EvoSteps {
+			t.Errorf("member %d: gen_steps %d recorded, want it omitted as evo_steps", m.Index, m.GenSteps)
+		}
+	}
+	bad := p
+	bad.Members = slices.Clone(p.Members)
+	for _, edit := range []func(*memberJSON){
+		func(m *memberJSON) { m.GenSteps = -1 },
+		func(m *memberJSON) { m.GenSteps = m.Steps + 1 },
+		func(m *memberJSON) { m.GenSteps, m.Idle = 128, true },
+	} {
+		bad.Members[0] = p.Members[0]
+		edit(&bad.Members[0])
+		pb, err := json.Marshal(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodePopulation(pb); err == nil || !strings.Contains(err.Error(), "gen_steps") {
+			t.Errorf("member %+v: err = %v; want one naming gen_steps", bad.Members[0], err)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func (t *Trainer) exploitExplore(g int) error {
 	var order []int
 	for i, m := range t.members {
 		if ahead := t.aheadOfClock(m); ahead > 0 {
-			m.Mutation = fmt.Sprintf("none (pbt: %d steps ahead, waits)", ahead)
+			m.Mutation = fmt.Sprintf("none (pbt: %d steps ahead of the laggard, not ranked)", ahead)
 			continue
 		}
 		m.Mutation = "none (pbt)"

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/internal/runtest"
@@ -632,12 +633,71 @@ func TestPBTLeavesMembersAheadOutOfItsRanking(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := tr.members
-		if m[3].Index != 3 || m[3].Mutation != "none (pbt: 256 steps ahead, waits)" {
+		if m[3].Index != 3 || m[3].Mutation != "none (pbt: 256 steps ahead of the laggard, not ranked)" {
 			t.Errorf("fitness %v ahead: member 3 is agent %d, %q; want it left as it is", aheadFit, m[3].Index, m[3].Mutation)
 		}
 		// Of the other three, one quantile: the worst (agent 0) copies the best (agent 1).
 		if m[0].Parent != 1 || m[1].Index != 1 || m[2].Index != 2 {
 			t.Errorf("fitness %v ahead: members %d (parent %d), %d, %d; want a copy of agent 1 in place of agent 0", aheadFit, m[0].Index, m[0].Parent, m[1].Index, m[2].Index)
+		}
+	}
+}
+
+// TestPBTReplacesADivergedAgentAtOnce: an agent that diverges early in a
+// generation (NaN weights: after one rollout) has the fewest steps, but it
+// does not hold the step clock back: the others train evo_steps and rank
+// with it, and PBT replaces it after its first generation.
+func TestPBTReplacesADivergedAgentAtOnce(t *testing.T) {
+	cfg := pbtTiny(t, func(c *Config) { c.PBT.TTest = false; c.Population.MaxSteps = 4 * 3 * 256 })
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setNaN(tr.members[1].Agent, false)
+	sum, err := tr.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readMetrics(t, cfg.OutDir)
+	for _, r := range rows[1:] {
+		if r[0] != "1" && r[1] == "1" {
+			t.Errorf("generation %s: the diverged agent 1 is still there: %v", r[0], r[:6])
+		}
+		if r[1] != "1" && r[9] == "NaN" {
+			t.Errorf("generation %s: agent %s waited for the diverged one", r[0], r[1])
+		}
+	}
+	if sum.Generations > 4 {
+		t.Errorf("%d generations for a budget of 3 (4 with the diverged agent's short one)", sum.Generations)
+	}
+}
+
+// TestGenerationWithoutAStepFails: when no agent can take a step (all
+// diverged, actions NaN on a continuous env), the run fails with an error
+// instead of repeating the same generation for ever.
+func TestGenerationWithoutAStepFails(t *testing.T) {
+	for _, selection := range []string{SelectPBT, SelectTournament} {
+		cfg := pbtTiny(t, func(c *Config) { c.Env.ID = "Pendulum-v1" })
+		if selection == SelectTournament {
+			cfg = tiny(t)
+			cfg.Env.ID = "Pendulum-v1"
+		}
+		tr, err := New(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range tr.members {
+			setNaN(m.Agent, true)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := tr.Run(t.Context()); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "no agent took an env step") {
+				t.Errorf("%s: err = %v; want one saying no agent took a step", selection, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the run did not end in 30 s", selection)
 		}
 	}
 }

@@ -34,8 +34,9 @@ type Member struct {
 	Agent   *agent.PPO
 	// genSteps are its env steps in the generation of its last fitness,
 	// idle whether that generation left it idle (MemberReport.Idle), for
-	// PB2's observations; genSteps is 0 when unknown (a checkpoint of an
-	// earlier build).
+	// PB2's observations; genSteps 0 stands for evo_steps (as
+	// population.json omits it) or, in a checkpoint of an earlier build,
+	// for steps unknown: either way PB2 takes the change as it is.
 	genSteps int
 	idle     bool
 }

@@ -114,13 +114,7 @@ func TestExtensionKeepsItsBudgetAfterAStop(t *testing.T) {
 	if _, err := run(t, cfg, Options{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Resume(cfg.OutDir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SetStopRules(budget, math.Inf(1)); err != nil {
-		t.Fatal(err)
-	}
+	tr := resumeTo(t, cfg.OutDir, budget)
 	// Watch config.toml at the moment latest is switched: the hook runs in
 	// writeCheckpoint just before latest is written.
 	var seen []int

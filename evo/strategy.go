@@ -58,9 +58,10 @@ const (
 // resample_probability, otherwise perturbed one step up or down on its
 // scale (see HPRange.Scale). The other agents go on as they are.
 type PBTConfig struct {
-	// Quantile is the share of the population in the bottom and the top
-	// quantile, in (0, 0.5]: ceil(quantile·size) agents each, at most
-	// size/2 (rounded down, so that no agent is in both).
+	// Quantile is the share of the agents ranked (the population, less
+	// those ahead of the step clock) in the bottom and the top quantile,
+	// in (0, 0.5]: ceil(quantile·n) agents each of n ranked, at most n/2
+	// (rounded down, so that no agent is in both).
 	Quantile float64 `toml:"quantile"`
 	// ResampleProbability is the chance, per hyperparameter, that explore
 	// redraws it from its range instead of perturbing it.

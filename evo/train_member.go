@@ -22,18 +22,18 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 	// that draw random numbers only at reset).
 	evalSeed := int64(deriveSeed(t.cfg.Seed, -1, g, purposeEval) >> 1)
 	demos := t.generationDemos(g)
-	steps := t.memberSteps()
+	toTrain := t.memberSteps()
 	reports := make([]MemberReport, len(t.members))
 	var tasks []Task
 	var at []int // the member of each task
 	for i, m := range t.members {
-		if steps != nil && steps[i] <= 0 {
+		if toTrain != nil && toTrain[i] <= 0 {
 			reports[i] = idleReport(m)
 			continue
 		}
 		task := Task{Generation: g, Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, EvalSeed: evalSeed, Agent: m.Agent, Demos: demos}
-		if steps != nil {
-			task.Steps = steps[i]
+		if toTrain != nil {
+			task.Steps = toTrain[i]
 		}
 		tasks, at = append(tasks, task), append(at, i)
 	}
@@ -59,6 +59,18 @@ func (t *Trainer) trainGeneration(ctx context.Context, g int) ([]MemberReport, e
 		if r.Report.Diverged {
 			t.log.Warn("agent diverged: fitness -Inf for this generation", "agent", r.Report.Index, "why", r.Report.Divergence)
 		}
+	}
+	// A generation without a step would be followed by the same one, for
+	// ever (agents whose weights are not finite fail before their first).
+	steps, why := 0, ""
+	for _, r := range reports {
+		steps += r.GenSteps
+		if r.Diverged && why == "" {
+			why = fmt.Sprintf(": agent %d: %s", r.Index, r.Divergence)
+		}
+	}
+	if steps == 0 {
+		return nil, fmt.Errorf("generation %d: no agent took an env step (every one that trained diverged%s)", g, why)
 	}
 	return reports, nil
 }
@@ -94,13 +106,28 @@ func (t *Trainer) memberSteps() []int {
 	return steps
 }
 
-// laggardSteps returns the fewest env steps any member has trained.
+// laggardSteps returns the fewest env steps any member has trained, of
+// those whose last fitness is not −Inf: a diverged agent (which may take
+// no step at all) must not stop the clock; PBT ranks it, last, and
+// replaces it. With every member diverged, of them all.
 func (t *Trainer) laggardSteps() int {
-	least := math.MaxInt
+	least, all := math.MaxInt, math.MaxInt
 	for _, m := range t.members {
-		least = min(least, m.Agent.Steps)
+		all = min(all, m.Agent.Steps)
+		if !diverged(m) {
+			least = min(least, m.Agent.Steps)
+		}
+	}
+	if least == math.MaxInt {
+		return all
 	}
 	return least
+}
+
+// diverged reports whether member m's last fitness is −Inf (its loss or
+// weights were not finite).
+func diverged(m *Member) bool {
+	return len(m.Fitness) > 0 && math.IsInf(m.Fitness[len(m.Fitness)-1], -1)
 }
 
 // aheadOfClock returns how many env steps member m has trained beyond the
@@ -110,20 +137,25 @@ func (t *Trainer) laggardSteps() int {
 // than theirs).
 func (t *Trainer) aheadOfClock(m *Member) int {
 	ahead := m.Agent.Steps - t.laggardSteps()
-	if 2*ahead < t.cfg.Population.EvoSteps {
+	if 2*ahead < t.cfg.Population.EvoSteps || diverged(m) {
 		return 0
 	}
 	return ahead
 }
 
 // idleReport is the report of a member that trains nothing this
-// generation: its steps and its fitness as they were, no statistics.
+// generation: its steps and its fitness as they were (diverged, if it
+// was), no statistics.
 func idleReport(m *Member) MemberReport {
 	nan := math.NaN()
-	return MemberReport{Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, Config: m.Agent.Config(),
+	r := MemberReport{Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, Config: m.Agent.Config(),
 		Fitness: m.Fitness[len(m.Fitness)-1], Returns: m.Returns, Steps: m.Agent.Steps, Idle: true,
 		TrainReturn: nan, Stats: agent.Stats{PolicyLoss: nan, ValueLoss: nan, Entropy: nan, Loss: nan,
 			ApproxKL: nan, ClipFrac: nan, ExplainedVariance: nan, GradNorm: nan, LR: nan, IntrinsicReward: nan, RNDLoss: nan}}
+	if diverged(m) {
+		r.Diverged, r.Divergence = true, "in an earlier generation"
+	}
+	return r
 }
 
 // taskRunner trains tasks with a run's config, wherever they run.

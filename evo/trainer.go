@@ -199,9 +199,9 @@ func (t *Trainer) SetStopRules(maxSteps int, target float64) error {
 		return badInput(fmt.Errorf("max_steps %d: the run anneals its learning rate to 0 over population.max_steps (%d), so its budget cannot change", maxSteps, p.MaxSteps))
 	}
 	if t.finished {
-		last := math.Inf(-1)
+		last := math.Inf(-1) // as applyStopRules saw it: of the members that trained
 		for _, m := range t.members {
-			if n := len(m.Fitness); n > 0 {
+			if n := len(m.Fitness); n > 0 && !m.idle {
 				last = max(last, m.Fitness[n-1])
 			}
 		}

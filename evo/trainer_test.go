@@ -243,13 +243,7 @@ func TestStopRulesExtendAFinishedRun(t *testing.T) {
 	if sum, err := run(t, early, Options{}, nil); err != nil || sum.StopReason != StopTarget || sum.Generations != 2 {
 		t.Fatalf("run with a target: %+v, %v; want a stop by the target after 2 generations", sum, err)
 	}
-	tr, err := Resume(early.OutDir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SetStopRules(budget, math.Inf(1)); err != nil {
-		t.Fatal(err)
-	}
+	tr := resumeTo(t, early.OutDir, budget)
 	if tr.Finished() {
 		t.Fatal("a run given a larger budget and no target is still finished")
 	}
