@@ -653,7 +653,11 @@ def plot(args, results, budget):
                 continue
             best = max(best, max(high))
             c = colors[i % len(colors)]
-            style = "--" if m in STUDY_METHODS else "-"
+            # Studies dashed; evolve runs imported from an earlier report
+            # dash-dotted, so that a line of this report's that coincides
+            # with one (the same runs, where a change did not touch them)
+            # shows through.
+            style = "--" if is_study(m) else "-." if m in args.imported_methods else "-"
             ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)})")
             ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
         ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
