@@ -127,14 +127,21 @@ func (d *display) generation(r evo.GenerationReport) {
 	d.clearBar()
 	best := r.Members[r.Best]
 	// The mean of the agents that did not diverge.
-	mean, n := 0.0, 0
+	mean, n, idle := 0.0, 0, 0
 	for _, m := range r.Members {
 		if !m.Diverged {
 			mean += m.Fitness
 			n++
 		}
+		if m.Idle {
+			idle++
+		}
 	}
 	mean /= float64(n)
+	waiting := "" // agents PBT's step clock held back this generation
+	if idle > 0 {
+		waiting = fmt.Sprintf(", %d waiting", idle)
+	}
 	rate := 0.0
 	if d.tr != nil {
 		rate, _ = d.rate()
@@ -153,13 +160,13 @@ func (d *display) generation(r evo.GenerationReport) {
 		if len(best.Config.Net.Memories) > 1 { // a memory gene: which model is ahead
 			who += ", " + string(best.Config.Net.Encoder)
 		}
-		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %s)%s, mean %.4g, elite %.6g, steps %s/%s, %s steps/s, %s\n",
-			r.Generation, best.Fitness, who, elite, mean, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps),
+		fmt.Fprintf(d.w, "gen %d: best %.6g (agent %s)%s, mean %.4g%s, elite %.6g, steps %s/%s, %s steps/s, %s\n",
+			r.Generation, best.Fitness, who, elite, mean, waiting, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps),
 			commas(int(rate+0.5)), fmtDuration(r.Wall))
 		return
 	}
-	fmt.Fprintf(d.w, "generation %d: best %.6g (agent %d)%s, mean %.4g, elite %.6g, %s/%s steps, %s steps/s\n",
-		r.Generation, best.Fitness, best.Index, elite, mean, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps), commas(int(rate+0.5)))
+	fmt.Fprintf(d.w, "generation %d: best %.6g (agent %d)%s, mean %.4g%s, elite %.6g, %s/%s steps, %s steps/s\n",
+		r.Generation, best.Fitness, best.Index, elite, mean, waiting, r.EliteFitness, commas(r.TotalSteps), commas(r.MaxSteps), commas(int(rate+0.5)))
 	fmt.Fprintf(d.w, "  %-7s %-6s %9s %10s %9s %6s %6s  %-40s %s\n", "agent", "parent", "fitness", "steps", "lr", "batch", "learn", "net", "mutation")
 	for i, m := range r.Members {
 		mark := " "
@@ -171,8 +178,11 @@ func (d *display) generation(r evo.GenerationReport) {
 			parent = fmt.Sprint(m.Parent)
 		}
 		fit := fmt.Sprintf("%.1f", m.Fitness)
-		if m.Diverged {
+		switch {
+		case m.Diverged:
 			fit = "diverged"
+		case m.Idle: // trained nothing: the fitness it had
+			fit = "(" + fit + ")"
 		}
 		fmt.Fprintf(d.w, "  %s%-6d %-6s %9s %10s %9.3g %6d %6d  %-40s %s\n", mark, m.Index, parent, fit, commas(m.Steps),
 			m.Config.LR, m.Config.BatchSize, m.Config.LearnStep, clip(m.Config.Net.String(), 40), clip(m.Mutation, 60))

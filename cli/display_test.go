@@ -21,16 +21,17 @@ func TestGenerationTableAndLogLine(t *testing.T) {
 			{Index: 0, Parent: -1, Fitness: 120, Steps: 8192, Config: cfg, Mutation: "none"},
 			{Index: 4, Parent: 0, Fitness: 500, Steps: 8192, Config: cfg, Mutation: "rl_hp: lr 0.0003 -> 0.00036"},
 			{Index: 5, Parent: 0, Fitness: math.Inf(-1), Diverged: true, Steps: 8192, Config: cfg, Mutation: "parameters: 1 of 8"},
+			{Index: 6, Parent: 0, Fitness: 310, Idle: true, Steps: 16384, Config: cfg, Mutation: "none (pbt: 8192 steps ahead of the laggard, not ranked)"},
 		}}
 	var table, line bytes.Buffer
 	(&display{w: &table, terminal: true}).generation(r)
 	(&display{w: &line}).generation(r)
-	for _, want := range []string{"generation 3", "new elite", "*4 ", "diverged", "rl_hp: lr 0.0003 -> 0.00036", "24,576/100,000"} {
+	for _, want := range []string{"generation 3", "new elite", "*4 ", "diverged", "rl_hp: lr 0.0003 -> 0.00036", "24,576/100,000", "1 waiting", "(310.0)"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
-	if n := strings.Count(line.String(), "\n"); n != 1 || !strings.HasPrefix(line.String(), "gen 3: best 500 (agent 4)") {
+	if n := strings.Count(line.String(), "\n"); n != 1 || !strings.HasPrefix(line.String(), "gen 3: best 500 (agent 4)") || !strings.Contains(line.String(), ", 1 waiting,") {
 		t.Errorf("log line:\n%s", line.String())
 	}
 	var quiet bytes.Buffer
