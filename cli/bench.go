@@ -74,7 +74,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if status != exitOK {
 		return status
 	}
-	if o.others = o.otherRuns(); len(o.others) > 0 && !o.quiet {
+	o.others = o.otherRuns()
+	if msg := o.emptyCollect(runs); msg != "" {
+		fmt.Fprintf(stderr, "evolve bench: %s\n", msg)
+		return exitBadInput
+	}
+	if len(o.others) > 0 && !o.quiet {
 		fmt.Fprintf(stderr, "evolve bench: note: %s in %s are not in this report (name their configs and -variants to report them)\n",
 			strings.Join(o.others, ", "), filepath.Join(o.out, "runs"))
 	}
@@ -281,6 +286,26 @@ func loadBenchConfig(p string) (evo.Config, error) {
 		}
 	}
 	return evo.LoadConfig(p)
+}
+
+// emptyCollect returns why -collect must not write its report, or "": a
+// report that found none of its runs would replace the BENCHMARKS.md
+// already in -report (typically one written with other configs or
+// -variants than this command names) with an empty table.
+func (o *benchOptions) emptyCollect(runs []benchRun) string {
+	md := filepath.Join(o.report, "BENCHMARKS.md")
+	if !o.collect || len(runs) > 0 {
+		return ""
+	}
+	if _, err := os.Stat(md); err != nil {
+		return ""
+	}
+	found := "no runs are there"
+	if len(o.others) > 0 {
+		found = "it holds " + strings.Join(o.others, ", ") + ": name their configs and -variants"
+	}
+	return fmt.Sprintf("-collect: none of this report's %d runs is finished in %s (%s); %s is left as it is",
+		len(o.notRun), filepath.Join(o.out, "runs"), found, md)
 }
 
 // otherRuns returns the <config>/<variant> directories under -out/runs

@@ -347,6 +347,28 @@ func TestBenchTakesShippedConfigNames(t *testing.T) {
 	}
 }
 
+// TestBenchCollectKeepsAReportItCannotFill: -collect that finds none of
+// its runs (the configs or variants of the runs in -out not named) leaves
+// the report there as it is and says what -out holds; it overwrote it with
+// an empty table and exited 0.
+func TestBenchCollectKeepsAReportItCannotFill(t *testing.T) {
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "runs", "small", "lr0.1", "seed-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := filepath.Join(out, "BENCHMARKS.md")
+	if err := os.WriteFile(md, []byte("the earlier report\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := evolve(context.Background(), "bench", "-collect", "-seeds", "1", "-out", out, "-quiet", "zoo/cartpole")
+	if code != exitBadInput || !strings.Contains(stderr, "small/lr0.1") || !strings.Contains(stderr, "left as it is") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit %d naming small/lr0.1", code, stderr, exitBadInput)
+	}
+	if b := mustRead(t, md); string(b) != "the earlier report\n" {
+		t.Errorf("BENCHMARKS.md was rewritten:\n%s", b)
+	}
+}
+
 // TestBenchDefaultsWithoutACheckout: with no configs given and no configs/
 // directory where it runs (an installed evolve), bench takes the shipped
 // configs built into the command.

@@ -204,7 +204,11 @@ func play(ctx context.Context, p playFlags, stdout, stderr io.Writer) int {
 		}
 		returns = append(returns, total)
 		lengths = append(lengths, float64(steps))
-		fmt.Fprintf(stdout, "episode %d  return %.2f  length %d\n", ep+1, total, steps)
+		cut := ""
+		if !s.ended {
+			cut = " (cut by -max-steps)"
+		}
+		fmt.Fprintf(stdout, "episode %d  return %.2f  length %d%s\n", ep+1, total, steps, cut)
 	}
 	printReturns(stdout, returns, lengths)
 	if err := s.close(stderr, int(sum(lengths))); err != nil {
@@ -244,6 +248,7 @@ type playSession struct {
 	gif    *gifWriter     // nil without -gif
 	capped bool           // the GIF reached -max-frames
 	rec    *record.Writer // nil without -record
+	ended  bool           // the last episode ended (terminated or truncated) before -max-steps
 }
 
 // open prepares the outputs, after checking that the env can render itself
@@ -370,6 +375,7 @@ func (s *playSession) episode(ctx context.Context, ep int) (total float64, steps
 		return total, steps, fmt.Errorf("episode %d: %w", ep+1, err)
 	}
 	s.a.ResetState(-1)
+	s.ended = false
 	s.frame(ep, 0)
 	for start := true; steps < s.p.maxSteps; start = false {
 		if err := ctx.Err(); err != nil {
@@ -400,7 +406,7 @@ func (s *playSession) episode(ctx context.Context, ep int) (total float64, steps
 			}
 		}
 		s.frame(ep, total)
-		if term || trunc {
+		if s.ended = term || trunc; s.ended {
 			break
 		}
 	}

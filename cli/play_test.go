@@ -31,7 +31,7 @@ func tinyRun(t *testing.T) string {
 	return dir
 }
 
-var episodeLine = regexp.MustCompile(`^episode (\d+)  return (-?[0-9.]+)  length (\d+)$`)
+var episodeLine = regexp.MustCompile(`^episode (\d+)  return (-?[0-9.]+)  length (\d+)( \(cut by -max-steps\))?$`)
 
 // episodes checks play's stdout: one line per episode, numbered from 1,
 // then the mean line. It returns the lengths.
@@ -127,6 +127,9 @@ func TestPlay(t *testing.T) {
 		if l != 3 {
 			t.Errorf("episode %d has length %d under -max-steps 3", i+1, l)
 		}
+	}
+	if n := strings.Count(stdout, "(cut by -max-steps)"); n != 3 {
+		t.Errorf("%d episodes said to be cut by -max-steps, want 3:\n%s", n, stdout)
 	}
 
 	// Deterministic play from the same seed repeats itself.

@@ -136,7 +136,8 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 	addUpdateLR(m, hp == updateLRName) // before the slot table, which keeps the rows
 	t := newSlotTable(m)
 	if hp != "" && !slices.Contains(m.HPNames, hp) {
-		return w.bad("-hp %s: %s has the hyperparameter columns %s", hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))
+		addUpdateLR(m, true) // -hp takes it wherever the file has it
+		return w.bad("-hp %s: not a hyperparameter column of %s, whose are %s", hp, filepath.Join(dir, "metrics.csv"), strings.Join(m.HPNames, ", "))
 	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return w.bad("%v", err)

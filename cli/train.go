@@ -245,8 +245,8 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if gen := cfg.Population.Size * cfg.Population.EvoSteps; cfg.Population.MaxSteps < gen && !f.quiet {
-		fmt.Fprintf(f.stderr, "evolve: note: max_steps %s is less than one generation (%d agents × evo_steps %s = %s steps): the run trains one generation\n",
-			commas(cfg.Population.MaxSteps), cfg.Population.Size, commas(cfg.Population.EvoSteps), commas(gen))
+		fmt.Fprintf(f.stderr, "evolve: note: max_steps %s is less than one generation (%s × evo_steps %s = %s steps): the run trains one generation\n",
+			commas(cfg.Population.MaxSteps), counted(cfg.Population.Size, "agent"), commas(cfg.Population.EvoSteps), commas(gen))
 	}
 	return evo.New(cfg, opts)
 }

@@ -57,7 +57,8 @@ type netFile struct {
 const resolvedHeader = "# The resolved config of this run (defaults filled in); evolve -resume reads it.\n"
 
 // MarshalTOML returns the resolved config as a TOML file that LoadConfig
-// reads back to an equal Config: every key written out, defaults filled.
+// reads back to an equal Config: every key written out, defaults filled,
+// but for keys added in later releases, left out at their zero values.
 func (c Config) MarshalTOML() ([]byte, error) {
 	ppo := map[string]any{}
 	v, t := reflect.ValueOf(c.PPO), reflect.TypeOf(c.PPO)

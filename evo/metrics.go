@@ -120,6 +120,14 @@ func (t *Trainer) truncateMetrics() error {
 	rows := [][]string{header}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if t.gen > 0 {
+			lost := fmt.Sprintf("generations 1 to %d", t.gen)
+			if t.gen == 1 {
+				lost = "generation 1"
+			}
+			t.log.Warn(fmt.Sprintf("metrics.csv is missing: the rows of %s are lost; it begins again at generation %d", lost, t.gen+1),
+				"dir", t.dir)
+		}
 	case err != nil:
 		return fmt.Errorf("metrics: %w", err)
 	default:

@@ -193,6 +193,9 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	if pop.EliteFit != nil {
 		t.bestFit = float64(*pop.EliteFit)
 	}
+	if err := t.checkEliteFile(); err != nil {
+		return nil, err
+	}
 	t.finished, t.stopReason, t.wallBefore = pop.Finished, pop.StopReason, pop.WallSeconds
 	t.pb2 = pop.PB2
 	t.resumed = true
@@ -202,6 +205,31 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
 	return t, nil
+}
+
+// checkEliteFile checks the elite file of a run whose checkpoint records
+// an elite before the run trains on. A damaged file is refused (it failed
+// the first checkpoint after a generation of training, and each retry
+// trained that generation again). A missing one loses its agent: the run
+// forgets that elite and saves the next generation's best as its elite, so
+// that it ends with a file to load (with the lost one's score kept, a run
+// whose later agents stay below it would end with none).
+func (t *Trainer) checkEliteFile() error {
+	if t.bestIndex < 0 {
+		return nil
+	}
+	path := filepath.Join(t.dir, "elite.safetensors")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		t.log.Warn("elite.safetensors is missing: its agent is lost, and the run saves the next generation's best as its elite",
+			"dir", t.dir, "generation", t.elite.Generation, "agent", t.bestIndex, "score", t.best)
+		t.best, t.bestFit, t.bestIndex = math.Inf(-1), math.Inf(-1), -1
+		t.elite = EliteRecord{Index: -1}
+		return nil
+	}
+	if _, err := agent.Load(path); err != nil {
+		return badInput(fmt.Errorf("resume: %w: put a whole copy of it back, or remove it to resume without that elite", err))
+	}
+	return nil
 }
 
 // latestCheckpoint returns the name and generation of the checkpoint that

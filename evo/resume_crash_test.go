@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/internal/runtest"
 	"github.com/evolverl/evolve/internal/simd"
 )
@@ -390,5 +391,99 @@ func TestResumeRefusesARunWithoutItsCheckpoints(t *testing.T) {
 	}
 	if err := CheckNewOutDir(lone); err != nil {
 		t.Errorf("a directory holding only .lock: %v", err)
+	}
+}
+
+// TestResumeChecksTheEliteFile: a damaged elite file is refused before
+// anything trains (it failed the first checkpoint after a generation of
+// training, exit 1, and each retry trained that generation again); a
+// removed one is forgotten, and the run ends with the next generation's
+// best saved (it ended with a summary naming a file that was not there).
+func TestResumeChecksTheEliteFile(t *testing.T) {
+	done := uninterrupted(t, 0)
+	copyRun := func() string {
+		dir := filepath.Join(t.TempDir(), "run")
+		if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	damaged := copyRun()
+	elite := filepath.Join(damaged, "elite.safetensors")
+	b := runtest.ReadFile(t, elite)
+	if err := os.WriteFile(elite, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	metrics := runtest.ReadFile(t, filepath.Join(damaged, "metrics.csv"))
+	_, err := Resume(damaged, Options{})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "elite.safetensors") {
+		t.Errorf("resume with a truncated elite: %v, want ErrBadInput naming elite.safetensors", err)
+	}
+	if !bytes.Equal(runtest.ReadFile(t, filepath.Join(damaged, "metrics.csv")), metrics) {
+		t.Error("the refused resume changed metrics.csv")
+	}
+
+	before, err := ReadSummary(done.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := copyRun()
+	if err := os.Remove(filepath.Join(removed, "elite.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	tr := resumeTo(t, removed, 2*done.Population.MaxSteps)
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.EliteFile == "" || sum.Elite == nil || sum.Elite.Generation <= before.Generations {
+		t.Fatalf("summary after the resume: elite file %q, elite %+v: want one of a generation after the resume", sum.EliteFile, sum.Elite)
+	}
+	if _, err := agent.Load(sum.EliteFile); err != nil {
+		t.Errorf("the summary's elite file: %v", err)
+	}
+}
+
+// TestResumeSaysWhatItCannotKeep: a resume whose metrics.csv was removed,
+// or whose TensorBoard file of an earlier session has a damaged record,
+// says so (it began metrics.csv again, or dropped every event from the
+// damage on, without a word), and keeps the events after a damaged record.
+func TestResumeSaysWhatItCannotKeep(t *testing.T) {
+	done := uninterrupted(t, 0)
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "metrics.csv")); err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := filepath.Glob(filepath.Join(dir, "tb", "events.out.tfevents.*"))
+	if len(tb) != 1 {
+		t.Fatalf("event files %v, want 1", tb)
+	}
+	b := runtest.ReadFile(t, tb[0])
+	events := bytes.Count(b, []byte("\x0a\x0ageneration")) // the tag "generation" (field 1, length 10) of every generation
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(tb[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	tr, err := Resume(dir, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetStopRules(2*done.Population.MaxSteps, math.Inf(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"metrics.csv is missing", "damaged record"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the resume's log does not say %q:\n%s", want, log.String())
+		}
+	}
+	if kept := bytes.Count(runtest.ReadFile(t, tb[0]), []byte("\x0a\x0ageneration")); events < 3 || kept < events-2 {
+		t.Errorf("the earlier session's event file keeps %d of its %d generation tags after one damaged byte", kept, events)
 	}
 }

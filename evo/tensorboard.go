@@ -23,7 +23,11 @@ const tbDir = "tb"
 // metrics.csv's rows are dropped).
 func (t *Trainer) openEvents() error {
 	dir := filepath.Join(t.dir, tbDir)
-	if err := tbevent.Trim(dir, int64(t.totalSteps)); err != nil {
+	notes, err := tbevent.Trim(dir, int64(t.totalSteps))
+	for _, n := range notes {
+		t.log.Warn("tensorboard: " + n)
+	}
+	if err != nil {
 		return fmt.Errorf("tensorboard: %w", err)
 	}
 	host, _ := os.Hostname()

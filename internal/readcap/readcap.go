@@ -4,6 +4,7 @@
 package readcap
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,8 +20,11 @@ func File(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if pe := (*os.PathError)(nil); err != nil && !errors.As(err, &pe) {
+		err = &os.PathError{Op: "read", Path: path, Err: err}
+	}
 	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		return nil, err // the file's own reads name it already
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%s: longer than %d bytes", path, limit)

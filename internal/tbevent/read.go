@@ -13,8 +13,8 @@ import (
 
 // Read returns the scalar events of the event files in dir (those Create
 // names), file by file in name order — the order of a run's sessions — and
-// record by record. Reading a file stops at its first incomplete or damaged
-// record, as Trim does. A missing dir has no events.
+// record by record. A damaged record is skipped and a file's torn tail
+// dropped, as Trim does. A missing dir has no events.
 func Read(dir string) ([]Event, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -47,27 +47,46 @@ func Read(dir string) ([]Event, error) {
 	return events, nil
 }
 
-// eachRecord calls f with the data of each intact record of b, until a
-// record is incomplete or damaged or f returns false.
-func eachRecord(b []byte, f func(data []byte) bool) {
-	for len(b) >= 12 {
-		n := binary.LittleEndian.Uint64(b)
-		if binary.LittleEndian.Uint32(b[8:]) != maskedCRC(b[:8]) || n > uint64(len(b)-16) {
-			return
+// eachRecord calls f with the data of each intact record of b, in order,
+// until f returns false. A record whose data fails its checksum while its
+// length passes is skipped (the records after it are found by that
+// length). Reading stops at a record cut short — the torn tail a session
+// killed mid-write leaves — and at a length that fails its checksum, after
+// which no record boundary can be trusted. It returns how many records it
+// skipped and the offset of such a length (-1 if there is none).
+func eachRecord(b []byte, f func(data []byte) bool) (skipped, lostAt int) {
+	off := 0
+	for len(b)-off >= 12 {
+		r := b[off:]
+		if binary.LittleEndian.Uint32(r[8:]) != maskedCRC(r[:8]) {
+			return skipped, off
 		}
-		data := b[12 : 12+n]
-		if binary.LittleEndian.Uint32(b[12+n:]) != maskedCRC(data) || !f(data) {
-			return
+		n, rest := binary.LittleEndian.Uint64(r), uint64(len(r)-12)
+		if n > rest || rest-n < 4 {
+			return skipped, -1
 		}
-		b = b[16+n:]
+		data := r[12 : 12+n]
+		if binary.LittleEndian.Uint32(r[12+n:]) != maskedCRC(data) {
+			skipped++
+		} else if !f(data) {
+			return skipped, -1
+		}
+		off += 16 + int(n)
 	}
+	return skipped, -1
 }
 
-// trimRecords returns the records of b to keep and how many of them are
-// events with a summary (not the file_version event).
-func trimRecords(b []byte, maxStep int64) (out []byte, events int) {
-	eachRecord(b, func(data []byte) bool {
+// trimRecords returns the records of b to keep, how many of them are
+// events with a summary (not the file_version event), and what eachRecord
+// could not read: the records skipped (a record that does not parse as an
+// Event counts as one) and the offset where reading stopped on damage.
+func trimRecords(b []byte, maxStep int64) (out []byte, events, skipped, lostAt int) {
+	unparsed := 0
+	skipped, lostAt = eachRecord(b, func(data []byte) bool {
 		step, hasSummary, ok := eventStep(data)
+		if !ok {
+			unparsed++
+		}
 		if ok && step <= maxStep {
 			n := len(data)
 			out = binary.LittleEndian.AppendUint64(out, uint64(n))
@@ -78,9 +97,9 @@ func trimRecords(b []byte, maxStep int64) (out []byte, events int) {
 				events++
 			}
 		}
-		return ok
+		return true
 	})
-	return out, events
+	return out, events, skipped + unparsed, lostAt
 }
 
 // eventStep returns an Event's step (field 2) and whether it has a summary

@@ -200,36 +200,63 @@ func appendBytes(b []byte, field int, v []byte) []byte {
 // whose step is above maxStep, so that a resumed run, which repeats the
 // steps after its checkpoint, records each step once. A file's
 // file_version event is kept, and a file left with no other event is
-// removed. Reading a file stops at its first incomplete or damaged record
-// (the torn tail of a session that was killed mid-write), which is dropped
-// with everything after it. A missing dir is not an error.
-func Trim(dir string, maxStep int64) error {
+// removed. A file's torn tail (a session killed mid-write) is dropped.
+// Damage is not silently dropped with the history after it: a record that
+// fails its checksum is left out and the rest kept, and where a damaged
+// length leaves the rest of a file unreadable the whole file is first
+// copied aside (its name's "tfevents" made "damaged", so that neither
+// TensorBoard nor Read takes it for a log). Trim returns a note for each
+// such file. A missing dir is not an error.
+func Trim(dir string, maxStep int64) (notes []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), FilePrefix) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(path)
+		note, err := trimFile(path, maxStep)
 		if err != nil {
-			return err
+			return notes, fmt.Errorf("%s: %w", path, err)
 		}
-		out, events := trimRecords(b, maxStep)
-		switch {
-		case events == 0:
-			err = os.Remove(path)
-		case len(out) != len(b):
-			err = atomicfile.WriteBytes(path, out)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
-	return nil
+	return notes, nil
+}
+
+// trimFile is Trim of the event file path; it returns the note on damage.
+func trimFile(path string, maxStep int64) (note string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	out, events, skipped, lostAt := trimRecords(b, maxStep)
+	if skipped > 0 {
+		note = fmt.Sprintf("%s: %d damaged record(s) left out", path, skipped)
+	}
+	if lostAt >= 0 {
+		aside := filepath.Join(filepath.Dir(path), strings.Replace(filepath.Base(path), "tfevents", "damaged", 1))
+		if err := atomicfile.WriteBytes(aside, b); err != nil {
+			return "", err
+		}
+		note = fmt.Sprintf("%s: damaged at byte %d of %d, after which no record can be read: kept the records before it; the whole file is in %s",
+			path, lostAt, len(b), aside)
+		if skipped > 0 {
+			note += fmt.Sprintf(" (and %d damaged record(s) before it left out)", skipped)
+		}
+	}
+	switch {
+	case events == 0:
+		err = os.Remove(path)
+	case len(out) != len(b):
+		err = atomicfile.WriteBytes(path, out)
+	}
+	return note, err
 }

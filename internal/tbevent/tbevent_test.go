@@ -136,8 +136,8 @@ func TestTrimDropsLaterStepsTornTailsAndEmptyFiles(t *testing.T) {
 	empty.Close()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("kept"), 0o644)
 
-	if err := Trim(dir, 250); err != nil {
-		t.Fatal(err)
+	if notes, err := Trim(dir, 250); err != nil || len(notes) > 0 {
+		t.Fatalf("Trim: %v, notes %q: want none (a torn tail is no damage)", err, notes)
 	}
 	if got := steps(t, w.Path()); len(got) != 2 || got[0] != 100 || got[1] != 200 {
 		t.Fatalf("steps after Trim(250): %v, want [100 200]", got)
@@ -150,9 +150,100 @@ func TestTrimDropsLaterStepsTornTailsAndEmptyFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Errorf("Trim touched a file that is not an event file: %v", err)
 	}
-	if err := Trim(filepath.Join(dir, "missing"), 0); err != nil {
+	if _, err := Trim(filepath.Join(dir, "missing"), 0); err != nil {
 		t.Errorf("Trim of a missing dir: %v", err)
 	}
+}
+
+// recordOffsets returns the offset of each record of the event file b.
+func recordOffsets(b []byte) []int {
+	var offs []int
+	for off := 0; off+12 <= len(b); off += 16 + int(binary.LittleEndian.Uint64(b[off:])) {
+		offs = append(offs, off)
+	}
+	return offs
+}
+
+// TestTrimKeepsTheHistoryPastDamage: one damaged byte in a file of a run's
+// earlier session lost every event after it (Trim rewrote the file without
+// them, silently). A record whose data is damaged is now left out alone; a
+// damaged length, after which no record can be found, keeps the events
+// before it and a copy of the whole file aside, with a note either way. A
+// torn tail of 12 to 15 bytes (a whole length, part of the data) is no
+// damage, and no longer reads past the end of the file.
+func TestTrimKeepsTheHistoryPastDamage(t *testing.T) {
+	now := time.Unix(10, 0)
+	write := func(t *testing.T) (dir, path string, b []byte, offs []int) {
+		dir = t.TempDir()
+		w, err := Create(dir, now, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []int64{100, 200, 300, 400, 500} {
+			if err := w.WriteScalars(s, now, []Scalar{{"x", float32(s)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		b, err = os.ReadFile(w.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, w.Path(), b, recordOffsets(b) // offs[0]: file_version; offs[i]: step 100·i
+	}
+	trim := func(t *testing.T, dir string, b []byte, path string) []string {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		notes, err := Trim(dir, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return notes
+	}
+
+	t.Run("data", func(t *testing.T) {
+		dir, path, b, offs := write(t)
+		b[offs[2]+14] ^= 0x40 // in step 200's data
+		notes := trim(t, dir, b, path)
+		if got := steps(t, path); !slices.Equal(got, []int64{100, 300, 400, 500}) {
+			t.Errorf("steps after Trim: %v, want [100 300 400 500]", got)
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "1 damaged record") {
+			t.Errorf("notes %q, want one saying 1 damaged record was left out", notes)
+		}
+	})
+	t.Run("length", func(t *testing.T) {
+		dir, path, b, offs := write(t)
+		whole := slices.Clone(b)
+		b[offs[3]+1] ^= 0x01 // step 300's length
+		notes := trim(t, dir, b, path)
+		if got := steps(t, path); !slices.Equal(got, []int64{100, 200}) {
+			t.Errorf("steps after Trim: %v, want [100 200]", got)
+		}
+		aside := filepath.Join(dir, strings.Replace(filepath.Base(path), "tfevents", "damaged", 1))
+		if got, err := os.ReadFile(aside); err != nil || len(got) != len(whole) || slices.Equal(got, whole) {
+			t.Errorf("the file set aside: %v (%d bytes), want the damaged file whole (%d bytes)", err, len(got), len(whole))
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], aside) {
+			t.Errorf("notes %q, want one naming %s", notes, aside)
+		}
+		evs, err := Read(dir)
+		if err != nil || len(evs) != 2 {
+			t.Errorf("Read after Trim: %d events, %v: want the 2 kept (the copy aside is no log)", len(evs), err)
+		}
+	})
+	t.Run("torn", func(t *testing.T) {
+		for k := 12; k < 16; k++ {
+			dir, path, b, offs := write(t)
+			if notes := trim(t, dir, b[:offs[5]+k], path); len(notes) > 0 {
+				t.Errorf("a tail of %d bytes: notes %q, want none", k, notes)
+			}
+			if got := steps(t, path); !slices.Equal(got, []int64{100, 200, 300, 400}) {
+				t.Errorf("a tail of %d bytes: steps %v, want [100 200 300 400]", k, got)
+			}
+		}
+	})
 }
 
 // TestWriteEventsSameBytesAsOneByOne: events written together are the
