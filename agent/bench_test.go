@@ -302,3 +302,20 @@ func BenchmarkCollectStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAct is the public Act on one CartPole row with the default
+// 64×64 network, as a Go program that deploys an agent calls it: it
+// allocates the slices it returns (docs/agents.md gives the figures).
+func BenchmarkAct(b *testing.B) {
+	a, err := New(envs.Box{Low: make([]float32, 4), High: make([]float32, 4), Dims: []int{4}}, envs.Discrete{N: 2}, DefaultConfig(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs := []float32{0.01, -0.02, 0.03, 0.04}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Act(obs, nil, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,6 +20,9 @@ import (
 // seed, the clone's index and the generation, so that every clone's stream
 // is distinct and a run stays reproducible.
 func (a *PPO) Clone(seed uint64) *PPO {
+	if a == nil || a.obsSpace == nil {
+		panic("agent: Clone of an agent that is not built (make it with agent.New or agent.Load)")
+	}
 	c := &PPO{cfg: a.cfg, obsSpace: a.obsSpace, actSpace: a.actSpace}
 	c.cfg.Net = a.cfg.Net.Clone()
 	// Re-deriving the specs also gives the clone its own distribution

@@ -34,7 +34,8 @@
 //
 // The networks are computed by an nn.Model from the backend named in
 // Config.Backend: the plain-Go one by default (package nn: AVX2/FMA kernels,
-// no graph, no allocation per step), or the gorgonia reference backend
+// no graph, no allocation per training step; Act allocates the slices it
+// returns), or the gorgonia reference backend
 // (package nn/gorgonia, which a program makes available by importing it).
 // Everything else — the distributions (dist.go), the PPO loss and its
 // gradient with respect to the networks' outputs (loss.go), gradient

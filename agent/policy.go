@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // PolicyOutput is what the policy computes for a batch of rows.
@@ -91,16 +92,24 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 		}
 	}
 	if masks != nil && len(masks) != rows {
-		return nil, fmt.Errorf("%s: %d masks for %d rows", call, len(masks), rows)
+		return nil, fmt.Errorf("%s: %s for %d rows (%d observation values in rows of %d, the agent's observation size: is the observation another env's?)",
+			call, countOf(len(masks), "mask", "masks"), rows, len(obs), n)
 	}
 	if need := rows * a.stateSize(); len(a.deploy) != need {
+		// A recurrent agent's state is per row: a batch of another size
+		// would silently start every row's episode again.
+		if slices.ContainsFunc(a.deploy, func(v float32) bool { return v != 0 }) {
+			return nil, fmt.Errorf("%s: %d rows, but the recurrent state holds %d rows' episodes under way: "+
+				"ResetState(-1) before acting on another number of rows (or give each session its own Clone)",
+				call, rows, len(a.deploy)/a.stateSize())
+		}
 		a.deploy = make([]float32, need)
 	}
 	x := make([]float32, a.inLen(obs))
 	a.preprocess(x, obs, false)
 	var out actOut
 	if err := a.act(x, masks, a.deploy, deterministic, false, &out); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", call, err)
 	}
 	return &out, nil
 }
@@ -112,4 +121,12 @@ func expAll(x []float32) []float32 {
 		p[i] = float32(math.Exp(float64(v)))
 	}
 	return p
+}
+
+// countOf returns "1 one" or "n many".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

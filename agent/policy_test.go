@@ -3,6 +3,7 @@ package agent
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -299,8 +300,8 @@ func TestPolicyRejectsBadBatches(t *testing.T) {
 	}{
 		{"partial row", make([]float32, 7), nil, "policy: 7 observation values are not whole rows of 5"},
 		{"no rows", nil, nil, "policy: 0 observation values are not whole rows of 5"},
-		{"masks", make([]float32, 10), [][]bool{nil}, "policy: 1 masks for 2 rows"},
-		{"mask size", make([]float32, 5), [][]bool{{true}}, "row 0: action mask of 1 entries, want 2"},
+		{"masks", make([]float32, 10), [][]bool{nil}, "policy: 1 mask for 2 rows (10 observation values in rows of 5, the agent's observation size"},
+		{"mask size", make([]float32, 5), [][]bool{{true}}, "policy: row 0: action mask of 1 entry, want 2"},
 		{"no legal", make([]float32, 5), [][]bool{{false, false}}, "no legal choice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,5 +314,31 @@ func TestPolicyRejectsBadBatches(t *testing.T) {
 				t.Errorf("ActInfo accepted the batch")
 			}
 		})
+	}
+}
+
+// TestRecurrentStateKeepsItsRows: a recurrent agent with episodes under
+// way refuses a batch of another number of rows (it started every row's
+// episode again, silently: a Go server whose number of sessions changed
+// got wrong actions); after ResetState(-1) any number goes.
+func TestRecurrentStateKeepsItsRows(t *testing.T) {
+	cfg := probeConfig(netconf.EncoderLSTM)
+	a := newPolicyAgent(t, envs.Discrete{N: 2}, cfg)
+	obs := policyObs(3) // policyRows rows
+	if _, err := a.Act(obs, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	n := policyObsSpace.FlatSize()
+	_, err := a.Act(obs[:n], nil, true)
+	if err == nil || !strings.Contains(err.Error(), "ResetState(-1)") {
+		t.Fatalf("one row after %d: %v, want an error saying ResetState(-1)", policyRows, err)
+	}
+	a.ResetState(-1)
+	if _, err := a.Act(obs[:n], nil, true); err != nil {
+		t.Errorf("one row after ResetState(-1): %v", err)
+	}
+	var zero PPO
+	if err := zero.Save(filepath.Join(t.TempDir(), "a.safetensors")); err == nil || !strings.Contains(err.Error(), "not built") {
+		t.Errorf("Save of a zero PPO: %v, want an error saying it is not built", err)
 	}
 }

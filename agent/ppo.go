@@ -331,7 +331,7 @@ func (a *PPO) fillMasks(add []float32, masks [][]bool, rows int) error {
 			continue
 		}
 		if len(m) != a.dist.size {
-			return fmt.Errorf("row %d: action mask of %d entries, want %d for %v", i, len(m), a.dist.size, a.actSpace)
+			return fmt.Errorf("row %d: action mask of %s, want %d for %v", i, countOf(len(m), "entry", "entries"), a.dist.size, a.actSpace)
 		}
 		off := 0
 		for c, n := range a.dist.nvec {

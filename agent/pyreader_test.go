@@ -303,6 +303,26 @@ func TestPyReaderNamesADamagedFile(t *testing.T) {
 	if got := strings.TrimSpace(string(out)); err != nil || !strings.HasPrefix(got, "1 1\nobservations of shape [1, 4]: want [rows, 2]") {
 		t.Errorf("%v: %q; want one row for [[x, y]] and [x, y], and [[a, b, c, d]] refused", err, got)
 	}
+
+	// What Go's Act refuses, the reader refuses: a NaN observation (it
+	// gave NaN values and action 0), masks of another shape (broadcast)
+	// and a mask with no legal choice (action 0).
+	script = "import sys; sys.path.insert(0, sys.argv[1]); import evolve_agent as e\n" +
+		"a = e.load(sys.argv[2])\n" +
+		"out = a.forward([[0.1, 0.2]])[0]\n" +
+		"for f in (lambda: a.forward([[float('nan'), 0.0]]), lambda: a.actions(out, [[True]]), lambda: a.actions(out, [[False, False]])):\n" +
+		"    try:\n        f(); print('accepted')\n    except ValueError as err:\n        print(err)\n"
+	out, err = exec.Command(py, "-c", script, pydir, good).CombinedOutput()
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := []string{"observation value 0 of row 0 is nan", "action masks of shape [1, 1]: want [1, 2]", "row 0: action mask leaves component 0 no legal choice"}
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%v: %q; want the lines %q", err, out, want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("line %d: %q, want %q", i+1, got[i], want[i])
+		}
+	}
 }
 
 // safetensorsBytes is a safetensors file of the JSON header and n zero

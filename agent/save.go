@@ -119,6 +119,9 @@ func (a *PPO) tensorShapes() [][]int {
 
 // encodeFile returns the tensors and metadata of the agent's file.
 func (a *PPO) encodeFile() ([]namedTensor, map[string]string, error) {
+	if a == nil || a.obsSpace == nil {
+		return nil, nil, errors.New("the agent is not built (make it with agent.New or agent.Load)")
+	}
 	names, shapes, data := a.tensorNames(), a.tensorShapes(), a.tensors()
 	if len(a.adam.M) != len(data) || len(a.adam.V) != len(data) {
 		return nil, nil, fmt.Errorf("optimizer holds %d/%d moments for %d tensors", len(a.adam.M), len(a.adam.V), len(data))

@@ -400,7 +400,13 @@ class Agent(nn.Module):
         a = np.asarray(raw, np.float32)
         if (a.shape == shape or a.shape[1:] == shape or (a.ndim == 2 and a.shape[1] == flat)
                 or (a.ndim == 1 and (a.size == flat or flat == 1))):
-            return a.reshape(-1, flat)
+            a = a.reshape(-1, flat)
+            bad = np.argwhere(~np.isfinite(a))
+            if len(bad):
+                r, j = bad[0]
+                # As Go's Act: a NaN or Inf would flow through to a NaN action or value.
+                raise ValueError(f"observation value {j} of row {r} is {a[r, j]}: want finite numbers")
+            return a
         raise ValueError(f"observations of shape {list(a.shape)}: want [rows, {flat}], [rows] + {list(shape)} or one "
                          f"observation of {list(shape)} (the agent's {self.obs_space['type']} observation space)")
 
@@ -445,7 +451,17 @@ class Agent(nn.Module):
             nvec = [s["n"]] if s["type"] == "discrete" else s["nvec"]
             logits = out.copy()
             if masks is not None:
-                logits = np.where(np.asarray(masks, bool), logits, logits + np.float32(MASK_FILL))
+                m = np.asarray(masks, bool)
+                if m.shape != logits.shape:
+                    raise ValueError(f"action masks of shape {list(m.shape)}: want {list(logits.shape)}, "
+                                     f"one entry per choice of each row")
+                off = 0
+                for c, n in enumerate(nvec):
+                    dead = np.flatnonzero(~m[:, off : off + n].any(axis=1))
+                    if len(dead):
+                        raise ValueError(f"row {dead[0]}: action mask leaves component {c} no legal choice")
+                    off += n
+                logits = np.where(m, logits, logits + np.float32(MASK_FILL))
             acts, off = [], 0
             for n in nvec:
                 acts.append(np.argmax(logits[:, off : off + n], axis=1))  # first maximum on ties
