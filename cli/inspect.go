@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -252,10 +253,31 @@ func printInspection(w io.Writer, in *inspection) {
 	if in.summary != nil {
 		l.add("run summary", "summary.json")
 		for _, f := range in.summary {
-			l.add("  "+f.key, "%s", f.value)
+			l.add("  "+f.key, "%s", summaryText(f.key, f.value))
 		}
 	}
 	l.print(w)
+}
+
+// summaryText is a summary.json value as the text form shows it: counts
+// of steps with thousands separators, seconds and rates rounded; any other
+// value (or one that does not parse) as written.
+func summaryText(key, value string) string {
+	f, err := strconv.ParseFloat(value, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return value
+	}
+	switch key {
+	case "total_steps", "global_steps":
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return commas(int(f))
+		}
+	case "wall_s":
+		return fmt.Sprintf("%.1f", f)
+	case "steps_per_s":
+		return commas(int(math.Round(f)))
+	}
+	return value
 }
 
 // kvList is the text form's lines, key and value, in order.

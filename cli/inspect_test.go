@@ -307,3 +307,22 @@ func TestInspectShowsTheMemoryGene(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryText: the text form rounds summary.json's seconds and rates
+// and separates thousands in step counts (it printed 48895.824954780255);
+// other values, and values that do not parse, are shown as written.
+func TestSummaryText(t *testing.T) {
+	for _, c := range []struct{ key, value, want string }{
+		{"total_steps", "61440", "61,440"},
+		{"global_steps", "1234567", "1,234,567"},
+		{"wall_s", "1.256549001", "1.3"},
+		{"steps_per_s", "48895.824954780255", "48,896"},
+		{"elite_fitness", "497.6", "497.6"},
+		{"total_steps", "\"x\"", "\"x\""},
+		{"stop_reason", "budget", "budget"},
+	} {
+		if got := summaryText(c.key, c.value); got != c.want {
+			t.Errorf("summaryText(%q, %q) = %q, want %q", c.key, c.value, got, c.want)
+		}
+	}
+}
