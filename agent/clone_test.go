@@ -30,7 +30,7 @@ func TestCloneIsDeep(t *testing.T) {
 			if c.roll != nil || c.work != nil || c.deploy != nil {
 				t.Error("the clone shares a rollout, networks or recurrent state")
 			}
-			a.ResetState(-1) // the clone's episodes start afresh
+			a.ResetState(-1) // as the clone's: the loop acts on 3 rows after the 2 above
 			for i := range 2 {
 				obs := randomObs(a, 3, uint64(i))
 				x, err1 := a.Act(obs, nil, true)

@@ -98,10 +98,10 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 	if need := rows * a.stateSize(); len(a.deploy) != need {
 		// A recurrent agent's state is per row: a batch of another size
 		// would silently start every row's episode again.
-		if slices.ContainsFunc(a.deploy, func(v float32) bool { return v != 0 }) {
-			return nil, fmt.Errorf("%s: %d rows, but the recurrent state holds %d rows' episodes under way: "+
+		if live := a.liveRows(); live > 0 {
+			return nil, fmt.Errorf("%s: %d rows, but the recurrent state is of %d rows, %d with an episode under way: "+
 				"ResetState(-1) before acting on another number of rows (or give each session its own Clone)",
-				call, rows, len(a.deploy)/a.stateSize())
+				call, rows, len(a.deploy)/a.stateSize(), live)
 		}
 		a.deploy = make([]float32, need)
 	}
@@ -112,6 +112,18 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 		return nil, fmt.Errorf("%s: %w", call, err)
 	}
 	return &out, nil
+}
+
+// liveRows counts the rows of the deployment state with an episode under
+// way (a state not all zero: ResetState clears a row's).
+func (a *PPO) liveRows() int {
+	n, size := 0, a.stateSize()
+	for r := 0; size > 0 && (r+1)*size <= len(a.deploy); r++ {
+		if slices.ContainsFunc(a.deploy[r*size:(r+1)*size], func(v float32) bool { return v != 0 }) {
+			n++
+		}
+	}
+	return n
 }
 
 // expAll returns a new slice of e^x for every x.

@@ -357,7 +357,10 @@ func (a *PPO) fillMasks(add []float32, masks [][]bool, rows int) error {
 // env (Box actions clipped). With deterministic the most likely action is
 // taken, for evaluation and deployment; otherwise actions are sampled from
 // the agent's own RNG. Recurrent agents keep a state per row between calls;
-// ResetState clears it, as at an episode start.
+// ResetState clears it, as at an episode start. While a row's episode is
+// under way the number of rows is fixed: a batch of another size is an
+// error until ResetState(-1). An agent is not safe for concurrent use
+// (Clone one per goroutine).
 func (a *PPO) Act(obs []float32, masks [][]bool, deterministic bool) ([]float32, error) {
 	out, err := a.step("act", obs, masks, deterministic)
 	if err != nil {

@@ -93,7 +93,7 @@ func TestSetBadInput(t *testing.T) {
 		{[]string{"-env", "CartPole-v1", "-set", "hp.lr=1e-3"}, "-set hp.lr=1e-3: hp.lr is a table, not a value: set its keys (-set hp.lr.KEY=VALUE)"},
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
 		{[]string{"-config", "zoo/cartpole", "-set", "pbt.quantile=0.3"}, `[pbt] given, but population.selection = "tournament"`},
-		{[]string{"-config", "cartpole", "-set", "population.selection=tournament"}, "-set changes values but cannot remove a key or table"},
+		{[]string{"-config", "cartpole", "-set", "population.selection=tournament"}, "(-set cannot remove a table: evolve configs cartpole > my.toml"},
 		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?`},
 		{[]string{"-config", "cartpol"}, "did you mean the shipped config cartpole?"},
 		{[]string{"-config", "no/such.toml"}, "evolve configs lists the shipped ones"},

@@ -138,3 +138,24 @@ var tableMismatch = regexp.MustCompile(`^([\w.]+): want a table \(got \w+\)`)
 
 // snippetLine matches the "line N: " evo puts before a key's type error.
 var snippetLine = regexp.MustCompile(`^line \d+: `)
+
+// removeHint says how to remove the [pbt] table that err, the error of the
+// config src with the overrides s, asks to remove (selection set away from
+// "pbt" on a config that has the table), which -set cannot do; "" for any
+// other error, or where the table came from an override (dropping that
+// -set is the way).
+func (s setFlags) removeHint(src configSource, err error) string {
+	if len(s) == 0 || !strings.Contains(err.Error(), "[pbt] given, but") {
+		return ""
+	}
+	for _, v := range s {
+		if strings.HasPrefix(strings.TrimSpace(v), "pbt.") {
+			return ""
+		}
+	}
+	how := "write the config out, remove the table there and train that file with -config"
+	if name, ok := strings.CutPrefix(src.name, "shipped config "); ok {
+		how = fmt.Sprintf("evolve configs %s > my.toml, remove the table there and train -config my.toml", name)
+	}
+	return " (-set cannot remove a table: " + how + ")"
+}

@@ -123,15 +123,11 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 	}
 	cfg, err := evo.ParseConfig(text)
 	if err != nil {
-		where, hint := src.name, ""
+		where := src.name
 		if len(f.sets) > 0 {
 			where += " with " + strings.Join(f.sets.flags(), " ")
-			if strings.Contains(err.Error(), "remove it") {
-				hint = " (-set changes values but cannot remove a key or table: write the config out, " +
-					"evolve configs NAME > my.toml for a shipped one, remove it there and train -config my.toml)"
-			}
 		}
-		return evo.Config{}, src, fmt.Errorf("%s: %w%s", where, err, hint)
+		return evo.Config{}, src, fmt.Errorf("%s: %w%s", where, err, f.sets.removeHint(src, err))
 	}
 	return cfg, src, nil
 }

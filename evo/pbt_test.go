@@ -326,8 +326,6 @@ func TestPBTConfigErrors(t *testing.T) {
 		{"[pbt]\nquantile = 0.6\n", "pbt.quantile = 0.6"},
 		{"[pbt]\nperturb_up = 0\n", "pbt.perturb_up = 0"},
 		{"[pbt]\nperturb_down = -0.8\n", "pbt.perturb_down = -0.8"},
-		{"[pbt]\nperturb_up = 0.5\n", "pbt.perturb_up = 0.5: want a factor >= 1"},
-		{"[pbt]\nperturb_down = 3\n", "pbt.perturb_down = 3: want a factor in (0, 1]"},
 		{"[pbt]\nresample_probability = 1.5\n", "pbt.resample_probability = 1.5"},
 		{"[pbt]\nalpha = 1\n", "pbt.alpha = 1"},
 		{"[pbt]\nexplore = \"bandit\"\n", "pbt.explore = \"bandit\""},

@@ -210,26 +210,43 @@ func (t *Trainer) resume() (_ *Trainer, err error) {
 // checkEliteFile checks the elite file of a run whose checkpoint records
 // an elite before the run trains on. A damaged file is refused (it failed
 // the first checkpoint after a generation of training, and each retry
-// trained that generation again). A missing one loses its agent: the run
-// forgets that elite and saves the next generation's best as its elite, so
-// that it ends with a file to load (with the lost one's score kept, a run
-// whose later agents stay below it would end with none).
+// trained that generation again). A missing one is noted (eliteMissing);
+// Run decides what that means (forgetElite).
 func (t *Trainer) checkEliteFile() error {
 	if t.bestIndex < 0 {
 		return nil
 	}
 	path := filepath.Join(t.dir, "elite.safetensors")
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		t.log.Warn("elite.safetensors is missing: its agent is lost, and the run saves the next generation's best as its elite",
-			"dir", t.dir, "generation", t.elite.Generation, "agent", t.bestIndex, "score", t.best)
-		t.best, t.bestFit, t.bestIndex = math.Inf(-1), math.Inf(-1), -1
-		t.elite = EliteRecord{Index: -1}
+		t.eliteMissing = true
 		return nil
 	}
 	if _, err := agent.Load(path); err != nil {
 		return badInput(fmt.Errorf("resume: %w: put a whole copy of it back, or remove it to resume without that elite", err))
 	}
 	return nil
+}
+
+// forgetElite handles an elite file removed before a resume. A run that
+// trains on loses that agent: it forgets the elite and saves the next
+// generation's best as its elite, so that it ends with a file to load (with
+// the lost one's score kept, a run whose later agents stay below it would
+// end with none). A finished run that trains nothing keeps its record, as
+// summary.json has it.
+func (t *Trainer) forgetElite() {
+	if !t.eliteMissing {
+		return
+	}
+	t.eliteMissing = false
+	if t.finished {
+		t.log.Warn("elite.safetensors is missing: its agent is lost (the run is finished, and its summary keeps the elite's record)",
+			"dir", t.dir, "generation", t.elite.Generation, "agent", t.bestIndex, "score", t.best)
+		return
+	}
+	t.log.Warn("elite.safetensors is missing: its agent is lost, and the run saves the next generation's best as its elite",
+		"dir", t.dir, "generation", t.elite.Generation, "agent", t.bestIndex, "score", t.best)
+	t.best, t.bestFit, t.bestIndex = math.Inf(-1), math.Inf(-1), -1
+	t.elite = EliteRecord{Index: -1}
 }
 
 // latestCheckpoint returns the name and generation of the checkpoint that

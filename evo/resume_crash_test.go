@@ -3,6 +3,7 @@ package evo
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"math"
@@ -397,8 +398,9 @@ func TestResumeRefusesARunWithoutItsCheckpoints(t *testing.T) {
 // TestResumeChecksTheEliteFile: a damaged elite file is refused before
 // anything trains (it failed the first checkpoint after a generation of
 // training, exit 1, and each retry trained that generation again); a
-// removed one is forgotten, and the run ends with the next generation's
-// best saved (it ended with a summary naming a file that was not there).
+// removed one is forgotten by a run that trains on, which ends with the
+// next generation's best saved (it ended with a summary naming a file that
+// was not there), and kept in the record of a finished run resumed as it is.
 func TestResumeChecksTheEliteFile(t *testing.T) {
 	done := uninterrupted(t, 0)
 	copyRun := func() string {
@@ -427,6 +429,24 @@ func TestResumeChecksTheEliteFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Finished and resumed as it is, nothing trains: the summary keeps the
+	// elite's record (a review found it rewritten with none).
+	kept := copyRun()
+	if err := os.Remove(filepath.Join(kept, "elite.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	summaryBefore := runtest.ReadFile(t, filepath.Join(kept, "summary.json"))
+	plain, err := Resume(kept, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := plain.Run(context.Background()); err != nil || s.EliteIndex != before.EliteIndex || s.Elite == nil {
+		t.Errorf("a finished run resumed as it is: %v, elite index %d (want %d), record %+v", err, s.EliteIndex, before.EliteIndex, s.Elite)
+	}
+	if !bytes.Equal(runtest.ReadFile(t, filepath.Join(kept, "summary.json")), summaryBefore) {
+		t.Error("a finished run resumed as it is rewrote summary.json")
+	}
+
 	removed := copyRun()
 	if err := os.Remove(filepath.Join(removed, "elite.safetensors")); err != nil {
 		t.Fatal(err)
@@ -463,7 +483,13 @@ func TestResumeSaysWhatItCannotKeep(t *testing.T) {
 	}
 	b := runtest.ReadFile(t, tb[0])
 	events := bytes.Count(b, []byte("\x0a\x0ageneration")) // the tag "generation" (field 1, length 10) of every generation
-	b[len(b)/2] ^= 0x40
+	// A byte of the data of the middle record (a record: an 8-byte length,
+	// its 4-byte checksum, the data, the data's checksum).
+	var offs []int
+	for off := 0; off+12 <= len(b); off += 16 + int(binary.LittleEndian.Uint64(b[off:])) {
+		offs = append(offs, off)
+	}
+	b[offs[len(offs)/2]+14] ^= 0x40
 	if err := os.WriteFile(tb[0], b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -182,13 +182,13 @@ func (c Config) validateStrategy() []error {
 		if !(b.ResampleProbability >= 0 && b.ResampleProbability <= 1) {
 			errs = append(errs, fmt.Errorf("pbt.resample_probability = %v: want a probability in [0, 1]", b.ResampleProbability))
 		}
-		// The factors are named by their direction; a perturb_up below 1
-		// (or a perturb_down above it) is taken for a swapped pair.
-		if !(b.PerturbUp >= 1) || !finite(b.PerturbUp) {
-			errs = append(errs, fmt.Errorf("pbt.perturb_up = %v: want a factor >= 1, the one that raises a value (Ray Tune's is 1.2)", b.PerturbUp))
+		// A perturbation takes either factor with probability ½, so a pair
+		// given in the other order (up < 1 < down) explores the same way.
+		if !(b.PerturbUp > 0) || !finite(b.PerturbUp) {
+			errs = append(errs, fmt.Errorf("pbt.perturb_up = %v: want a factor > 0 (Ray Tune's is 1.2)", b.PerturbUp))
 		}
-		if !(b.PerturbDown > 0 && b.PerturbDown <= 1) {
-			errs = append(errs, fmt.Errorf("pbt.perturb_down = %v: want a factor in (0, 1], the one that lowers a value (Ray Tune's is 0.8)", b.PerturbDown))
+		if !(b.PerturbDown > 0) || !finite(b.PerturbDown) {
+			errs = append(errs, fmt.Errorf("pbt.perturb_down = %v: want a factor > 0 (Ray Tune's is 0.8)", b.PerturbDown))
 		}
 		switch b.Explore {
 		case "":

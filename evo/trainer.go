@@ -51,14 +51,17 @@ type Trainer struct {
 	bestFit float64
 	// elite describes the elite when it was saved (agent indices outlive
 	// the networks and hyperparameters they had).
-	elite      EliteRecord
-	bestIndex  int
-	finished   bool
-	stopReason string
-	reopened   bool    // a finished run that SetStopRules lets go on: its last population is not evolved yet
-	saveConfig bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
-	wallBefore float64 // seconds spent by earlier sessions
-	resumed    bool
+	elite     EliteRecord
+	bestIndex int
+	// eliteMissing: resumed with the elite file its checkpoint records
+	// removed (see forgetElite).
+	eliteMissing bool
+	finished     bool
+	stopReason   string
+	reopened     bool    // a finished run that SetStopRules lets go on: its last population is not evolved yet
+	saveConfig   bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
+	wallBefore   float64 // seconds spent by earlier sessions
+	resumed      bool
 	// resumedWholeDigest: the checkpoint resumed from records the config's
 	// whole Digest (an older build), not GenerationsDigest.
 	resumedWholeDigest bool
@@ -281,6 +284,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	sessionStart := t.totalSteps
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
+	t.forgetElite()
 	if t.finished {
 		s := t.summary(start, sessionStart)
 		// A stop between the last checkpoint and summary.json (a SIGKILL)

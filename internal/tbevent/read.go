@@ -41,7 +41,7 @@ func Read(dir string) ([]Event, error) {
 			if ok && len(ev.Scalars) > 0 {
 				events = append(events, ev)
 			}
-			return ok
+			return true // a record that does not decode is skipped, as Trim skips it
 		})
 	}
 	return events, nil
@@ -51,14 +51,18 @@ func Read(dir string) ([]Event, error) {
 // until f returns false. A record whose data fails its checksum while its
 // length passes is skipped (the records after it are found by that
 // length). Reading stops at a record cut short — the torn tail a session
-// killed mid-write leaves — and at a length that fails its checksum, after
-// which no record boundary can be trusted. It returns how many records it
+// killed mid-write leaves, or a tail of zeros a file system leaves after a
+// crash — and at a length that fails its checksum, after which no record
+// boundary can be trusted. It returns how many records it
 // skipped and the offset of such a length (-1 if there is none).
 func eachRecord(b []byte, f func(data []byte) bool) (skipped, lostAt int) {
 	off := 0
 	for len(b)-off >= 12 {
 		r := b[off:]
 		if binary.LittleEndian.Uint32(r[8:]) != maskedCRC(r[:8]) {
+			if !slices.ContainsFunc(r, func(c byte) bool { return c != 0 }) {
+				return skipped, -1 // zeros a file system left after a crash: a torn tail
+			}
 			return skipped, off
 		}
 		n, rest := binary.LittleEndian.Uint64(r), uint64(len(r)-12)

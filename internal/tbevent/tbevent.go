@@ -127,7 +127,7 @@ func (w *Writer) WriteScalars(step int64, now time.Time, scalars []Scalar) error
 
 // WriteEvents appends events in the order given in one write, and syncs
 // the file once. A crash mid-write leaves a torn last record, which Trim
-// drops with everything after it.
+// drops.
 func (w *Writer) WriteEvents(events []Event) error {
 	w.buf = w.buf[:0]
 	for _, e := range events {
@@ -246,8 +246,12 @@ func trimFile(path string, maxStep int64) (note string, err error) {
 		if err := atomicfile.WriteBytes(aside, b); err != nil {
 			return "", err
 		}
-		note = fmt.Sprintf("%s: damaged at byte %d of %d, after which no record can be read: kept the records before it; the whole file is in %s",
-			path, lostAt, len(b), aside)
+		kept := "kept the records before it"
+		if events == 0 {
+			kept = "no event before it, so the file is removed"
+		}
+		note = fmt.Sprintf("%s: damaged at byte %d of %d, after which no record can be read: %s; the whole file is in %s",
+			path, lostAt, len(b), kept, aside)
 		if skipped > 0 {
 			note += fmt.Sprintf(" (and %d damaged record(s) before it left out)", skipped)
 		}

@@ -243,6 +243,15 @@ func TestTrimKeepsTheHistoryPastDamage(t *testing.T) {
 				t.Errorf("a tail of %d bytes: steps %v, want [100 200 300 400]", k, got)
 			}
 		}
+		// Zeros after the last record (a file system's after a crash) are a
+		// torn tail, not damage to set the file aside for.
+		dir, path, b, _ := write(t)
+		if notes := trim(t, dir, append(b, make([]byte, 64)...), path); len(notes) > 0 {
+			t.Errorf("a tail of zeros: notes %q, want none", notes)
+		}
+		if got := steps(t, path); !slices.Equal(got, []int64{100, 200, 300, 400, 500}) {
+			t.Errorf("a tail of zeros: steps %v, want all five", got)
+		}
 	})
 }
 
