@@ -90,6 +90,8 @@ func TestSetBadInput(t *testing.T) {
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lrr=1e-3"}, "-set ppo.lrr=1e-3: unknown keys: ppo.lrr (did you mean lr?)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: want integer (got string)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
+		// The lines of the text -set writes are not the file's: none is named.
+		{[]string{"-config", "cartpole", "-set", "population.size=0"}, "population.size = 0: want >= 1\n"},
 		{[]string{"-env", "CartPole-v1", "-set", "hp.lr=1e-3"}, "-set hp.lr=1e-3: hp.lr is a table, not a value: set its keys (-set hp.lr.KEY=VALUE)"},
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
 		{[]string{"-config", "zoo/cartpole", "-set", "pbt.quantile=0.3"}, `[pbt] given, but population.selection = "tournament"`},

@@ -126,6 +126,7 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 		where := src.name
 		if len(f.sets) > 0 {
 			where += " with " + strings.Join(f.sets.flags(), " ")
+			err = withoutLines{err}
 		}
 		return evo.Config{}, src, fmt.Errorf("%s: %w%s", where, err, f.sets.removeHint(src, err))
 	}
@@ -146,3 +147,13 @@ func imageObservations(id string) bool {
 	box, ok := env.ObservationSpace().(envs.Box)
 	return ok && len(box.Dims) == 3
 }
+
+// withoutLines is a config error without its "line N" notes: with -set the
+// config is parsed from the overrides written into the file's table form
+// again, whose lines are not the file's.
+type withoutLines struct{ err error }
+
+var lineNote = regexp.MustCompile(` \(line \d+\)|line \d+, `)
+
+func (e withoutLines) Error() string { return lineNote.ReplaceAllString(e.err.Error(), "") }
+func (e withoutLines) Unwrap() error { return e.err }

@@ -221,7 +221,7 @@ func parseConfig(data []byte, build bool) (Config, error) {
 	}
 	// With unknown keys the values are still checked, but no agent is
 	// built: the file is not the one the user meant yet.
-	if err := errors.Join(keysErr, cfg.validate(build && keysErr == nil)); err != nil {
+	if err := errors.Join(keysErr, withKeyLines(data, cfg.validate(build && keysErr == nil))); err != nil {
 		return Config{}, badInput(err)
 	}
 	return cfg, nil

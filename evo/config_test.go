@@ -645,3 +645,23 @@ func TestCommentsOnlyConfigIsTheDefaults(t *testing.T) {
 		t.Fatalf("a comments-only config differs from the empty one:\n%+v\n%+v", comments, empty)
 	}
 }
+
+// TestValueErrorsNameTheirLines: a value out of range is found in the file
+// by its line, as an unknown key is (the messages named the key alone).
+func TestValueErrorsNameTheirLines(t *testing.T) {
+	data := "seed = 1\n[population]\nsize = 0\nselection = \"pbt\"\n\n[pbt]\nquantile = 0.7\n\n[hp.lr]\nmin = 1e-2\nmax = 1e-4\n"
+	_, err := ParseConfig([]byte(data))
+	if !errors.Is(err, ErrBadInput) {
+		t.Fatalf("ParseConfig: %v, want ErrBadInput", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"population.size = 0: want >= 1 (line 3)", "pbt.quantile = 0.7: want a share in (0, 0.5] (line 7)",
+		"hp.lr: min = 0.01, max = 0.0001: want finite min <= max (line 9)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the errors do not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "bad input") {
+		t.Errorf("the errors show the bad-input mark as a message:\n%s", msg)
+	}
+}

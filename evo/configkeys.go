@@ -30,6 +30,40 @@ func keyNotes(data []byte, k toml.Key) string {
 	return " (" + strings.Join(notes, ", ") + ")"
 }
 
+// leadingKey matches a config key (or a [table]) at the start of an error
+// message: "pbt.quantile = 0.7: ...", "hp.lr: ...", "[pbt] given, ...".
+var leadingKey = regexp.MustCompile(`^\[?([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)+|[a-z_][a-z0-9_]*)\]?[ :=]`)
+
+// withKeyLines returns err, the config data's validation errors (joined),
+// with " (line N)" after each one that begins with a key the data defines
+// on line N, so that a value out of range is found in the file as an
+// unknown key is. Keys at their defaults (not in the file) get no line.
+func withKeyLines(data []byte, err error) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	var add func(e error)
+	add = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, inner := range j.Unwrap() {
+				if inner != ErrBadInput { // inputError's mark, not a message: the caller marks the whole
+					add(inner)
+				}
+			}
+			return
+		}
+		if m := leadingKey.FindStringSubmatch(e.Error()); m != nil {
+			if line := keyLine(data, toml.Key(strings.Split(m[1], "."))); line > 0 {
+				e = fmt.Errorf("%w (line %d)", e, line)
+			}
+		}
+		out = append(out, e)
+	}
+	add(err)
+	return errors.Join(out...)
+}
+
 // didYouMean returns the key of the same table as the unknown config key k
 // that is at most 2 edits from k's last part (the closest, the first in
 // the struct's order on a tie), or "".
