@@ -85,7 +85,7 @@ func (c *checker) err() error {
 	if len(ps) > maxProblems { // one per step of a long run says no more than the first few
 		ps = append(ps[:maxProblems:maxProblems], fmt.Errorf("and %d more problems", len(c.problems)-maxProblems))
 	}
-	return fmt.Errorf("envs: check %T: %w%w", c.env, errors.Join(ps...), quiet{ErrBadOutput})
+	return fmt.Errorf("envs: check %T: %w%w", Unwrapped(c.env), errors.Join(ps...), quiet{ErrBadOutput})
 }
 
 // maxProblems is the most problems Check's error lists.
@@ -128,7 +128,7 @@ func (c *checker) run(seed int64, steps int, name string) trace {
 	c.mask(info, fmt.Sprintf("%s: reset", name))
 	tr.obs = append(tr.obs, slices.Clone(obs))
 	for n := range steps {
-		where := fmt.Sprintf("%s: step %d", name, n)
+		where := fmt.Sprintf("%s: step %d", name, n+1) // counted from 1, as runs are
 		c.where = where
 		c.sample(rng, info.ActionMask, action)
 		var reward float64
@@ -181,16 +181,12 @@ func (c *checker) mask(info Info, where string) {
 		c.problem("%s: action mask has %d entries, want %d for %v", where, len(m), c.maskSize, c.actSpace)
 		return
 	}
-	if md, ok := c.actSpace.(MultiDiscrete); ok {
-		off := 0
-		for i, n := range md.Nvec {
-			if !slices.Contains(m[off:off+n], true) {
-				c.problem("%s: action mask leaves component %d no legal choice", where, i)
-			}
-			off += n
+	if i := maskDeadComponent(c.actSpace, m); i >= 0 {
+		if _, multi := c.actSpace.(MultiDiscrete); multi {
+			c.problem("%s: action mask leaves component %d no legal choice", where, i)
+		} else {
+			c.problem("%s: action mask leaves no legal action", where)
 		}
-	} else if !slices.Contains(m, true) {
-		c.problem("%s: action mask leaves no legal action", where)
 	}
 }
 

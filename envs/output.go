@@ -13,8 +13,8 @@ var ErrBadOutput = errors.New("bad env output")
 // CheckOutput returns what is wrong with what env returned from call
 // ("reset" or "step"), or nil: an observation that is not obsSpace's flat
 // size or holds a NaN or an infinity, a reward that is not finite, or an
-// action mask that is not the size actSpace takes (a nil mask is always
-// right). The error names env's own type, under its wrappers, and for a
+// action mask that is not the size actSpace takes or leaves some component
+// no legal choice (a nil mask is always right). The error names env's own type, under its wrappers, and for a
 // gym env whose call failed (a Python exception, a dead child) the cause;
 // it matches ErrBadOutput. Training (Vector), evaluation and play all check
 // an env's output with it.
@@ -48,8 +48,15 @@ func checkOutput(env Env, obsSpace, actSpace Space, call string, obs []float32, 
 		return fmt.Errorf("env %T %s returned reward %v", inner, call, reward)
 	}
 	if info.ActionMask != nil {
-		if n, _ := MaskSize(actSpace); len(info.ActionMask) != n {
+		n, _ := MaskSize(actSpace)
+		if len(info.ActionMask) != n {
 			return fmt.Errorf("env %T %s returned an action mask of %d entries, want %d for %v", inner, call, len(info.ActionMask), n, actSpace)
+		}
+		if c := maskDeadComponent(actSpace, info.ActionMask); c >= 0 {
+			if _, multi := actSpace.(MultiDiscrete); multi {
+				return fmt.Errorf("env %T %s returned an action mask that leaves component %d of %v no legal choice", inner, call, c, actSpace)
+			}
+			return fmt.Errorf("env %T %s returned an action mask that leaves no legal action", inner, call)
 		}
 	}
 	return nil

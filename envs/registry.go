@@ -148,6 +148,9 @@ func Register(spec Spec) error {
 	if spec.MaxEpisodeSteps < 0 {
 		return fmt.Errorf("envs: register %q: max episode steps %d is negative", spec.ID, spec.MaxEpisodeSteps)
 	}
+	if strings.HasPrefix(spec.ID, GymPrefix) {
+		return fmt.Errorf("envs: register %q: ids beginning \"gym:\" name Gymnasium envs through the Python bridge", spec.ID)
+	}
 	registry.Lock()
 	defer registry.Unlock()
 	if _, dup := registry.specs[spec.ID]; dup {
@@ -197,7 +200,8 @@ func Make(id string, opts Options) (Env, error) {
 		if near := nearest.Name(id, IDs(), 3); near != "" {
 			return nil, fmt.Errorf("envs: unknown env id %q: did you mean %q?", id, near)
 		}
-		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s; or \"gym:<id>\" for a Gymnasium env)", id, strings.Join(IDs(), ", "))
+		return nil, fmt.Errorf("envs: unknown env id %q (registered: %s; or \"gym:<id>\" for a Gymnasium env; "+
+			"an env of your own must be registered with envs.Register in this program too)", id, strings.Join(IDs(), ", "))
 	}
 	limit := spec.MaxEpisodeSteps
 	rest := Options{}

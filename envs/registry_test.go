@@ -85,6 +85,10 @@ func TestRegisterUserEnv(t *testing.T) {
 	if err := Register(Spec{ID: id, New: func(Options) (Env, error) { return nil, nil }}); err == nil {
 		t.Fatal("registering an id twice: no error")
 	}
+	// A "gym:" id would shadow the Python bridge's env of that name.
+	if err := Register(Spec{ID: "gym:Mine-v0", New: func(Options) (Env, error) { return nil, nil }}); err == nil {
+		t.Fatal(`registering a "gym:" id: no error`)
+	}
 	env, err := Make(id, Options{"length": int64(2)})
 	if err != nil {
 		t.Fatal(err)

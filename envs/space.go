@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -417,6 +418,24 @@ func MaskSize(s Space) (n int, ok bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// maskDeadComponent returns the first component of the Discrete or
+// MultiDiscrete space s that mask (of MaskSize(s) entries) leaves no legal
+// choice, or -1 when every component has one.
+func maskDeadComponent(s Space, mask []bool) int {
+	nvec := []int{len(mask)}
+	if md, ok := s.(MultiDiscrete); ok {
+		nvec = md.Nvec
+	}
+	off := 0
+	for i, n := range nvec {
+		if !slices.Contains(mask[off:off+n], true) {
+			return i
+		}
+		off += n
+	}
+	return -1
 }
 
 // MaskAllows reports whether action is an element of s that mask allows. A

@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -126,6 +127,8 @@ func TestVectorRejectsBadEnvOutput(t *testing.T) {
 	}{
 		{"nan observation", &countEnv{length: 5, badObs: true}, "observation[1] = NaN"},
 		{"mask of wrong length", &countEnv{length: 5, mask: []bool{true}}, "action mask of 1 entries, want 2"},
+		// It was first noticed in the agent, as the agent's error (exit 1).
+		{"mask with no legal action", &countEnv{length: 5, mask: []bool{false, false}}, "action mask that leaves no legal action"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,7 +140,7 @@ func TestVectorRejectsBadEnvOutput(t *testing.T) {
 			if err == nil {
 				_, err = v.Step([]float32{0, 0})
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "env 1") {
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "env 1") || !errors.Is(err, ErrBadOutput) {
 				t.Fatalf("error %v, want one naming env 1 and %q", err, tt.want)
 			}
 		})

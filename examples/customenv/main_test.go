@@ -10,11 +10,12 @@ import (
 
 	"github.com/evolverl/evolve/cli"
 	"github.com/evolverl/evolve/envs"
+	"github.com/evolverl/evolve/examples/customenv/reach"
 )
 
 func TestMain(m *testing.M) {
 	// What main does before cli.Main.
-	if err := envs.Register(reachSpec); err != nil {
+	if err := envs.Register(reach.Spec); err != nil {
 		panic(err)
 	}
 	os.Exit(m.Run())
