@@ -665,3 +665,14 @@ func TestValueErrorsNameTheirLines(t *testing.T) {
 		t.Errorf("the errors show the bad-input mark as a message:\n%s", msg)
 	}
 }
+
+// TestMemoryRefusalBelowTheProgram: a budget below what the program itself
+// needs is said to be, instead of naming config keys no value of which
+// would fit (a review saw net.latent.size and hp.batch_size.max blamed
+// under GOMEMLIMIT=100MiB).
+func TestMemoryRefusalBelowTheProgram(t *testing.T) {
+	err := memEstimate{total: 2 * baseBytes}.refusal(baseBytes/2, "3/4 of GOMEMLIMIT")
+	if err == nil || !strings.Contains(err.Error(), "less than the program itself needs") || strings.Contains(err.Error(), "hp.") {
+		t.Errorf("refusal: %v", err)
+	}
+}

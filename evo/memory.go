@@ -257,6 +257,10 @@ func (c Config) onceParts(in memInputs, e *memEstimate) []memPart {
 // refusal is the error of an estimate over budget: the keys of the parts
 // that make at least a quarter of it first, then the parts.
 func (e memEstimate) refusal(budget int64, from string) error {
+	if baseBytes >= budget { // no config fits: the keys would be beside the point
+		return fmt.Errorf("the memory budget of %s (%s) is less than the program itself needs, about %s, before any agent: give it more memory",
+			gbString(budget), from, gbString(baseBytes))
+	}
 	type share struct {
 		memPart
 		total int64
