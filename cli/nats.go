@@ -48,8 +48,12 @@ func (f *natsFlags) check() string {
 		return "the -nats-* flags need -nats URL"
 	case (f.tlsCert == "") != (f.tlsKey == ""):
 		return "-nats-tls-cert and -nats-tls-key go together"
-	case f.ackWait < 0 || f.maxDeliver < 0:
-		return fmt.Sprintf("-nats-ack-wait %v and -nats-max-deliver %d must not be negative", f.ackWait, f.maxDeliver)
+	case f.creds != "" && f.nkey != "":
+		return "-nats-creds and -nats-nkey exclude each other: a creds file holds its own NKey seed"
+	case f.ackWait < 0:
+		return fmt.Sprintf("-nats-ack-wait %v must not be negative", f.ackWait)
+	case f.maxDeliver < 0:
+		return fmt.Sprintf("-nats-max-deliver %d must not be negative", f.maxDeliver)
 	}
 	return ""
 }
@@ -128,14 +132,30 @@ func (f *natsFlags) settings() natsrun.Settings {
 	return natsrun.Settings{AckWait: f.ackWait, MaxDeliver: f.maxDeliver}
 }
 
-// redact hides a password in a NATS URL (a list of URLs is shown as is
-// when it does not parse).
+// redact hides the credentials in a NATS URL, or in each URL of a
+// comma-separated list (as nats.go takes them): a password, and a token
+// (the user part of a URL without a password, nats://TOKEN@host). A URL
+// that does not parse but holds an "@" is hidden up to it.
 func redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
+	parts := strings.Split(u, ",")
+	for i, s := range parts {
+		t := strings.TrimSpace(s)
+		p, err := url.Parse(t)
+		switch {
+		case err == nil && p.User == nil:
+			continue
+		case err == nil:
+			if _, hasPassword := p.User.Password(); hasPassword {
+				parts[i] = strings.Replace(s, t, p.Redacted(), 1)
+			} else {
+				p.User = url.User("xxxxx")
+				parts[i] = strings.Replace(s, t, p.String(), 1)
+			}
+		case strings.Contains(t, "@"):
+			parts[i] = "xxxxx@" + t[strings.LastIndex(t, "@")+1:]
+		}
 	}
-	return p.Redacted()
+	return strings.Join(parts, ",")
 }
 
 // natsPool connects the coordinator to the server and returns its pool,

@@ -120,7 +120,11 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"nats password hidden", []string{"-config", "a.toml", "-nats", "nats://me:secret@127.0.0.1:1"}, []string{"nats://me:xxxxx@127.0.0.1:1"}},
 		{"workers with nats", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-workers", "2"}, []string{"-workers does not apply with -nats"}},
 		{"ack wait without nats", []string{"-config", "a.toml", "-nats-ack-wait", "5s"}, []string{"-nats-ack-wait and -nats-max-deliver need -nats URL"}},
-		{"zero ack wait", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-nats-ack-wait", "0s"}, []string{"-nats-ack-wait 0s and -nats-max-deliver 5: want > 0"}},
+		{"zero ack wait", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-nats-ack-wait", "0s"}, []string{"-nats-ack-wait 0s: want > 0"}},
+		{"nats token hidden", []string{"-config", "a.toml", "-nats", "nats://TOPSECRET@127.0.0.1:1"}, []string{"nats://xxxxx@127.0.0.1:1"}},
+		{"nats list hidden", []string{"-config", "a.toml", "-nats", "nats://me:secret@127.0.0.1:1, nats://me:secret@127.0.0.1:2"}, []string{"nats://me:xxxxx@127.0.0.1:1, nats://me:xxxxx@127.0.0.1:2"}},
+		{"empty nats", []string{"-config", "a.toml", "-nats", ""}, []string{"-nats need a non-empty value"}},
+		{"creds and nkey", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-nats-creds", "a.creds", "-nats-nkey", "b.nk"}, []string{"exclude each other"}},
 		{"zero max deliver", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-nats-max-deliver", "0"}, []string{"want > 0"}},
 		{"creds without nats", []string{"-config", "a.toml", "-nats-creds", "x.creds"}, []string{"need -nats URL"}},
 		{"worker without nats", []string{"worker"}, []string{"-nats URL is required"}},
@@ -142,7 +146,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
 				t.Errorf("stderr shows a panic:\n%s", stderr)
 			}
-			if strings.Contains(stderr, "secret") {
+			if strings.Contains(stderr, "secret") || strings.Contains(stderr, "SECRET") {
 				t.Errorf("stderr shows a password:\n%s", stderr)
 			}
 		})

@@ -89,8 +89,9 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 		return fmt.Sprintf("-max-steps %d: want >= 1", f.maxSteps)
 	case set["target"] && math.IsNaN(f.target):
 		return "-target NaN: want a number"
-	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "" || set["env"] && f.env == "":
-		return "-config, -env, -resume and -out need a non-empty value"
+	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "" || set["env"] && f.env == "" ||
+		set["nats"] && f.nats.url == "":
+		return "-config, -env, -resume, -out and -nats need a non-empty value"
 	case set["resume"] && isFile(f.resume):
 		return fmt.Sprintf("-resume %s is a file: -resume takes a run's directory (its -out or out_dir); a config file starts a run with -config %s", f.resume, shellQuote(f.resume))
 	case f.nats.check() != "":
@@ -99,8 +100,10 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 		return "-workers does not apply with -nats: each worker's -workers says how many tasks it trains at once"
 	case f.nats.url == "" && (set["nats-ack-wait"] || set["nats-max-deliver"]):
 		return "-nats-ack-wait and -nats-max-deliver need -nats URL (without it the run trains here)"
-	case set["nats-ack-wait"] && f.nats.ackWait <= 0 || set["nats-max-deliver"] && f.nats.maxDeliver <= 0:
-		return fmt.Sprintf("-nats-ack-wait %v and -nats-max-deliver %d: want > 0 (leave them out for 30s and 5)", f.nats.ackWait, f.nats.maxDeliver)
+	case set["nats-ack-wait"] && f.nats.ackWait <= 0:
+		return fmt.Sprintf("-nats-ack-wait %v: want > 0 (leave it out for 30s)", f.nats.ackWait)
+	case set["nats-max-deliver"] && f.nats.maxDeliver <= 0:
+		return fmt.Sprintf("-nats-max-deliver %d: want > 0 (leave it out for 5)", f.nats.maxDeliver)
 	}
 	return ""
 }

@@ -50,6 +50,12 @@ func workerCmd(ctx context.Context, args []string, _, stderr io.Writer) int {
 		return exitBadInput
 	}
 	defer nc.Close()
+	// A server without JetStream never gets a work queue: the worker would
+	// wait for a coordinator for ever.
+	if _, err := natsrun.CheckServer(ctx, nc); err != nil {
+		fmt.Fprintf(stderr, "evolve worker: %v\n", err)
+		return exitBadInput
+	}
 	w := natsrun.NewWorker(nc)
 	w.Slots, w.Name, w.GymPython = *slots, *name, *gymPython
 	w.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))

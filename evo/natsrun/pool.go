@@ -296,12 +296,20 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-quiet.C:
-			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: are workers running on this server (evolve worker -nats URL)?",
-				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second)))
+			why := "are workers running on this server (evolve worker -nats URL)?"
+			if !p.nc.IsConnected() {
+				why = "the connection to the NATS server is lost (reconnecting: the run goes on when it is back)"
+			}
+			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: %s",
+				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second), why))
 		case seq := <-p.advice:
 			if pd, ok := bySeq[seq]; ok && !pd.done {
-				return nil, fmt.Errorf("agent %d: task %s was delivered %d times without a result (its workers failed, were killed or lost the server each time)",
-					pd.msg.Index, pd.msg.ID, p.settings.MaxDeliver)
+				times := fmt.Sprintf("%d times", p.settings.MaxDeliver)
+				if p.settings.MaxDeliver == 1 {
+					times = "once"
+				}
+				return nil, fmt.Errorf("agent %d: task %s was delivered %s without a result (its workers failed, were killed or lost the server each time)",
+					pd.msg.Index, pd.msg.ID, times)
 			}
 		case m := <-p.inbox:
 			quiet.Reset(waitNote)
