@@ -195,13 +195,9 @@ func init() {
 			if err := o.Only("opponent", "flat"); err != nil {
 				return nil, err
 			}
-			opp := OpponentRandom
-			if v, ok := o["opponent"]; ok {
-				s, ok := v.(string)
-				if !ok {
-					return nil, fmt.Errorf("option \"opponent\" = %v (%T): want %q or %q", v, v, OpponentRandom, OpponentLookahead)
-				}
-				opp = s
+			opp, err := o.Text("opponent", OpponentRandom)
+			if err != nil {
+				return nil, err
 			}
 			flat, err := o.Bool("flat", false)
 			if err != nil {

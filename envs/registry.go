@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -80,6 +81,33 @@ func (o Options) Bool(key string, def bool) (bool, error) {
 		return b, nil
 	}
 	return false, fmt.Errorf("option %q = %v (%T): want true or false", key, v, v)
+}
+
+// Text returns the string under key, or def when the key is absent. With
+// allowed given, the string must be one of them (def need not be).
+func (o Options) Text(key, def string, allowed ...string) (string, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	s, ok := v.(string)
+	if ok && (len(allowed) == 0 || slices.Contains(allowed, s)) {
+		return s, nil
+	}
+	want := "a string"
+	if len(allowed) > 0 {
+		want = "one of " + strings.Join(quoteAll(allowed), ", ")
+	}
+	return "", fmt.Errorf("option %q = %v (%T): want %s", key, v, v, want)
+}
+
+// quoteAll returns each of ss quoted.
+func quoteAll(ss []string) []string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return q
 }
 
 // Only returns an error naming every key of o that is not in known, every

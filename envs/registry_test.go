@@ -149,3 +149,22 @@ func TestMakeRefusesAConstructorWithoutAnEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsText: a string option, its default, and a value outside the
+// allowed ones or of another type refused naming what is wanted (an env
+// with a string option wrote its own type assertion and message).
+func TestOptionsText(t *testing.T) {
+	o := Options{"mode": "hard", "n": int64(3)}
+	if v, err := o.Text("mode", "easy", "easy", "hard"); err != nil || v != "hard" {
+		t.Errorf("Text(mode) = %q, %v", v, err)
+	}
+	if v, err := o.Text("missing", "easy"); err != nil || v != "easy" {
+		t.Errorf("Text(missing) = %q, %v: want the default", v, err)
+	}
+	if _, err := o.Text("mode", "easy", "easy", "medium"); err == nil || !strings.Contains(err.Error(), `want one of "easy", "medium"`) {
+		t.Errorf("Text(mode) outside the allowed: %v", err)
+	}
+	if _, err := o.Text("n", ""); err == nil || !strings.Contains(err.Error(), "want a string") {
+		t.Errorf("Text(n) of an integer: %v", err)
+	}
+}
