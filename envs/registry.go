@@ -132,6 +132,7 @@ type UnknownOptionsError struct {
 	Unknown, Allowed []string
 }
 
+// Error names the unknown options, the allowed ones and what a typo may have meant.
 func (e *UnknownOptionsError) Error() string {
 	allowed := "none"
 	if len(e.Allowed) > 0 {

@@ -143,6 +143,7 @@ func (b Box) Contains(x []float32) bool {
 	return true
 }
 
+// String is Box(low, high, shape), as Gymnasium prints a Box.
 func (b Box) String() string {
 	lo, hi := b.Low, b.High
 	if uniform(lo) && uniform(hi) && len(lo) > 0 {
@@ -192,6 +193,7 @@ func (d Discrete) Contains(x []float32) bool {
 	return len(x) == 1 && isIntIn(x[0], d.Start, d.Start+d.N)
 }
 
+// String is Discrete(n), with the start when it is not 0.
 func (d Discrete) String() string {
 	if d.Start != 0 {
 		return fmt.Sprintf("Discrete(%d, start=%d)", d.N, d.Start)
@@ -264,6 +266,7 @@ func (m MultiDiscrete) Contains(x []float32) bool {
 	return true
 }
 
+// String is MultiDiscrete(nvec).
 func (m MultiDiscrete) String() string { return fmt.Sprintf("MultiDiscrete(%v)", m.Nvec) }
 
 // MultiBinary is a vector of N independent bits, each 0 or 1.
@@ -305,6 +308,7 @@ func (m MultiBinary) Contains(x []float32) bool {
 	return true
 }
 
+// String is MultiBinary(n).
 func (m MultiBinary) String() string { return fmt.Sprintf("MultiBinary(%d)", m.N) }
 
 // Dict is an ordered collection of named subspaces. Its flat form is the
@@ -396,6 +400,7 @@ func (d Dict) Contains(x []float32) bool {
 	return true
 }
 
+// String is Dict(key: space, ...) in the keys' order.
 func (d Dict) String() string {
 	parts := make([]string, len(d.Keys))
 	for i, k := range d.Keys {

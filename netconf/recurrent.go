@@ -9,8 +9,10 @@ import "fmt"
 // LSTM is a stack of Layers LSTM layers of Hidden units each (PyTorch's equations and gate
 // order i, f, g, o). A GRU is sized by the same fields.
 type LSTM struct {
-	Hidden    int `toml:"hidden" json:"hidden"`
-	Layers    int `toml:"layers" json:"layers"`
+	Hidden int `toml:"hidden" json:"hidden"`
+	Layers int `toml:"layers" json:"layers"`
+	// MinHidden, MaxHidden, MinLayers and MaxLayers bound what architecture
+	// mutations may make of Hidden and Layers.
 	MinHidden int `toml:"min_hidden" json:"min_hidden"`
 	MaxHidden int `toml:"max_hidden" json:"max_hidden"`
 	MinLayers int `toml:"min_layers" json:"min_layers"`

@@ -97,22 +97,25 @@ type MLP struct {
 // CNN is a stack of unpadded 2-D convolutions over NCHW images, each followed by the
 // activation; the last feature map is flattened in (C, H, W) order.
 type CNN struct {
-	Channels    []int      `toml:"channels" json:"channels"` // output channels per layer
-	Kernels     []int      `toml:"kernels" json:"kernels"`   // square kernel size per layer
-	Strides     []int      `toml:"strides" json:"strides"`   // stride per layer (both axes)
-	Activation  Activation `toml:"activation" json:"activation"`
-	MinLayers   int        `toml:"min_layers" json:"min_layers"`
-	MaxLayers   int        `toml:"max_layers" json:"max_layers"`
-	MinChannels int        `toml:"min_channels" json:"min_channels"`
-	MaxChannels int        `toml:"max_channels" json:"max_channels"`
+	Channels   []int      `toml:"channels" json:"channels"` // output channels per layer
+	Kernels    []int      `toml:"kernels" json:"kernels"`   // square kernel size per layer
+	Strides    []int      `toml:"strides" json:"strides"`   // stride per layer (both axes)
+	Activation Activation `toml:"activation" json:"activation"`
+	// MinLayers, MaxLayers, MinChannels and MaxChannels bound what
+	// architecture mutations may make of the stack (0: the defaults).
+	MinLayers   int `toml:"min_layers" json:"min_layers"`
+	MaxLayers   int `toml:"max_layers" json:"max_layers"`
+	MinChannels int `toml:"min_channels" json:"min_channels"`
+	MaxChannels int `toml:"max_channels" json:"max_channels"`
 }
 
 // Latent is the fully connected layer between encoder and head; it uses the head's
 // activation.
 type Latent struct {
 	Size int `toml:"size" json:"size"`
-	Min  int `toml:"min" json:"min"`
-	Max  int `toml:"max" json:"max"`
+	// Min and Max bound what architecture mutations may make of Size.
+	Min int `toml:"min" json:"min"`
+	Max int `toml:"max" json:"max"`
 }
 
 // Spec describes one network: encoder → latent → head → output layer.

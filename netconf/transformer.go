@@ -18,11 +18,13 @@ const EncoderTransformer EncoderKind = "transformer"
 // position is the encoder's output. An episode's start cuts the window: no position
 // attends across it.
 type Transformer struct {
-	Layers     int `toml:"layers" json:"layers"`
-	Heads      int `toml:"heads" json:"heads"`
-	Width      int `toml:"width" json:"width"`
-	MLP        int `toml:"mlp" json:"mlp"`
-	Context    int `toml:"context" json:"context"`
+	Layers  int `toml:"layers" json:"layers"`
+	Heads   int `toml:"heads" json:"heads"`
+	Width   int `toml:"width" json:"width"`
+	MLP     int `toml:"mlp" json:"mlp"`
+	Context int `toml:"context" json:"context"`
+	// MinLayers … MaxContext bound what architecture mutations may make of
+	// Layers, Width and Context.
 	MinLayers  int `toml:"min_layers" json:"min_layers"`
 	MaxLayers  int `toml:"max_layers" json:"max_layers"`
 	MinWidth   int `toml:"min_width" json:"min_width"`

@@ -169,7 +169,8 @@ func (l *LSTMLayer) Forward(y, x []float32, steps, batch int, h0, c0, starts, hT
 //	dz = (di∘i(1−i), df∘f(1−f), dg∘(1−g²), do∘o(1−o)),  then  dh ← dz·Whhᵀ,  dc ← dc∘f
 //
 // and after the loop, over all rows at once: dWih += xᵀ·dz, dWhh += hᵀ·dz (h entering each
-// step), dbih = dbhh = Σ dz, dx = dz·Wihᵀ.
+// step), dbih = dbhh = Σ dz, dx = dz·Wihᵀ. It is long for Forward's reason: it mirrors
+// Forward line by line.
 func (l *LSTMLayer) Backward(dx, dy, x []float32, w, g LSTMWeights) {
 	H, In, G := l.Hidden, l.In, 4*l.Hidden
 	steps, batch := l.steps, l.batch

@@ -337,7 +337,11 @@ func (m *model) graph(sh shape) (*graph, error) {
 func (m *model) newGraph(sh shape) (g *graph, err error) {
 	defer func() {
 		if r := recover(); r != nil { // gorgonia panics on some shape errors
-			g, err = nil, fmt.Errorf("%v", r)
+			if e, ok := r.(error); ok {
+				g, err = nil, fmt.Errorf("gorgonia: %w", e)
+			} else {
+				g, err = nil, fmt.Errorf("gorgonia: %v", r)
+			}
 		}
 	}()
 	eg := G.NewGraph()
