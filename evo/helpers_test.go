@@ -164,6 +164,17 @@ func uninterrupted(t *testing.T, maxSteps int) Config {
 	return cfg
 }
 
+// copyRunDir copies the run directory from into a new temporary directory
+// and returns the copy's path, so that a test may damage it.
+func copyRunDir(t *testing.T, from string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // resumeToTheEnd resumes the run in dir and trains it to its end, failing
 // the test (saying what was resumed) on an error.
 func resumeToTheEnd(t *testing.T, dir, what string) {

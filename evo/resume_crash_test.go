@@ -365,10 +365,7 @@ func TestResumeLeavesAUsersConfigDirectory(t *testing.T) {
 // refuses it and leaves every file as it was (it retrained it from scratch).
 func TestResumeRefusesARunWithoutItsCheckpoints(t *testing.T) {
 	done := uninterrupted(t, 0)
-	dir := filepath.Join(t.TempDir(), "run")
-	if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
-		t.Fatal(err)
-	}
+	dir := copyRunDir(t, done.OutDir)
 	if err := os.RemoveAll(filepath.Join(dir, "checkpoints")); err != nil {
 		t.Fatal(err)
 	}
@@ -403,13 +400,7 @@ func TestResumeRefusesARunWithoutItsCheckpoints(t *testing.T) {
 // was not there), and kept in the record of a finished run resumed as it is.
 func TestResumeChecksTheEliteFile(t *testing.T) {
 	done := uninterrupted(t, 0)
-	copyRun := func() string {
-		dir := filepath.Join(t.TempDir(), "run")
-		if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
+	copyRun := func() string { return copyRunDir(t, done.OutDir) }
 	damaged := copyRun()
 	elite := filepath.Join(damaged, "elite.safetensors")
 	b := runtest.ReadFile(t, elite)
@@ -470,10 +461,7 @@ func TestResumeChecksTheEliteFile(t *testing.T) {
 // damage on, without a word), and keeps the events after a damaged record.
 func TestResumeSaysWhatItCannotKeep(t *testing.T) {
 	done := uninterrupted(t, 0)
-	dir := filepath.Join(t.TempDir(), "run")
-	if err := os.CopyFS(dir, os.DirFS(done.OutDir)); err != nil {
-		t.Fatal(err)
-	}
+	dir := copyRunDir(t, done.OutDir)
 	if err := os.Remove(filepath.Join(dir, "metrics.csv")); err != nil {
 		t.Fatal(err)
 	}
