@@ -20,6 +20,9 @@ only the search differs:
   tournament   evolve before PBT: AgileRL's tournament with one mutation per
                clone ([mutation] defaults), fitness from 10 evaluation episodes
   fixed        BASE's [ppo] values as independent agents (no selection)
+  fixed-sample independent agents, each drawn from the ranges: random search
+               with the population's trials side by side and no pruning; its
+               seed draws the same starts as pbt-sample's (and pb2-sample's)
   pbt-lrF      PBT from F x BASE's lr (e.g. pbt-lr0.1, pbt-lr10)
   ...-xK       any evolve method with K x BASE's budget (e.g. pbt-x10, what a
                study spends; fixed-x0.2); left out of the equal budget B
@@ -69,7 +72,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evolve_tune  # noqa: E402  (the TOML writer, the base loader, the build)
 
 PROG = "evolve_compare"
-EVOLVE_METHODS = ("pbt", "pbt-sample", "tournament", "fixed")
+EVOLVE_METHODS = ("pbt", "pbt-sample", "tournament", "fixed", "fixed-sample")
 STUDY_METHODS = ("tpe", "random")
 
 
@@ -237,11 +240,13 @@ def variant(base, method):
             pop.pop(k, None)
         c.pop("pbt", None)
         c["env"]["eval_episodes"] = 10
-    elif method == "fixed":
+    elif method in ("fixed", "fixed-sample"):
         for k in ("selection", "init"):
             pop.pop(k, None)
         c.pop("pbt", None)
         pop["independent"] = True
+        if method == "fixed-sample":
+            pop["init"] = "sample"
     elif lr_factor(method):
         lr = c["ppo"]["lr"] * lr_factor(method)
         c["ppo"]["lr"] = float(f"{lr:.6g}")

@@ -77,7 +77,7 @@ func TestCompareVariants(t *testing.T) {
 			t.Fatalf("configs/%s.toml: selection %q explore %q, want the shipped PB2", name, base.Population.Selection, base.PBT.Explore)
 		}
 		perAgent := base.Population.MaxSteps / base.Population.Size
-		methods := []string{"pb2", "pbt", "pbt-sample", "fixed", "tournament", "pb2-lr0.1", "pbt-lr10", "pb2-pop4", "pbt-x10", "fixed-x0.2", "pb2-lr0.1-x0.2"}
+		methods := []string{"pb2", "pbt", "pbt-sample", "pb2-sample", "fixed", "fixed-sample", "tournament", "pb2-lr0.1", "pbt-lr10", "pb2-pop4", "pbt-x10", "fixed-x0.2", "pb2-lr0.1-x0.2"}
 		variants := compareVariants(t, python, name, methods)
 		for _, method := range methods {
 			cfg, err := evo.ParseConfig(variants[method])
@@ -91,6 +91,11 @@ func TestCompareVariants(t *testing.T) {
 			}
 			if p.Selection != want || p.Independent != strings.HasPrefix(method, "fixed") {
 				t.Errorf("%s %s: selection %q independent %v", name, method, p.Selection, p.Independent)
+			}
+			// The -sample methods start from draws, the same draws for a seed
+			// whether the agents then train apart or under PBT.
+			if want := strings.HasSuffix(method, "-sample"); (p.Init == evo.InitSample) != want {
+				t.Errorf("%s %s: init %q", name, method, p.Init)
 			}
 			if (cfg.PBT != nil) != (want != "") {
 				t.Errorf("%s %s: [pbt] %v", name, method, cfg.PBT)
