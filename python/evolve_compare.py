@@ -262,6 +262,7 @@ def run_evolve(evolve, rdir, config, seed, workers, report_only=False):
     whether the run is finished."""
     run = os.path.join(rdir, "run")
     summary = os.path.join(run, "summary.json")
+    check_same_config(rdir, config)
     done = False
     if os.path.exists(summary):
         with open(summary) as f:
@@ -289,12 +290,31 @@ def run_evolve(evolve, rdir, config, seed, workers, report_only=False):
     return evolve_curve(os.path.join(run, "metrics.csv")), True
 
 
+def check_same_config(rdir, config):
+    """Refuses a run directory that holds a run of another config: reusing it
+    would report its numbers under this config's name (evolve bench refuses
+    the same)."""
+    cpath = os.path.join(rdir, "config.toml")
+    if not os.path.exists(cpath):
+        return
+    with open(cpath) as f:
+        before = f.read()
+    if before != evolve_tune.toml_dumps(config):
+        raise BadInput(f"{rdir} holds a run of another config ({cpath} differs from what this "
+                       "invocation would run): give another -out, or remove the directory to run it again")
+
+
 def evolve_curve(path):
-    """(global steps, elite's confirmed score) after each generation."""
-    curve = {}
+    """(global steps, elite's confirmed score) after each generation. A last
+    line without its newline is a row being written (or cut off by a crash)
+    and is left out, as evolve itself leaves a torn last generation out."""
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            curve[int(row["generation"])] = (int(row["global_steps"]), float(row["elite_fitness"]))
+        text = f.read()
+    if text and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+    curve = {}
+    for row in csv.DictReader(text.splitlines()):
+        curve[int(row["generation"])] = (int(row["global_steps"]), float(row["elite_fitness"]))
     return [curve[g] for g in sorted(curve)]
 
 
@@ -420,12 +440,15 @@ def shown(run):
 
 
 def mean_std(xs):
-    xs = [x for x in xs if math.isfinite(x)]
-    if not xs:
+    """Mean ± sample std (n − 1) of the finite scores; where some run had no
+    confirmed score yet, the mean is of the others and says so."""
+    fin = [x for x in xs if math.isfinite(x)]
+    if not fin:
         return "–"
-    if len(xs) == 1:
-        return f"{xs[0]:.1f}"
-    return f"{statistics.mean(xs):.1f} ± {statistics.stdev(xs):.1f}"
+    of = "" if len(fin) == len(xs) else f" (of the {len(fin)} of {len(xs)} with a confirmed score)"
+    if len(fin) == 1:
+        return f"{fin[0]:.1f}{of}"
+    return f"{statistics.mean(fin):.1f} ± {statistics.stdev(fin):.1f}{of}"
 
 
 def median_steps(xs):
@@ -445,6 +468,8 @@ def main(argv):
         base = evolve_tune.load_base(args.config)
         # The studies confirm a trial by the gate evolve's runs use.
         args.confirm_margin = float(base.get("population", {}).get("confirm_margin", 0))
+        if args.evolve and not (os.path.isfile(args.evolve) and os.access(args.evolve, os.X_OK)):
+            raise BadInput(f"-evolve {args.evolve}: not an executable file (build one with go build -o PATH ./cmd/evolve)")
     except BadInput as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
@@ -488,6 +513,12 @@ def main(argv):
             if curve:
                 label = f"study {k}" + ("" if finished else " (unfinished)")
                 results.setdefault(m, []).append((label, curve, s.get("steps_to_anchor")))
+    if args.report_only and not any(results.values()):
+        held = sorted(d for d in os.listdir(args.out) if os.path.isdir(os.path.join(args.out, d)))
+        print(f"{PROG}: -report-only: {args.out} holds no run of {','.join(args.methods)}"
+              + (f" (it holds {', '.join(held)})" if held else "") + "; the report there is left as it is",
+              file=sys.stderr)
+        return 2
     report(args, results, budget, study_budget)
     return 0
 
@@ -643,9 +674,7 @@ def plot(args, results, budget):
         for i, (m, runs) in enumerate(results.items()):
             xs, med, low, high = [], [], [], []
             last = max(c[-1][0] for _, c, _ in runs if c)
-            for x in grid:
-                if x > last:
-                    break
+            for x in [g for g in grid if g < last] + [last]:
                 vals = sorted(at_budget(c, x) for _, c, _ in runs)
                 if sum(math.isfinite(v) for v in vals) * 2 <= len(vals):
                     continue  # fewer than half the runs have a confirmed score yet
@@ -665,11 +694,16 @@ def plot(args, results, budget):
             style = "--" if is_study(m) else "-." if m in args.imported_methods else "-"
             ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)})")
             ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
+            ax.plot(xs[-1:], med[-1:], "o", color=c, ms=4)  # the end: visible where the line is one point
         ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
         ax.axvline(budget, color="grey", ls=":", lw=1, label="equal budget B")
         ax.set_xscale("log")
         ax.set_xlabel("global env steps (training + evaluation + confirmation)")
         ax.grid(alpha=0.3)
+    if not math.isfinite(best):
+        plt.close(fig)
+        print(f"{PROG}: no run has a confirmed score yet: no curves.png", file=sys.stderr)
+        return
     axes[0].set_ylabel("best confirmed score so far")
     axes[0].set_title(f"{os.path.basename(args.config)}: median and range of each method's runs")
     # The right panel zooms on the anchor: three times the best score's

@@ -233,3 +233,67 @@ func TestCompareSharedBudget(t *testing.T) {
 			"900 (not an unfinished run's 120), 300 (the furthest while none has finished)", got)
 	}
 }
+
+// TestCompareReportsOnlyWhatItRan: -report-only that finds no run of its
+// methods leaves the report in -out as it is (exit 2); a run directory
+// written for another config is refused, not reported under this one's
+// name; a torn last line of metrics.csv (a crash mid-write) is left out, not
+// read as a score.
+func TestCompareReportsOnlyWhatItRan(t *testing.T) {
+	python := tomlPython(t)
+	pydir, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(pydir, "evolve_compare.py")
+	config := filepath.Join("..", "..", "configs", "cartpole.toml")
+	out := t.TempDir()
+	report := filepath.Join(out, "REPORT.md")
+	if err := os.WriteFile(report, []byte("an earlier report\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "pb2", "seed-1", "run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(python, append([]string{script, "-config", config, "-anchor", "500", "-out", out}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), stderr.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, stderr.String()
+	}
+	if code, msg := run("-methods", "fixed:1", "-report-only"); code != 2 || !strings.Contains(msg, "holds no run of fixed") {
+		t.Errorf("-report-only without runs: exit %d, %q; want 2 and a message", code, msg)
+	}
+	if b, _ := os.ReadFile(report); string(b) != "an earlier report\n" {
+		t.Errorf("REPORT.md replaced by %q", b)
+	}
+	// pb2/seed-1 as an earlier invocation with another config left it.
+	if err := os.WriteFile(filepath.Join(out, "pb2", "seed-1", "config.toml"), []byte("seed = 1\n[ppo]\nlr = 0.001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := run("-methods", "pb2:1", "-report-only"); code != 2 || !strings.Contains(msg, "holds a run of another config") {
+		t.Errorf("a run of another config: exit %d, %q; want 2 and a message", code, msg)
+	}
+
+	metrics := filepath.Join(out, "metrics.csv")
+	text := "generation,agent,global_steps,elite_fitness\n1,0,1000,120.5\n2,0,2000,497.6\n3,0,3000,49"
+	if err := os.WriteFile(metrics, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := "import sys; sys.path.insert(0, sys.argv[1]); import evolve_compare as c; print(c.evolve_curve(sys.argv[2]))"
+	got, err := exec.Command(python, "-c", prog, pydir, metrics).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	if want := "[(1000, 120.5), (2000, 497.6)]"; strings.TrimSpace(string(got)) != want {
+		t.Errorf("curve of a torn metrics.csv = %s, want %s", got, want)
+	}
+}
