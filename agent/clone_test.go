@@ -352,3 +352,47 @@ func TestMutateArchitectureProperty(t *testing.T) {
 		})
 	}
 }
+
+// TestContextMutationKeepsTheFirstStep: at an episode's first step a
+// Transformer attends to that step alone, so a mutation of its context
+// leaves the first step's actions, log-probabilities and values as they
+// were (the position of the current step keeps its row).
+func TestContextMutationKeepsTheFirstStep(t *testing.T) {
+	cpObs, cpAct := envSpaces(t, "CartPole-v1")
+	m, ok := netconf.LookupMutation("transformer.add_node")
+	shrink, ok2 := netconf.LookupMutation("transformer.remove_node")
+	if !ok || !ok2 {
+		t.Fatal("no transformer.add_node/remove_node mutation")
+	}
+	seen := map[string]bool{}
+	for seed := uint64(1); seed < 60 && len(seen) < 2; seed++ {
+		cfg := DefaultConfig()
+		cfg.Net = smallNet(netconf.EncoderTransformer)
+		cfg.Net.Transformer.Context, cfg.Net.Transformer.MinContext = 8, 2
+		a, err := New(cpObs, cpAct, cfg, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs := randomObs(a, 4, seed)
+		acts0, logp0, v0 := valuesAndActions(t, a, obs)
+		mut := m
+		if seed%2 == 0 {
+			mut = shrink
+		}
+		desc, changed, err := a.MutateArchitecture(mut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !changed || !strings.Contains(desc, "context") {
+			continue
+		}
+		seen[mut.Name] = true
+		acts1, logp1, v1 := valuesAndActions(t, a, obs)
+		if d := max(maxDiff(acts0, acts1), maxDiff(logp0, logp1), maxDiff(v0, v1)); d > 1e-5 {
+			t.Errorf("%s: the first step's outputs moved by %g", desc, d)
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("no context mutation both ways in 60 seeds: %v", seen)
+	}
+}

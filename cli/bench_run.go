@@ -214,6 +214,12 @@ func (o benchOptions) measure(r *benchRun, cfg evo.Config) error {
 	if err != nil {
 		return err
 	}
+	// A finished run's metrics.csv holds every generation its summary counts;
+	// one cut short would report an earlier generation as the last.
+	if last := m.Rows[len(m.Rows)-1].Generation; r.Summary.Finished && last < r.Summary.Generations {
+		return fmt.Errorf("%s ends at generation %d, but summary.json counts %d: the file was cut short: restore it, or remove the run to train it again%w",
+			filepath.Join(cfg.OutDir, "metrics.csv"), last, r.Summary.Generations, errBadInput)
+	}
 	r.LastBest, r.LastMean, r.FinalLR = lastGeneration(m)
 	r.StepsToAnchor = -1
 	if a, ok := anchors[r.Env]; ok {

@@ -278,6 +278,36 @@ func TestBenchCollectReportsOnlyFinishedRuns(t *testing.T) {
 	}
 }
 
+// TestBenchCollectRefusesACutMetricsFile: a finished run whose metrics.csv
+// ends generations before its summary's count (a file cut short) is bad
+// input naming the file, not a report of an earlier generation as the last.
+func TestBenchCollectRefusesACutMetricsFile(t *testing.T) {
+	config, _ := writeTiny(t, 1024)
+	out := filepath.Join(t.TempDir(), "bench")
+	if code, _, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "1", "-eval-episodes", "0", "-quiet", config); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	path := filepath.Join(out, "runs", "tiny", "evo", "seed-1", "metrics.csv")
+	lines := strings.SplitAfter(string(mustRead(t, path)), "\n")
+	last := strings.SplitN(lines[len(lines)-2], ",", 2)[0]
+	var kept []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, last+",") {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) < 2 || len(kept) == len(lines) {
+		t.Fatalf("the run has one generation: nothing to cut")
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := evolve(context.Background(), "bench", "-out", out, "-seeds", "1", "-eval-episodes", "0", "-collect", "-quiet", config)
+	if code != exitBadInput || !strings.Contains(stderr, path) || !strings.Contains(stderr, "cut short") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit %d naming %s", code, stderr, exitBadInput, path)
+	}
+}
+
 // TestBenchStopSentence: the report's header counts the runs by their
 // summaries' stop_reason instead of claiming they all reached the target.
 func TestBenchStopSentence(t *testing.T) {

@@ -32,8 +32,9 @@ With one run directory, writes to DIR (default RUN_DIR/plots):
   network.png          hidden units, and each part of the network that changed
                        (widths, CNN channels and kernels, the memory model and
                        its sizes), per slot
-Per-slot charts share fitness.png's x axis; a ring marks a clone (the slot's
-agent replaced by a copy of another). -hp NAME writes only hp-NAME.png.
+Per-slot charts share fitness.png's x axis; in those drawn from metrics.csv a
+ring marks a clone (the slot's agent replaced by a copy of another). -hp NAME
+writes only hp-NAME.png.
 
 With several run directories, or directories holding runs below them (a bench's
 -out), writes comparison.png: each run's elite score and best of generation

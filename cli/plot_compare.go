@@ -23,18 +23,30 @@ type seedBand struct {
 
 // bandOf evaluates curves (each sorted by x) with at on a common grid:
 // every x where one of them has a point, from the last curve's start to
-// the first curve's end, where every seed has a value.
+// the first curve's end, where every seed has a value. Seeds whose ends lie
+// within one generation of each other (PBT's step clock ends a run a few
+// rollouts after the budget, each seed at its own step) count as ending
+// together: each holds its last value to the latest end, or every seed but
+// the shortest would be averaged at its generation before the last.
 func bandOf(curves []plotter.XYs, at func(plotter.XYs, float64) float64) seedBand {
-	lo, hi := math.Inf(-1), math.Inf(1)
+	lo, hi, last := math.Inf(-1), math.Inf(1), math.Inf(-1)
 	var xs []float64
 	for _, c := range curves {
 		if len(c) == 0 {
 			return seedBand{}
 		}
-		lo, hi = max(lo, c[0].X), min(hi, c[len(c)-1].X)
+		lo, hi, last = max(lo, c[0].X), min(hi, c[len(c)-1].X), max(last, c[len(c)-1].X)
 		for _, p := range c {
 			xs = append(xs, p.X)
 		}
+	}
+	together := true
+	for _, c := range curves {
+		n := len(c)
+		together = together && n > 1 && last-c[n-1].X <= c[n-1].X-c[n-2].X
+	}
+	if together {
+		hi = last
 	}
 	slices.Sort(xs)
 	var b seedBand
@@ -44,7 +56,10 @@ func bandOf(curves []plotter.XYs, at func(plotter.XYs, float64) float64) seedBan
 		}
 		sum, mn, mx := 0.0, math.Inf(1), math.Inf(-1)
 		for _, c := range curves {
-			v := at(c, x)
+			v := c[len(c)-1].Y
+			if x <= c[len(c)-1].X {
+				v = at(c, x)
+			}
 			sum, mn, mx = sum+v, min(mn, v), max(mx, v)
 		}
 		b.x, b.mean = append(b.x, x), append(b.mean, sum/float64(len(curves)))

@@ -499,17 +499,25 @@ func TestNetworkPlotsMemoryGene(t *testing.T) {
 // TestBandOf: seeds are compared where all have a value, at every x one
 // of them has a point; the elite holds its value until the next
 // generation (stepAt), the best of generation is interpolated (linearAt).
+// Seeds ending within a generation of each other end together (each
+// holds its last value to the latest end); seeds ending further apart are
+// cut to the shortest.
 func TestBandOf(t *testing.T) {
 	a := plotter.XYs{{X: 1, Y: 1}, {X: 3, Y: 3}, {X: 5, Y: 5}}
 	b := plotter.XYs{{X: 2, Y: 10}, {X: 4, Y: 20}, {X: 6, Y: 30}}
 	s := bandOf([]plotter.XYs{a, b}, stepAt)
-	want := seedBand{x: []float64{2, 3, 4, 5}, mean: []float64{5.5, 6.5, 11.5, 12.5}, lo: []float64{1, 3, 3, 5}, hi: []float64{10, 10, 20, 20}}
+	want := seedBand{x: []float64{2, 3, 4, 5, 6}, mean: []float64{5.5, 6.5, 11.5, 12.5, 17.5}, lo: []float64{1, 3, 3, 5, 5}, hi: []float64{10, 10, 20, 20, 30}}
 	if !slices.Equal(s.x, want.x) || !slices.Equal(s.mean, want.mean) || !slices.Equal(s.lo, want.lo) || !slices.Equal(s.hi, want.hi) {
 		t.Errorf("stepAt band %+v,\nwant %+v", s, want)
 	}
 	l := bandOf([]plotter.XYs{a, b}, linearAt)
-	if want := []float64{6, 9, 12, 15}; !slices.Equal(l.mean, want) {
+	if want := []float64{6, 9, 12, 15, 17.5}; !slices.Equal(l.mean, want) {
 		t.Errorf("linearAt means %v, want %v", l.mean, want)
+	}
+	// b going on two generations after a's end: cut at a's end.
+	long := append(slices.Clone(b), plotter.XY{X: 8, Y: 40})
+	if c := bandOf([]plotter.XYs{a, long}, stepAt); c.x[len(c.x)-1] != 5 {
+		t.Errorf("seeds ending two generations apart: band to %v, want to 5", c.x)
 	}
 	if e := bandOf([]plotter.XYs{{{X: 1, Y: 1}}, {{X: 2, Y: 2}}}, stepAt); len(e.x) != 0 {
 		t.Errorf("seeds without a common stretch: band at %v, want none", e.x)

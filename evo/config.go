@@ -384,8 +384,19 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 	if !md.IsDefined("net", "encoder") {
 		cfg.Net.Encoder = netconf.EncoderMLP
 	}
+	// A memory list naming something other than memory models, or one twice, is reported
+	// as such by the network's validation: the tables it would allow are not judged by it.
+	listed := true
+	for i, m := range cfg.Net.Memories {
+		listed = listed && m.Recurrent() && !slices.Contains(cfg.Net.Memories[:i], m)
+	}
 	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer} {
-		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) && !memoryTable(cfg.Net, k) {
+		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) && !memoryTable(cfg.Net, k) && listed {
+			if len(cfg.Net.Memories) > 0 {
+				errs = append(errs, fmt.Errorf("[net.%s] given, but net.encoder = %q and net.memory does not list %q: remove the table, or list it",
+					k, cfg.Net.Encoder, k))
+				continue
+			}
 			errs = append(errs, fmt.Errorf("[net.%s] given, but net.encoder = %q: remove it or set encoder = %q", k, cfg.Net.Encoder, k))
 		}
 	}

@@ -380,7 +380,9 @@ func netKeys(s netconf.Spec, total int64) []string {
 	enc := total - head - lat
 	enc2 := map[netconf.EncoderKind][]string{netconf.EncoderMLP: {"net.mlp.hidden"},
 		netconf.EncoderCNN: {"net.cnn.channels"}, netconf.EncoderLSTM: {"net.lstm.hidden", "net.lstm.layers"},
-		netconf.EncoderGRU: {"net.gru.hidden", "net.gru.layers"}}[s.Encoder]
+		netconf.EncoderGRU: {"net.gru.hidden", "net.gru.layers"},
+		// Its activations grow with the window as well as with the widths.
+		netconf.EncoderTransformer: {"net.transformer.width", "net.transformer.mlp", "net.transformer.context", "net.transformer.layers"}}[s.Encoder]
 	switch {
 	case head >= lat && head >= enc:
 		return []string{"net.head.hidden"}

@@ -146,6 +146,10 @@ type slot struct {
 	// centred: axes 2 and 3 (a conv kernel) are aligned at their centres, so a kernel that
 	// grows from 1 to 3 keeps its old tap in the middle.
 	centred bool
+	// newestLast: axis 0 is a window of steps ending at the current one (a Transformer's
+	// positions), aligned at its end, so that a window that grows or shrinks keeps each
+	// position's row for the same distance back.
+	newestLast bool
 	// prev is the weight of the previous layer of the same MLP or CNN stack; a layer whose
 	// weight is new while prev existed was appended and starts as a pass-through.
 	prev string

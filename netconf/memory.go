@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // EncoderMemory is the Encoder of the mutations that change a network's memory model
@@ -25,9 +27,21 @@ func (s Spec) validateMemories() error {
 		}
 	}
 	if !slices.Contains(s.Memories, s.Encoder) {
-		return fmt.Errorf("%q does not list the encoder %q (the model the network starts as)", s.Memories, s.Encoder)
+		if !s.Encoder.Recurrent() {
+			return fmt.Errorf("%s with encoder %q: a memory gene needs the encoder to be one of its models", listText(s.Memories), s.Encoder)
+		}
+		return fmt.Errorf("%s does not list the encoder %q: list it, or set the encoder to a listed model", listText(s.Memories), s.Encoder)
 	}
 	return nil
+}
+
+// listText writes models as TOML writes the list: ["lstm", "gru"].
+func listText(models []EncoderKind) string {
+	q := make([]string, len(models))
+	for i, m := range models {
+		q[i] = strconv.Quote(string(m))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // validateMemoryTables checks the tables of the memory models the gene lists beside the
@@ -36,7 +50,7 @@ func (s Spec) validateMemories() error {
 func (s Spec) validateMemoryTables() error {
 	if s.Encoder != EncoderTransformer && slices.Contains(s.Memories, EncoderTransformer) {
 		if s.Transformer == nil {
-			return fmt.Errorf("memory: %q lists the transformer, but the [transformer] table is missing", s.Memories)
+			return fmt.Errorf("memory: %s lists the transformer, but the [transformer] table is missing", listText(s.Memories))
 		}
 		if err := wrapField("transformer", s.Transformer.Validate()); err != nil {
 			return err

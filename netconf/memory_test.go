@@ -113,7 +113,7 @@ func TestMemoriesValidate(t *testing.T) {
 		{"not a memory", EncoderLSTM, []EncoderKind{EncoderLSTM, EncoderMLP}, `memory: "mlp" is not a memory model`},
 		{"twice", EncoderGRU, []EncoderKind{EncoderGRU, EncoderGRU}, `memory: "gru" is listed twice`},
 		{"without the encoder", EncoderGRU, []EncoderKind{EncoderLSTM}, `does not list the encoder "gru"`},
-		{"an mlp with a list", EncoderMLP, []EncoderKind{EncoderLSTM, EncoderGRU}, `does not list the encoder "mlp"`},
+		{"an mlp with a list", EncoderMLP, []EncoderKind{EncoderLSTM, EncoderGRU}, `["lstm", "gru"] with encoder "mlp": a memory gene needs`},
 		{"valid", EncoderGRU, []EncoderKind{EncoderLSTM, EncoderGRU}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -207,3 +207,28 @@ func TestRandomMutationSequencesStayValid(t *testing.T) {
 		})
 	}
 }
+
+// TestTransformerMLPStaysWithinItsBounds: remove_node never takes the
+// Transformer's MLP below min_width (it once cut 64 units to 1 in one step)
+// and add_node never above 4 × max_width.
+func TestTransformerMLPStaysWithinItsBounds(t *testing.T) {
+	s := transferSpec(EncoderTransformer, ReLU)
+	s.Transformer.Width, s.Transformer.MLP, s.Transformer.MinWidth, s.Transformer.MaxWidth = 16, 64, 16, 32
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, name := range []string{"transformer.remove_node", "transformer.add_node"} {
+		m, ok := LookupMutation(name)
+		if !ok {
+			t.Fatalf("no mutation %s", name)
+		}
+		cur := s.Clone()
+		for range 200 {
+			next, desc, changed := m.Apply(cur, rng)
+			if changed {
+				cur = next
+			}
+			if mlp := cur.Transformer.MLP; mlp < 16 || mlp > 4*32 {
+				t.Fatalf("%s (%s): mlp %d, want 16 to 128", name, desc, mlp)
+			}
+		}
+	}
+}

@@ -97,6 +97,13 @@ func copyKept(d []float32, sl slot, o *Tensor) {
 	n := len(sl.Shape)
 	doff, soff := make([]int, n), make([]int, n)
 	ext := overlap(sl.Shape, o.Shape)
+	if sl.newestLast {
+		if diff := sl.Shape[0] - o.Shape[0]; diff >= 0 {
+			doff[0] = diff
+		} else {
+			soff[0] = -diff
+		}
+	}
 	if sl.centred {
 		for _, a := range []int{2, 3} {
 			if diff := sl.Shape[a] - o.Shape[a]; diff >= 0 {

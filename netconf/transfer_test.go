@@ -220,3 +220,42 @@ func TestCopyOverlap(t *testing.T) {
 		})
 	}
 }
+
+// TestTransferKeepsPositionsByDistanceBack: a Transformer's position rows are
+// a window ending at the current step (row context−1), so a context that
+// grows or shrinks keeps each row for the same distance back — for the
+// weights (Transfer) and for state kept per weight (Resize) — and a row
+// further back than the old window had starts at zero.
+func TestTransferKeepsPositionsByDistanceBack(t *testing.T) {
+	s0 := transferSpec(EncoderTransformer, ReLU) // context 4, width 8
+	rng := rand.New(rand.NewPCG(8, 8))
+	p0, _ := Init(s0, rng)
+	randomise(p0, rng)
+	const name, D = "encoder.transformer.pos", 8
+	for _, k := range []int{8, 2} {
+		s1 := s0.Clone()
+		s1.Transformer.Context = k
+		moved, err := Transfer(p0, s1, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resized, err := Resize(p0, s1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := p0.Tensor(name).Data
+		for _, got := range [][]float32{moved.Tensor(name).Data, resized.Tensor(name).Data} {
+			for back := range k { // row k−1−back is the step back steps before the current one
+				for j := range D {
+					want := float32(0)
+					if back < 4 {
+						want = o[(4-1-back)*D+j]
+					}
+					if g := got[(k-1-back)*D+j]; g != want {
+						t.Fatalf("context 4 -> %d: position %d back [%d] = %v, want %v", k, back, j, g, want)
+					}
+				}
+			}
+		}
+	}
+}

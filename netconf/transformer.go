@@ -94,7 +94,7 @@ func transformerSlots(yield func(slot) bool, prefix string, in int, t Transforme
 		return yield(slot{TensorSpec: TensorSpec{prefix + "." + name + ".weight", []int{D}, RoleNormScale}}) &&
 			yield(slot{TensorSpec: TensorSpec{prefix + "." + name + ".bias", []int{D}, RoleNormShift}})
 	}
-	pos := slot{TensorSpec: TensorSpec{prefix + ".pos", []int{t.Context, D}, RoleWeight}, gain: 1, outAxis: 1}
+	pos := slot{TensorSpec: TensorSpec{prefix + ".pos", []int{t.Context, D}, RoleWeight}, gain: 1, outAxis: 1, newestLast: true}
 	if !(linear("embed", in, D) && yield(pos)) {
 		return false
 	}
@@ -145,7 +145,7 @@ func transformerResize(dir int) transformerOp {
 		case 0:
 			return resizeScalar(&t.Context, dir, []int{1, 2, 4}, t.MinContext, t.MaxContext, "context", rng)
 		case 1:
-			return resizeScalar(&t.MLP, dir, mlpNodeSteps(), 1, 4*t.MaxWidth, "mlp", rng)
+			return resizeScalar(&t.MLP, dir, mlpNodeSteps(), max(1, t.MinWidth), 4*t.MaxWidth, "mlp", rng)
 		case 2:
 			old := t.Heads
 			for h := old + dir; h >= 1 && h <= t.Width; h += dir {
