@@ -134,6 +134,10 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		return w.bad("%v", err)
 	}
 	rc := readRunConfig(dir)
+	if _, err := evo.ReadRunConfig(dir); err != nil {
+		// The charts still draw, but their labels cannot say what the fitness is.
+		fmt.Fprintf(w.stderr, "evolve plot: %v: the charts' labels take the defaults (fitness from evaluation, no confirmation)\n", err)
+	}
 	addUpdateLR(m, hp == updateLRName) // before the slot table, which keeps the rows
 	t := newSlotTable(m)
 	if hp != "" && !slices.Contains(m.HPNames, hp) {
@@ -144,7 +148,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		return w.bad("%v", err)
 	}
 	if hp != "" {
-		p := hpPlot(m, t, slices.Index(m.HPNames, hp))
+		p := hpPlot(m, t, slices.Index(m.HPNames, hp), rc)
 		return w.write("hp-"+hp+".png", figure{w: 8 * vg.Inch, h: 4 * vg.Inch, cols: 1, panels: []*plot.Plot{p}, legend: t.legend(rc)})
 	}
 	fp := fitnessPlot(m, rc)
@@ -170,7 +174,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		charts[0].note, charts[0].noClones = []string{"each line: every PPO update", "(TensorBoard scalars)"}, true
 	}
 	for _, i := range changedHPs(m) {
-		charts[1].panels = append(charts[1].panels, hpPlot(m, t, i))
+		charts[1].panels = append(charts[1].panels, hpPlot(m, t, i, rc))
 	}
 	charts[2].panels, charts[2].note = networkPlots(m, t)
 	for _, ch := range charts {
@@ -213,6 +217,8 @@ type runConfig struct {
 	// best agent (tournament selection with elitism); eliteMutated when
 	// that agent is mutated in place (mutate_elite), keeping its index.
 	eliteSlot, eliteMutated bool
+	// hpScales are the scales of the run's [hp] ranges (evo.HPScale).
+	hpScales map[string]string
 }
 
 // readRunConfig reads the config.toml of the run directory dir; what it
@@ -231,5 +237,9 @@ func readRunConfig(dir string) runConfig {
 	rc.env, rc.confirmed, rc.trainFitness = cfg.Env.ID, p.EliteEpisodes > 0, p.Fitness == evo.FitnessTrain
 	rc.eliteSlot = p.Selection != evo.SelectPBT && !p.Independent && cfg.Tournament.Elitism
 	rc.eliteMutated = cfg.Mutation.MutateElite
+	rc.hpScales = map[string]string{}
+	for name, r := range cfg.HP {
+		rc.hpScales[name] = evo.HPScale(name, r)
+	}
 	return rc
 }

@@ -75,9 +75,10 @@ func addUpdateLR(m *evo.Metrics, always bool) {
 // hpPlot charts hyperparameter m.HPNames[i] of every slot against the
 // population's env steps, the x axis of fitness.png: each point is the
 // value the slot's agent trained with in the generation that ended there.
-// lr, ent_coef, batch_size and learn_step are on a log scale, gamma and
-// gae_lambda as 1 − value on one.
-func hpPlot(m *evo.Metrics, t *slotTable, i int) *plot.Plot {
+// The y axis follows the scale the run's [hp] range has (evo.HPScale: its
+// scale key, else the name's default): log and pow2 ranges on a log axis,
+// log1m ones (gamma, gae_lambda) as 1 − value on one; update_lr as lr.
+func hpPlot(m *evo.Metrics, t *slotTable, i int, rc runConfig) *plot.Plot {
 	name := m.HPNames[i]
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range m.Rows {
@@ -87,8 +88,15 @@ func hpPlot(m *evo.Metrics, t *slotTable, i int) *plot.Plot {
 	p.Title.Text = name
 	stepsAxis(p)
 	value := func(r evo.MetricsRow) float64 { return r.HP[i] }
-	logScale := lo > 0 && (name == "lr" || name == updateLRName || name == "ent_coef" || name == "batch_size" || name == "learn_step")
-	if (name == "gamma" || name == "gae_lambda") && hi < 1 {
+	scale, ok := rc.hpScales[name]
+	if !ok {
+		scale = evo.HPScale(name, evo.HPRange{})
+	}
+	if name == updateLRName {
+		scale = evo.ScaleLog
+	}
+	logScale := lo > 0 && (scale == evo.ScaleLog || scale == evo.ScalePow2)
+	if scale == evo.ScaleLog1m && hi < 1 {
 		// What matters is the horizon 1/(1 − gamma): plot 1 − value on a
 		// log scale, as PBT and the zoo step it.
 		value = func(r evo.MetricsRow) float64 { return 1 - r.HP[i] }

@@ -616,3 +616,34 @@ func TestUpdateLRJoinsTheHyperparameters(t *testing.T) {
 		t.Errorf("-hp update_lr without the column: columns %q, want none added", m.HPNames)
 	}
 }
+
+// TestHPPlotScaleFollowsTheRange: a hyperparameter's axis is the scale of
+// its [hp] range — the name's default (rnd_coef and kl_threshold are
+// log-scaled, vf_coef linear) unless the range's scale key says otherwise.
+func TestHPPlotScaleFollowsTheRange(t *testing.T) {
+	m := &evo.Metrics{HPNames: []string{"rnd_coef", "kl_threshold", "vf_coef"}}
+	for g := 1; g <= 3; g++ {
+		for a := range 2 {
+			v := float64(g*10 + a)
+			m.Rows = append(m.Rows, evo.MetricsRow{Generation: g, Agent: a, Parent: -1, TotalSteps: float64(1000 * g),
+				HP: []float64{0.25 * v, 0.001 * v, 0.05 * v}})
+		}
+	}
+	st := newSlotTable(m)
+	for _, tc := range []struct {
+		scales map[string]string
+		i      int
+		log    bool
+	}{
+		{nil, 0, true},
+		{nil, 1, true},
+		{nil, 2, false},
+		{map[string]string{"vf_coef": evo.ScaleLog}, 2, true},
+		{map[string]string{"rnd_coef": evo.ScaleLinear}, 0, false},
+	} {
+		p := hpPlot(m, st, tc.i, runConfig{hpScales: tc.scales})
+		if got := strings.Contains(p.Title.Text, "log scale"); got != tc.log {
+			t.Errorf("%s with scales %v: title %q, want log scale %v", m.HPNames[tc.i], tc.scales, p.Title.Text, tc.log)
+		}
+	}
+}
