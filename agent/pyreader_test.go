@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -322,6 +323,79 @@ func TestPyReaderNamesADamagedFile(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("line %d: %q, want %q", i+1, got[i], want[i])
 		}
+	}
+}
+
+// TestPyReaderRefusesAnEditedTransformerHeader: the header is outside the
+// checksum, so a hand-edited one can describe a Transformer its tensors do
+// not hold; the reader refuses it with a ValueError naming the file (it gave
+// a traceback, or with layers = 0 computed another network).
+func TestPyReaderRefusesAnEditedTransformerHeader(t *testing.T) {
+	py := torchPython()
+	if py == "" {
+		t.Skip("no Python with torch and numpy (tried python3 and /usr/bin/python3): the Python reader is not checked")
+	}
+	_, self, _, _ := runtime.Caller(0)
+	pydir := filepath.Join(filepath.Dir(self), "..", "python")
+	cfg := DefaultConfig()
+	cfg.Net = smallNet(netconf.EncoderTransformer)
+	cfg.Net.Transformer.Context = 4
+	a, err := New(envs.NewBox(-1, 1, 2), envs.Discrete{N: 2}, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.safetensors")
+	if err := a.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlen := int(binary.LittleEndian.Uint64(b))
+	args := []string{"-c", "import sys; sys.path.insert(0, sys.argv[1]); import evolve_agent as e\n" +
+		"for p in sys.argv[2:]:\n" +
+		"    try:\n        e.load(p); print('loaded')\n" +
+		"    except ValueError as err:\n        print(str(err).replace('\\n', ' '))\n", pydir}
+	edits := []struct {
+		key string
+		v   int
+	}{{"layers", 0}, {"heads", 0}, {"context", 6}, {"layers", 2}}
+	for i, e := range edits {
+		var header map[string]any
+		if err := json.Unmarshal(b[8:8+hlen], &header); err != nil {
+			t.Fatal(err)
+		}
+		meta := header["__metadata__"].(map[string]any)
+		var ag map[string]any
+		if err := json.Unmarshal([]byte(meta["agent"].(string)), &ag); err != nil {
+			t.Fatal(err)
+		}
+		ag["actor"].(map[string]any)["transformer"].(map[string]any)[e.key] = e.v
+		text, _ := json.Marshal(ag)
+		meta["agent"] = string(text)
+		h, _ := json.Marshal(header)
+		out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+		out = append(append(out, h...), b[8+hlen:]...)
+		path := filepath.Join(dir, fmt.Sprintf("edit-%d.safetensors", i))
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, path)
+	}
+	out, err := exec.Command(py, append(args, good)...).CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != len(edits)+1 {
+		t.Fatalf("%v: %d lines for %d files:\n%s", err, len(lines), len(edits)+1, out)
+	}
+	for i, e := range edits {
+		if !strings.HasPrefix(lines[i], args[3+i]+": ") || !strings.Contains(lines[i], "does not") {
+			t.Errorf("transformer %s = %d: %q; want a refusal naming the file", e.key, e.v, lines[i])
+		}
+	}
+	if lines[len(edits)] != "loaded" {
+		t.Errorf("the unedited file: %q", lines[len(edits)])
 	}
 }
 

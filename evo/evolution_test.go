@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -456,5 +457,27 @@ func TestRLHPMutationMovesGammaOnItsScale(t *testing.T) {
 	}
 	if len(seen) < 3 {
 		t.Errorf("gamma took only %v in 20 mutations", seen)
+	}
+}
+
+// TestRLHPMutationKeepsWholeRollouts: an rl_hp mutation of learn_step
+// records a whole number of steps of each env — the rollout the agent
+// trains (512 × 1.2 is 614, of which 8 envs take 76 steps each: 608) —
+// in the agent's config and in the description.
+func TestRLHPMutationKeepsWholeRollouts(t *testing.T) {
+	tr := newTiny(t, only(MutationRLHP))
+	n := tr.cfg.Env.NumEnvs
+	tr.cfg.HP = map[string]HPRange{"learn_step": {Min: float64(n), Max: 8192, Grow: DefaultGrow, Shrink: DefaultShrink}}
+	a := tr.members[0].Agent
+	for g := 1; g <= 30; g++ {
+		b, desc, err := tr.cfg.mutate(a, 0, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := b.Config().LearnStep
+		if v%n != 0 || !strings.HasSuffix(desc, fmt.Sprintf("-> %d", v)) {
+			t.Fatalf("%s: learn_step %d with %d envs", desc, v, n)
+		}
+		a = b
 	}
 }

@@ -131,13 +131,18 @@ func clampHP(name string, r HPRange, v float64) float64 {
 }
 
 // fitSizes repairs what hyperparameters drawn one by one can break
-// together: a minibatch larger than the rollout it is drawn from becomes
+// together: a rollout is a whole number of steps of each env (the agent
+// trains learn_step/num_envs of each, so the value recorded is the one
+// trained with), a minibatch larger than the rollout it is drawn from becomes
 // the whole rollout, and BPTT sequences are the config's maxSeqLen or an
 // env's share of the rollout where that is shorter. maxSeqLen, not the
 // agent's own (perhaps already shortened) length, is the ceiling: max_seq_len
 // is not explored, so a lineage whose rollout once shrank would otherwise
 // keep the short sequences after its rollout grew back.
 func fitSizes(c *agent.Config, numEnvs, maxSeqLen int) {
+	if numEnvs >= 1 {
+		c.LearnStep = max(numEnvs, c.LearnStep/numEnvs*numEnvs)
+	}
 	c.BatchSize = min(c.BatchSize, c.LearnStep)
 	if numEnvs >= 1 && c.Net.Encoder.Recurrent() {
 		c.MaxSeqLen = max(1, min(maxSeqLen, c.LearnStep/numEnvs))

@@ -122,6 +122,10 @@ func (c Config) mutate(a *agent.PPO, index, gen int) (*agent.PPO, string, error)
 			}
 		}
 		setHP(&cfg, name, v)
+		if name == "learn_step" && c.Env.NumEnvs >= 1 {
+			// The agent trains learn_step/num_envs steps of each env: record that.
+			cfg.LearnStep = max(c.Env.NumEnvs, cfg.LearnStep/c.Env.NumEnvs*c.Env.NumEnvs)
+		}
 		desc := fmt.Sprintf("rl_hp: %s %s -> %s", name, fmtHP(old), fmtHP(hpValue(cfg, name)))
 		if err := a.SetConfig(cfg); err != nil {
 			return nil, "", fmt.Errorf("rl_hp mutation of agent %d: %w", index, err)

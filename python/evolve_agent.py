@@ -200,6 +200,13 @@ class Encoder(nn.Module):
             self.tf, self.input_size = spec["transformer"], spec["input"][0]
             prefix = "encoder.transformer."
             self.tp = {k[len(prefix):]: _t(v) for k, v in t.items() if k.startswith(prefix)}
+            tf, pos = self.tf, self.tp.get("pos")
+            if not (tf["layers"] >= 1 and tf["heads"] >= 1 and tf["width"] % tf["heads"] == 0 and tf["context"] >= 1) \
+                    or pos is None or list(pos.shape) != [tf["context"], tf["width"]] \
+                    or any(k.startswith(f"{tf['layers']}.") for k in self.tp) or f"{tf['layers'] - 1}.mlp.1.weight" not in self.tp:
+                sizes = ", ".join(f"{k} {tf.get(k)}" for k in ("layers", "heads", "width", "mlp", "context"))
+                raise ValueError(f"the header's transformer ({sizes}) does not match its tensors "
+                                 f"(positions {None if pos is None else list(pos.shape)})")
             self.body = nn.Identity()
         else:
             raise ValueError(f"unknown encoder {self.kind!r}")
@@ -477,7 +484,14 @@ class Agent(nn.Module):
 
 def load(path, verify=True):
     tensors, meta = read_safetensors(path, verify)
-    return Agent(tensors, meta)
+    try:
+        return Agent(tensors, meta)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    except (KeyError, TypeError, ZeroDivisionError, RuntimeError) as e:
+        # The header is outside the checksum: one edited by hand can describe a
+        # network its tensors do not hold.
+        raise ValueError(f"{path}: the header does not describe the file's tensors ({type(e).__name__}: {e})") from None
 
 
 USAGE = "usage: evolve_agent.py AGENT.safetensors OBS.json  (OBS.json: {\"steps\": [[row, ...], ...]})"
