@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/evolverl/evolve/evo"
@@ -170,6 +171,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 	if err != nil {
 		fmt.Fprintf(w.stderr, "evolve plot: %v: training.png from metrics.csv\n", err)
 	}
+	clipUpdates(w.stderr, updates, m)
 	if charts[0].panels = trainingPlots(m, t, updates); slotSeries(updates, "loss", t.slots) != nil {
 		charts[0].note, charts[0].noClones = []string{"each line: every PPO update", "(TensorBoard scalars)"}, true
 	}
@@ -242,4 +244,28 @@ func readRunConfig(dir string) runConfig {
 		rc.hpScales[name] = evo.HPScale(name, r)
 	}
 	return rc
+}
+
+// clipUpdates keeps TensorBoard's per-update scalars within metrics.csv's
+// generations, the x range every chart of the run shares (a generation
+// whose row was cut from metrics.csv may have its updates in TensorBoard),
+// and says when they end a generation or more before it (a damaged or
+// removed event file).
+func clipUpdates(stderr io.Writer, updates map[string][]evo.Point, m *evo.Metrics) {
+	if len(updates) == 0 || len(m.Rows) == 0 {
+		return
+	}
+	end := m.Rows[len(m.Rows)-1].TotalSteps
+	last := 0.0
+	for tag, pts := range updates {
+		i := sort.Search(len(pts), func(i int) bool { return float64(pts[i].Step) > end })
+		updates[tag] = pts[:i]
+		if strings.HasSuffix(tag, "/loss") && i > 0 {
+			last = max(last, float64(pts[i-1].Step))
+		}
+	}
+	if first := m.Rows[0].TotalSteps; last > 0 && last <= end-first {
+		fmt.Fprintf(stderr, "evolve plot: TensorBoard's updates end at %s env steps, metrics.csv at %s: training.png shows what TensorBoard holds\n",
+			commas(int(last)), commas(int(end)))
+	}
 }

@@ -647,3 +647,29 @@ func TestHPPlotScaleFollowsTheRange(t *testing.T) {
 		}
 	}
 }
+
+// TestClipUpdates: TensorBoard's per-update scalars past metrics.csv's last
+// generation (one whose row was cut) are left out of training.png, so every
+// chart of the run spans the same steps; scalars ending a generation or more
+// early (a damaged event file) are said to.
+func TestClipUpdates(t *testing.T) {
+	m := &evo.Metrics{Rows: []evo.MetricsRow{{Generation: 1, TotalSteps: 100}, {Generation: 2, TotalSteps: 200}, {Generation: 3, TotalSteps: 300}}}
+	pts := func(steps ...int64) []evo.Point {
+		var p []evo.Point
+		for _, s := range steps {
+			p = append(p, evo.Point{Step: s, Value: 1})
+		}
+		return p
+	}
+	var stderr strings.Builder
+	u := map[string][]evo.Point{"slot_0/loss": pts(50, 100, 250, 300, 350, 400)}
+	clipUpdates(&stderr, u, m)
+	if got := len(u["slot_0/loss"]); got != 4 || stderr.Len() != 0 {
+		t.Errorf("kept %d points (want 4, to step 300), stderr %q", got, stderr.String())
+	}
+	u = map[string][]evo.Point{"slot_0/loss": pts(50, 100, 150)}
+	clipUpdates(&stderr, u, m)
+	if !strings.Contains(stderr.String(), "end at 150 env steps, metrics.csv at 300") {
+		t.Errorf("stderr %q, want a note that TensorBoard ends early", stderr.String())
+	}
+}
