@@ -11,7 +11,7 @@ import (
 // configDiff names the keys whose values differ between two configs, as
 // "key: A in the run, B here" phrases (at most five, then how many more),
 // so that a refusal to reuse a run directory says what differs. It compares
-// the configs' canonical TOML (Config.MarshalTOML), key by key; out_dir and
+// the configs' canonical TOML (Config.TOML), key by key; out_dir and
 // workers never count.
 func configDiff(run, here evo.Config) string {
 	a, errA := configKeys(run)
@@ -51,7 +51,7 @@ func configDiff(run, here evo.Config) string {
 // configKeys returns c's canonical TOML as a map from dotted key to value.
 func configKeys(c evo.Config) (map[string]string, error) {
 	c.OutDir, c.Population.Workers = "", 0
-	b, err := c.MarshalTOML()
+	b, err := c.TOML()
 	if err != nil {
 		return nil, err
 	}

@@ -211,6 +211,9 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 		return nil, fmt.Errorf("-out %s already holds a run: continue it with -resume %s, or choose another -out%w", f.out, shellQuote(f.out), errBadInput)
 	case f.set["out"]:
 		if err := evo.CheckNewOutDir(f.out); err != nil {
+			if !strings.HasPrefix(err.Error(), f.out+" ") { // about a directory above it
+				return nil, fmt.Errorf("-out %s: %w", f.out, err)
+			}
 			return nil, fmt.Errorf("-out %w", err)
 		}
 		cfg.OutDir = f.out

@@ -151,12 +151,16 @@ func (t *Trainer) prepare(wall float64) error {
 		t.runLock.claim()
 		return nil
 	}
-	// Another process may have started a run here since New looked.
+	// Another process may have started a run here since New looked, or
+	// written files that the run's would overwrite.
 	if _, err := os.Stat(filepath.Join(t.dir, "checkpoints")); err == nil {
 		return badInput(fmt.Errorf("out_dir %s already holds a run: continue it with -resume %s, or choose another out_dir", t.dir, t.dir))
 	}
+	if err := CheckNewOutDir(t.dir); err != nil && !t.restarting {
+		return fmt.Errorf("out_dir: %w", err)
+	}
 	t.runLock.claim()
-	b, err := t.cfg.MarshalTOML()
+	b, err := t.cfg.TOML()
 	if err != nil {
 		return err
 	}
@@ -263,7 +267,7 @@ func (t *Trainer) saveStopRules() error {
 	if err := t.eliteFollowsBudget(); err != nil {
 		return err
 	}
-	b, err := t.cfg.MarshalTOML()
+	b, err := t.cfg.TOML()
 	if err == nil {
 		err = atomicfile.WriteBytes(filepath.Join(t.dir, "config.toml"), b)
 	}

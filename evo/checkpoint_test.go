@@ -99,13 +99,10 @@ func TestRunRefusesAnUnwritableOutDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.OutDir = filepath.Join(file, "run")
-	tr, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = tr.Run(t.Context())
+	// New refuses it (it was left to Run, which refused before writing).
+	_, err := New(cfg, Options{})
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "out_dir "+cfg.OutDir) || !strings.Contains(err.Error(), file+" is a file") {
-		t.Fatalf("Run into a directory under a file: %v", err)
+		t.Fatalf("New with a directory under a file: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
 		t.Errorf("files created: %v", entries)
@@ -286,8 +283,13 @@ func TestCheckNewOutDir(t *testing.T) {
 		{filepath.Join(base, "dangling"), "symbolic link to a path that does not exist"},
 		{filepath.Join(base, "tblink") + "/../notes", `a ".." after a symbolic link`},
 		{filepath.Join(base, "cklink", "new"), "lies inside the run directory"},
+		{filepath.Join(base, "notes", "config.toml"), "notes/config.toml is a file, not a directory"},
+		{filepath.Join(base, "notes", "config.toml", "sub"), "notes/config.toml is a file, not a directory"},
 	} {
 		dirVerdict(t, "CheckNewOutDir", tc.dir, CheckNewOutDir(tc.dir), tc.want)
+	}
+	if below := filepath.Join(base, "notes", "config.toml", "sub"); FreeOutDir(below) != below {
+		t.Errorf("FreeOutDir below a file: %s, want it back", FreeOutDir(below))
 	}
 	if got := FreeOutDir(filepath.Join(base, "notes")); got != filepath.Join(base, "notes_2") {
 		t.Errorf("FreeOutDir past a directory of other files: %s", got)
@@ -322,4 +324,30 @@ func dirVerdict(t *testing.T, check, dir string, err error, want string) bool {
 		return true
 	}
 	return false
+}
+
+// TestRunRefusesFilesWrittenSinceNew: files that appear in a new run's
+// directory between New and Run (another program's, or a run of another
+// process stopped before its first checkpoint) are refused, not written
+// over (config.toml was replaced by the run's).
+func TestRunRefusesFilesWrittenSinceNew(t *testing.T) {
+	cfg := tiny(t)
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(cfg.OutDir, "config.toml")
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.Run(t.Context())
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "is not empty (config.toml)") {
+		t.Errorf("Run into a directory written since New: %v", err)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "mine\n" {
+		t.Errorf("config.toml was written over: %q", b)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -114,8 +115,8 @@ type PopulationConfig struct {
 	// ConfirmMargin widens the gate to elite confirmation (with
 	// EliteEpisodes): a generation's best agent is confirmed when its
 	// fitness plus ConfirmMargin standard errors of its fitness episodes'
-	// mean reaches the elite's bar (see EliteEpisodes and
-	// Trainer.eliteScore). With Fitness "train" the bar is the elite's
+	// mean reaches the elite's bar (see EliteEpisodes: its confirmed score,
+	// or its fitness). With Fitness "train" the bar is the elite's
 	// fitness, the best of a generation's noisy fitnesses, so with 0 a
 	// later, better agent whose episodes happen to fall short of that lucky
 	// value is never confirmed. A margin costs confirmation
@@ -168,7 +169,9 @@ type CheckpointConfig struct {
 // weights, tournaments of 2 with elitism, and a checkpoint every generation
 // of which the 3 newest are kept. Net and HP are left empty: ParseConfig
 // fills the network's defaults for the chosen encoder and adds the default
-// ranges of lr, batch_size and learn_step, which depend on the [ppo] values.
+// ranges of lr, batch_size and learn_step, which depend on the [ppo] values;
+// Complete, Validate and New do the same for a config built in Go (an empty
+// Net becomes the default MLP), so DefaultConfig with an OutDir trains.
 func DefaultConfig() Config {
 	ppo := agent.DefaultConfig()
 	ppo.Net = netconf.Spec{}
@@ -416,8 +419,26 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 	default:
 		return fmt.Errorf("net.encoder = %q: want \"mlp\", \"cnn\", \"lstm\", \"gru\" or \"transformer\"", cfg.Net.Encoder)
 	}
-	cfg.PPO.Net = cfg.Net
+	cfg.PPO.Net = cfg.Net.Clone()
 	return nil
+}
+
+// clone returns a copy of c that shares no memory with it: what a caller
+// changes in it never reaches the config it came from.
+func (c Config) clone() Config {
+	d := c
+	d.Env.Options = envs.Options(maps.Clone(map[string]any(c.Env.Options)))
+	d.Net, d.PPO.Net = c.Net.Clone(), c.PPO.Net.Clone()
+	d.HP = maps.Clone(c.HP)
+	if c.PBT != nil {
+		p := *c.PBT
+		d.PBT = &p
+	}
+	if c.Demos != nil {
+		x := *c.Demos
+		d.Demos = &x
+	}
+	return d
 }
 
 // memoryTable reports whether the table of encoder kind k may stand beside the encoder's:

@@ -56,10 +56,12 @@ type netFile struct {
 // own config from a user's file of that name.
 const resolvedHeader = "# The resolved config of this run (defaults filled in); evolve -resume reads it.\n"
 
-// MarshalTOML returns the resolved config as a TOML file that LoadConfig
+// TOML returns the resolved config as a TOML file that LoadConfig
 // reads back to an equal Config: every key written out, defaults filled,
-// but for keys added in later releases, left out at their zero values.
-func (c Config) MarshalTOML() ([]byte, error) {
+// but for keys added in later releases, left out at their zero values. (It
+// is not MarshalTOML, which would make a Config a toml.Marshaler: a struct
+// of a user's embedding one would then encode a whole file as a value.)
+func (c Config) TOML() ([]byte, error) {
 	ppo := map[string]any{}
 	v, t := reflect.ValueOf(c.PPO), reflect.TypeOf(c.PPO)
 	for i := range t.NumField() {
@@ -89,7 +91,7 @@ func (c Config) MarshalTOML() ([]byte, error) {
 }
 
 // Complete returns c as the config.toml of its run reads back
-// (DecodeConfig of MarshalTOML): a config built or changed in Go gets what
+// (DecodeConfig of TOML): a config built or changed in Go gets what
 // decoding a file gives it — the agents' network from Net (PPO.Net follows
 // it), the network's defaults for its encoder, the default ranges of lr,
 // batch_size and learn_step where HP has none, the strategy's settings —
@@ -98,7 +100,16 @@ func (c Config) MarshalTOML() ([]byte, error) {
 // changing such a value in Go, delete its HP entry to have its range
 // derived again. New and Validate complete their config this way.
 func (c Config) Complete() (Config, error) {
-	b, err := c.MarshalTOML()
+	if reflect.DeepEqual(c.Net, netconf.Spec{}) {
+		// DefaultConfig's empty network (no [net] table): a file without
+		// one gets the default MLP, and so does a config built in Go.
+		d, err := ParseConfig(nil)
+		if err != nil {
+			return Config{}, err
+		}
+		c.Net = d.Net
+	}
+	b, err := c.TOML()
 	if err != nil {
 		return Config{}, badInput(err)
 	}
@@ -114,7 +125,7 @@ func (c Config) Complete() (Config, error) {
 // same digest describe the same run, stopping rules included.
 func (c Config) Digest() (string, error) {
 	c.OutDir, c.Population.Workers = "", 0
-	b, err := c.MarshalTOML()
+	b, err := c.TOML()
 	if err != nil {
 		return "", err
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzParseConfig: no config file makes the parser panic; every error
-// matches ErrBadInput; and a config it accepts writes (MarshalTOML) a file
+// matches ErrBadInput; and a config it accepts writes (TOML) a file
 // that parses back to an equal config. The seeds are the shipped configs and
 // edge cases. The fast path checks everything but building the agent; an
 // accepted config with a small network is also parsed in full, which must
@@ -57,7 +57,7 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			return
 		}
-		b, err := cfg.MarshalTOML()
+		b, err := cfg.TOML()
 		if err != nil {
 			t.Fatalf("an accepted config does not encode: %v", err)
 		}

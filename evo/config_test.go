@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	_ "github.com/evolverl/evolve/nn/gorgonia" // the reference backend, for [net] backend
@@ -220,7 +222,7 @@ func TestResolvedConfigReadsBackEqual(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := cfg.MarshalTOML()
+		b, err := cfg.TOML()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +302,7 @@ func TestBackendIsChosenInNet(t *testing.T) {
 	if cfg.PPO.Backend != "gorgonia" {
 		t.Fatalf("backend %q, want gorgonia", cfg.PPO.Backend)
 	}
-	text, err := cfg.MarshalTOML()
+	text, err := cfg.TOML()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,7 +596,7 @@ func TestExplicitZeroIsHonoured(t *testing.T) {
 				t.Fatalf("%s = %#v after parsing, want the %#v written", tc.name, got, tc.want)
 			}
 			// The resolved file keeps it too.
-			b, err := cfg.MarshalTOML()
+			b, err := cfg.TOML()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -679,5 +681,46 @@ func TestMemoryRefusalBelowTheProgram(t *testing.T) {
 	err := memEstimate{total: 2 * baseBytes}.refusal(baseBytes/2, "3/4 of GOMEMLIMIT")
 	if err == nil || !strings.Contains(err.Error(), "less than the program itself needs") || strings.Contains(err.Error(), "hp.") {
 		t.Errorf("refusal: %v", err)
+	}
+}
+
+// TestDefaultConfigCompletesAsAnEmptyFile: DefaultConfig, the obvious start
+// of a config built in Go, completes to what an empty file parses to (its
+// empty network was refused as net.encoder = ""), and validates.
+func TestDefaultConfigCompletesAsAnEmptyFile(t *testing.T) {
+	got, err := DefaultConfig().Complete()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultConfig().Complete() = %+v,\nwant ParseConfig(nil) = %+v", got, want)
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("DefaultConfig().Validate() = %v", err)
+	}
+}
+
+// TestConfigIsNotATOMLMarshaler: a user's struct embedding a Config encodes
+// with BurntSushi/toml as a table (Config.MarshalTOML made it a
+// toml.Marshaler, whose whole-file output was written as a value, invalid).
+func TestConfigIsNotATOMLMarshaler(t *testing.T) {
+	if _, ok := any(Config{}).(toml.Marshaler); ok {
+		t.Error("Config is a toml.Marshaler")
+	}
+	cfg, err := ParseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(struct{ Run Config }{cfg}); err != nil {
+		t.Fatal(err)
+	}
+	var back struct{ Run Config }
+	if _, err := toml.Decode(buf.String(), &back); err != nil {
+		t.Errorf("a struct embedding a Config does not read back: %v", err)
 	}
 }

@@ -481,3 +481,48 @@ func TestRLHPMutationKeepsWholeRollouts(t *testing.T) {
 		a = b
 	}
 }
+
+// TestTrainerConfigIsACopy: what a caller changes in Trainer.Config() or
+// Elite() never reaches the trainer (a changed copy was written to the
+// run's config.toml, which Resume then refused), and ParseConfig's PPO.Net
+// shares no memory with Net.
+func TestTrainerConfigIsACopy(t *testing.T) {
+	tr := newTiny(t, nil)
+	before, err := tr.Config().Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tr.Config()
+	c.HP["lr"] = HPRange{Min: 1, Max: 2}
+	c.Net.MLP.Hidden[0] = 999
+	c.PPO.Net.MLP.Hidden[0] = 999
+	c.Env.Options["x"] = 1
+	if after, _ := tr.Config().Digest(); after != before {
+		t.Error("changing Trainer.Config()'s result changed the trainer's config")
+	}
+	tr.elite.HP = map[string]float64{"lr": 1e-3}
+	tr.Elite().HP["lr"] = 5
+	if tr.elite.HP["lr"] != 1e-3 {
+		t.Error("changing Elite().HP changed the trainer's record")
+	}
+	p, err := ParseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Net.MLP.Hidden[0]++; p.PPO.Net.MLP.Hidden[0] == p.Net.MLP.Hidden[0] {
+		t.Error("ParseConfig's PPO.Net shares Net's MLP")
+	}
+}
+
+// TestRunWithANilContext: Run(nil) is an error before anything is written
+// (it panicked in errgroup after config.toml and the first checkpoint).
+func TestRunWithANilContext(t *testing.T) {
+	tr := newTiny(t, nil)
+	//lint:ignore SA1012 the nil context is what is tested
+	if _, err := tr.Run(nil); err == nil || !strings.Contains(err.Error(), "nil context") { //nolint:staticcheck
+		t.Fatalf("Run(nil) = %v", err)
+	}
+	if _, err := os.Stat(tr.Dir()); err == nil {
+		t.Errorf("Run(nil) made %s", tr.Dir())
+	}
+}

@@ -42,7 +42,7 @@ type MetricsRow struct {
 // Metrics is a run's metrics.csv as ReadMetrics reads it.
 type Metrics struct {
 	// HPNames are the hyperparameter columns, those between grad_norm and
-	// net (see metricsHeader).
+	// net (docs/run-directory.md lists the columns).
 	HPNames []string
 	// Rows are the rows in file order.
 	Rows []MetricsRow

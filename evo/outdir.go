@@ -42,6 +42,9 @@ func FreeOutDir(dir string) string {
 	if base := filepath.Base(clean); base == "." || base == ".." || insideRun(clean) != "" || realpath.Ambiguous(dir) {
 		return dir
 	}
+	if fi, err := os.Stat(filepath.Dir(clean)); err == nil && !fi.IsDir() {
+		return dir // below a file no numbered sibling helps either
+	}
 	for i := 2; i <= 10_000; i++ {
 		if d := fmt.Sprintf("%s_%d", clean, i); CheckNewOutDir(d) == nil {
 			return d
@@ -108,7 +111,17 @@ func CheckNewOutDir(dir string) error {
 			hint += " (a run stopped before its first checkpoint is started again by -resume " + dir + ")"
 		}
 		return badInput(fmt.Errorf("%s is not empty (%s): %s", dir, strings.Join(names, ", "), hint))
-	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, syscall.ENOTDIR):
+		// dir, or a directory it would be made in, is a file.
+		for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				return badInput(fmt.Errorf("%s is a file, not a directory", p))
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return badInput(fmt.Errorf("%s: %w", dir, pathErr(err)))
 	}
 	if run := insideRun(dir); run != "" {

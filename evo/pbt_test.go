@@ -372,7 +372,7 @@ func TestPBTConfigErrors(t *testing.T) {
 	// Keys added since leave the resolved configs (and so the digests) of
 	// runs that do not set them as they were.
 	for _, c := range []Config{plain, pbtTiny(t, nil)} {
-		b, err := c.MarshalTOML()
+		b, err := c.TOML()
 		if err != nil {
 			t.Fatal(err)
 		}

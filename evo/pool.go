@@ -21,7 +21,8 @@ type Task struct {
 	EvalSeed      int64
 	// Steps is the env steps the agent trains, rounded up to whole
 	// rollouts; 0 means population.evo_steps. Under PBT it is what brings
-	// the agent to the population's step clock (see Trainer.memberSteps).
+	// the agent to the population's step clock: its own env steps up to the
+	// laggard's plus evo_steps, in whole rollouts.
 	Steps int `json:",omitempty"`
 	Agent *agent.PPO
 	// Demos are the demonstrations the agent replays with PPO+D (shared,

@@ -2,6 +2,7 @@ package evo
 
 import (
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/evolverl/evolve/agent"
@@ -152,7 +153,11 @@ type Summary struct {
 // Elite describes the run's elite as it was when saved (summary.json's
 // "elite"); Index is −1 before any, and Generation 0 in runs that saved
 // their elite before it was recorded.
-func (t *Trainer) Elite() EliteRecord { return t.elite }
+func (t *Trainer) Elite() EliteRecord {
+	e := t.elite
+	e.HP = maps.Clone(e.HP)
+	return e
+}
 
 // EliteRecord is the elite when it was saved: the generation it was saved
 // after, its agent index, its network and its mutable hyperparameters (the

@@ -24,7 +24,8 @@ import (
 // Resume opens the run in dir to continue it: the config from
 // dir/config.toml (its out_dir is ignored: the run stays in dir) and the
 // population from the checkpoint named by dir/checkpoints/latest. Nothing
-// is trusted: the checkpoint is verified whole (see readCheckpoint) before
+// is trusted: the checkpoint is verified whole (every agent file's size and
+// SHA-256 against population.json, and that file's own checksum) before
 // any agent is loaded, and the agents are then checked against it. A
 // missing, damaged or altered file, a config changed since the checkpoint,
 // or a checkpoint written before checksums existed is an error naming the

@@ -26,7 +26,7 @@ import (
 func TestResumeRestartsARunStoppedBeforeItsFirstCheckpoint(t *testing.T) {
 	straight := uninterrupted(t, 0)
 	killed := tiny(t)
-	b, err := killed.MarshalTOML()
+	b, err := killed.TOML()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestTrainTaskWithoutAnAgent(t *testing.T) {
 // it and removes nothing.
 func TestResumeLeavesOtherFilesInCheckpoints(t *testing.T) {
 	cfg := tiny(t)
-	b, err := cfg.MarshalTOML()
+	b, err := cfg.TOML()
 	if err != nil {
 		t.Fatal(err)
 	}

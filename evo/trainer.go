@@ -10,6 +10,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +63,9 @@ type Trainer struct {
 	saveConfig   bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
 	wallBefore   float64 // seconds spent by earlier sessions
 	resumed      bool
+	// restarting: Resume starts again a run that stopped before its first
+	// checkpoint, into the directory holding its config.toml.
+	restarting bool
 	// resumedWholeDigest: the checkpoint resumed from records the config's
 	// whole Digest (an older build), not GenerationsDigest.
 	resumedWholeDigest bool
@@ -99,6 +103,9 @@ func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
 	}
 	if !restarting {
 		if err := CheckNewOutDir(cfg.OutDir); err != nil {
+			if !strings.HasPrefix(err.Error(), cfg.OutDir+" ") { // about a directory above it
+				return nil, fmt.Errorf("out_dir %s: %w", cfg.OutDir, err)
+			}
 			return nil, fmt.Errorf("out_dir: %w", err)
 		}
 	}
@@ -115,6 +122,7 @@ func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.restarting = restarting
 	env, err := envs.Make(cfg.Env.ID, cfg.Env.Options)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("env %s: %w", cfg.Env.ID, err))
@@ -169,7 +177,7 @@ func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
 }
 
 // Config returns the run's config.
-func (t *Trainer) Config() Config { return t.cfg }
+func (t *Trainer) Config() Config { return t.cfg.clone() }
 
 // Dir returns the run's directory.
 func (t *Trainer) Dir() string { return t.dir }
@@ -263,7 +271,8 @@ func (t *Trainer) Workers() int {
 
 // Run trains generations until the target or the budget is reached or ctx
 // is cancelled. Each generation: every agent trains evo_steps (under PBT,
-// up to the population's step clock, see memberSteps) on a fresh vector
+// up to the population's step clock: its env steps up to the laggard's plus
+// evo_steps) on a fresh vector
 // env of its own and is scored (at most Workers at once), the elite is saved when
 // it is the best so far, metrics rows are appended, the
 // selection (tournament or PBT; none for independent agents) makes the next
@@ -275,6 +284,10 @@ func (t *Trainer) Workers() int {
 // summary.json is written at the end and whenever a generation is
 // abandoned.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
+	if ctx == nil {
+		// Before anything is written: errgroup panics on a nil context.
+		return Summary{}, errors.New("evo: Run with a nil context (use context.Background())")
+	}
 	if t.ran {
 		return Summary{}, errors.New("evo: Run called twice on one Trainer (Resume the run directory to go on)")
 	}

@@ -21,7 +21,7 @@ import (
 // allowed. It also builds the env and one agent, so that an env option, an
 // observation space the network cannot read or an encoder the env does not
 // suit is reported before a run starts; in between, it refuses a config
-// whose estimated memory exceeds the machine's (see checkMemory). Building
+// whose estimated memory exceeds the machine's (docs/config.md, "memory"). Building
 // a "gym:" env starts its Python child; a tool that only reads a config
 // uses DecodeConfig, which starts nothing. Its errors match ErrBadInput.
 func (c Config) Validate() error {

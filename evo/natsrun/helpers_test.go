@@ -37,7 +37,7 @@ func tiny(t *testing.T) evo.Config {
 // writeConfig writes cfg to a new temporary file and returns its path.
 func writeConfig(t *testing.T, cfg evo.Config) string {
 	t.Helper()
-	text, err := cfg.MarshalTOML()
+	text, err := cfg.TOML()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	if err != nil {
 		return err
 	}
-	text, err := cfg.MarshalTOML()
+	text, err := cfg.TOML()
 	if err != nil {
 		return err
 	}

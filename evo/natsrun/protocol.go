@@ -102,7 +102,7 @@ type runInfo struct {
 	Version string `json:"evolve_version"`
 	Digest  string `json:"config_digest"`
 	Session string `json:"session"`
-	Config  string `json:"config"` // TOML, as evo.Config.MarshalTOML writes it
+	Config  string `json:"config"` // TOML, as evo.Config.TOML writes it
 }
 
 // taskMsg is a task on the work queue.
