@@ -80,6 +80,7 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"misspelt memory beside a transformer table", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"gru\", \"transfomer\"]\n[net.transformer]\ncontext = 8\n", []string{`net.memory: "transfomer" is not a memory model`}},
 		{"memory repeated beside a transformer table", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"gru\", \"lstm\"]\n[net.transformer]\ncontext = 8\n", []string{`"lstm" is listed twice`}},
 		{"transformer table the memory does not list", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"gru\"]\n[net.transformer]\ncontext = 8\n", []string{`[net.transformer] given, but net.encoder = "lstm" and net.memory does not list "transformer"`}},
+		{"negative burn-in", "[population]\nselection = \"pbt\"\n[pbt]\nburn_in = -1\n", []string{"pbt.burn_in = -1: want env steps >= 0"}},
 		{"memory without a recurrent encoder", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nmemory = [\"lstm\", \"gru\"]\n", []string{"net.memory", `with encoder "mlp": a memory gene needs the encoder to be one of its models`}},
 		{"bad bptt", "[ppo]\nbptt = \"sometimes\"\n", []string{"ppo.bptt", "sometimes"}},
 		{"table in upper case", "[NET]\nencoder = \"lstm\"\n", []string{"keys not in lower case", "NET.encoder"}},

@@ -55,6 +55,10 @@ func (t *Trainer) exploitExplore(g int) error {
 	for _, lo := range bottom {
 		hi := top[r.IntN(k)]
 		src, dst := t.members[hi], t.members[lo]
+		if dst.Agent.Steps < b.BurnIn {
+			dst.Mutation = fmt.Sprintf("none (pbt: burn-in, %s of %s steps)", fmtHP(float64(dst.Agent.Steps)), fmtHP(float64(b.BurnIn)))
+			continue
+		}
 		if ok, why := exploits(src, dst, b); !ok {
 			dst.Mutation = "none (pbt: " + why + ")"
 			continue

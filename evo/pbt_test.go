@@ -701,3 +701,35 @@ func TestGenerationWithoutAStepFails(t *testing.T) {
 		}
 	}
 }
+
+// TestPBTBurnIn: with pbt.burn_in an agent that has trained fewer steps is
+// not replaced however far behind it ranks (Ray Tune's burn_in_period); once
+// it has trained them, exploit replaces it as before.
+func TestPBTBurnIn(t *testing.T) {
+	cfg := pbtTiny(t, func(c *Config) { c.PBT.BurnIn = 1000 })
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := []float64{10, 40, 30, 20}
+	for i, m := range tr.members {
+		m.Fitness = []float64{fit[i]}
+		m.Returns = []float64{fit[i] - 1, fit[i] + 1, fit[i]}
+		m.Agent.Steps = 999
+	}
+	if err := tr.exploitExplore(1); err != nil {
+		t.Fatal(err)
+	}
+	if m := tr.members[0]; m.Index != 0 || m.Mutation != "none (pbt: burn-in, 999 of 1000 steps)" {
+		t.Fatalf("in burn-in: member 0 is %d with %q, want kept", m.Index, m.Mutation)
+	}
+	for _, m := range tr.members {
+		m.Agent.Steps = 1000
+	}
+	if err := tr.exploitExplore(2); err != nil {
+		t.Fatal(err)
+	}
+	if m := tr.members[0]; m.Index != 4 || !strings.HasPrefix(m.Mutation, "pbt: exploit 1 (40 > 10)") {
+		t.Errorf("after burn-in: member 0 is %d with %q, want a copy of agent 1", m.Index, m.Mutation)
+	}
+}

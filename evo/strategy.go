@@ -91,6 +91,12 @@ type PBTConfig struct {
 	// model unsure (it then picks near the region's edges). Only with
 	// explore = "pb2".
 	PB2Region float64 `toml:"pb2_region,omitzero"`
+	// BurnIn is Ray Tune's burn_in_period in env steps: an agent that has
+	// trained fewer (its own and its lineage's, agent.PPO.Steps) is not
+	// replaced by exploit, so that a setting slow to start (a long rollout,
+	// a small learning rate) is judged after it has had the chance to learn.
+	// 0, the default, judges every agent from the first generation.
+	BurnIn int `toml:"burn_in,omitzero"`
 }
 
 // DefaultPB2Region is pbt.pb2_region's default.
@@ -201,6 +207,9 @@ func (c Config) validateStrategy() []error {
 			}
 		default:
 			errs = append(errs, fmt.Errorf("pbt.explore = %q: want \"perturb\" (the default) or \"pb2\"", b.Explore))
+		}
+		if b.BurnIn < 0 {
+			errs = append(errs, fmt.Errorf("pbt.burn_in = %d: want env steps >= 0 (0: no burn-in)", b.BurnIn))
 		}
 		if !(b.Alpha > 0 && b.Alpha < 1) {
 			errs = append(errs, fmt.Errorf("pbt.alpha = %v: want a significance level in (0, 1)", b.Alpha))
