@@ -183,8 +183,13 @@ type Point struct {
 // directory, every session), by tag, each series in step order: for tools
 // that chart what metrics.csv holds only per generation, such as each
 // slot's statistics of every PPO update ("slot_<i>/loss", …). A run
-// without events has none.
+// without events has none; a dir that does not exist is an error.
 func ReadScalars(dir string) (map[string][]Point, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("tensorboard: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("tensorboard: %s is not a directory", dir)
+	}
 	events, err := tbevent.Read(filepath.Join(dir, tbDir))
 	if err != nil {
 		return nil, fmt.Errorf("tensorboard: %w", err)

@@ -272,4 +272,8 @@ func TestReadScalarsOfARun(t *testing.T) {
 	if fit := series["fitness/best"]; len(fit) != sum.Generations {
 		t.Errorf("fitness/best: %d points, want one per generation (%d)", len(fit), sum.Generations)
 	}
+	// A misspelt run directory is an error, not a run without events.
+	if _, err := ReadScalars(cfg.OutDir + "-typo"); err == nil {
+		t.Error("ReadScalars of a directory that does not exist: no error")
+	}
 }

@@ -85,7 +85,8 @@ func (c Config) checkEnv(ps *problems) {
 		if near := nearest.Name(c.Env.ID, envs.IDs(), 3); near != "" {
 			ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), fmt.Sprintf("a registered env: did you mean %q?", near))
 		} else {
-			ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"")
+			ps.bad("env.id", fmt.Sprintf("%q", c.Env.ID), "a registered env ("+strings.Join(envs.IDs(), ", ")+") or a Gymnasium env as \"gym:<id>\"; "+
+				"an env of your own must be registered with envs.Register in the program that trains or resumes it (cli.Main's, as examples/customenv does)")
 		}
 	}
 	if c.Env.NumEnvs < 1 {
