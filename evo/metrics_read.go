@@ -56,7 +56,9 @@ type Metrics struct {
 // in part of a generation's rows: a last line without its newline is
 // dropped (every row is written whole with one), and so are the rows of the
 // last generation when it has fewer than the generation before it (every
-// generation has a row per agent).
+// generation has a row per agent). A file cut at a line's end within its
+// first generation cannot be told from a smaller population, and is read
+// as it is.
 //
 // path is the file, or the run directory that holds it (as ReadSummary and
 // the other readers take).

@@ -47,7 +47,9 @@ type Options struct {
 	// Workers overrides population.workers when > 0.
 	Workers int
 	// Log receives warnings (a diverged agent, a resume on other numeric
-	// kernels) and notes (a new elite); nil discards them.
+	// kernels, rows of metrics.csv lost) and notes (a new elite); nil
+	// discards them: a program that wants them passes slog.Default() or its
+	// own logger.
 	Log *slog.Logger
 	// OnGeneration, when set, is called after each generation from the
 	// goroutine that runs Run.
