@@ -240,25 +240,13 @@ func TestPyReaderMatchesGo(t *testing.T) {
 // truncated and a non-agent file with a message naming the file and what is
 // wrong, not a bare struct or JSON error.
 func TestPyReaderNamesADamagedFile(t *testing.T) {
-	py := torchPython()
-	if py == "" {
-		t.Skip("no Python with torch and numpy (tried python3 and /usr/bin/python3): the Python reader is not checked")
-	}
-	_, self, _, _ := runtime.Caller(0)
-	pydir := filepath.Join(filepath.Dir(self), "..", "python")
+	py, pydir := readerPython(t)
 	a, err := New(envs.Box{Low: []float32{-1, -1}, High: []float32{1, 1}, Dims: []int{2}}, envs.Discrete{N: 2}, probeConfig(netconf.EncoderMLP), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	good := filepath.Join(dir, "good.safetensors")
-	if err := a.Save(good); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, b := savedFile(t, a, dir)
 	hlen := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
 	cases := []struct {
 		name string
@@ -331,12 +319,7 @@ func TestPyReaderNamesADamagedFile(t *testing.T) {
 // not hold; the reader refuses it with a ValueError naming the file (it gave
 // a traceback, or with layers = 0 computed another network).
 func TestPyReaderRefusesAnEditedTransformerHeader(t *testing.T) {
-	py := torchPython()
-	if py == "" {
-		t.Skip("no Python with torch and numpy (tried python3 and /usr/bin/python3): the Python reader is not checked")
-	}
-	_, self, _, _ := runtime.Caller(0)
-	pydir := filepath.Join(filepath.Dir(self), "..", "python")
+	py, pydir := readerPython(t)
 	cfg := DefaultConfig()
 	cfg.Net = smallNet(netconf.EncoderTransformer)
 	cfg.Net.Transformer.Context = 4
@@ -345,14 +328,7 @@ func TestPyReaderRefusesAnEditedTransformerHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	good := filepath.Join(dir, "good.safetensors")
-	if err := a.Save(good); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, b := savedFile(t, a, dir)
 	hlen := int(binary.LittleEndian.Uint64(b))
 	args := []string{"-c", "import sys; sys.path.insert(0, sys.argv[1]); import evolve_agent as e\n" +
 		"for p in sys.argv[2:]:\n" +
@@ -397,6 +373,32 @@ func TestPyReaderRefusesAnEditedTransformerHeader(t *testing.T) {
 	if lines[len(edits)] != "loaded" {
 		t.Errorf("the unedited file: %q", lines[len(edits)])
 	}
+}
+
+// readerPython returns a Python with torch and numpy and the directory of
+// python/evolve_agent.py, and skips the test where there is no such Python.
+func readerPython(t *testing.T) (py, pydir string) {
+	t.Helper()
+	if py = torchPython(); py == "" {
+		t.Skip("no Python with torch and numpy (tried python3 and /usr/bin/python3): the Python reader is not checked")
+	}
+	_, self, _, _ := runtime.Caller(0)
+	return py, filepath.Join(filepath.Dir(self), "..", "python")
+}
+
+// savedFile saves a as dir/good.safetensors and returns the path and the
+// file's bytes.
+func savedFile(t *testing.T, a *PPO, dir string) (string, []byte) {
+	t.Helper()
+	good := filepath.Join(dir, "good.safetensors")
+	if err := a.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return good, b
 }
 
 // safetensorsBytes is a safetensors file of the JSON header and n zero

@@ -61,6 +61,23 @@ func pbtTiny(t *testing.T, edit func(*Config)) Config {
 	return cfg
 }
 
+// rankedPBT returns a trainer of cfg (4 agents) whose members' last
+// fitnesses are 10, 40, 30 and 20, each from three episodes 1 apart, so that
+// agent 0 is the one PBT replaces, by a copy of agent 1.
+func rankedPBT(t *testing.T, cfg Config) *Trainer {
+	t.Helper()
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range tr.members {
+		f := []float64{10, 40, 30, 20}[i]
+		m.Fitness = []float64{f}
+		m.Returns = []float64{f - 1, f + 1, f}
+	}
+	return tr
+}
+
 // TestWelchPMatchesStudentT checks the one-sided p-value where the
 // Welch–Satterthwaite degrees of freedom are 2 (two samples of two with
 // equal spread), whose Student-t tail has the closed form
@@ -159,15 +176,8 @@ func TestScalesSampleAndPerturb(t *testing.T) {
 // untouched; an insignificant difference is not exploited.
 func TestPBTExploitsTheTopAndExplores(t *testing.T) {
 	cfg := pbtTiny(t, nil)
-	tr, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := rankedPBT(t, cfg)
 	fit := []float64{10, 40, 30, 20}
-	for i, m := range tr.members {
-		m.Fitness = []float64{fit[i]}
-		m.Returns = []float64{fit[i] - 1, fit[i] + 1, fit[i]}
-	}
 	before := make([][]byte, 4)
 	for i, m := range tr.members {
 		before[i] = fileOf(t, m.Agent)
@@ -706,15 +716,8 @@ func TestGenerationWithoutAStepFails(t *testing.T) {
 // not replaced however far behind it ranks (Ray Tune's burn_in_period); once
 // it has trained them, exploit replaces it as before.
 func TestPBTBurnIn(t *testing.T) {
-	cfg := pbtTiny(t, func(c *Config) { c.PBT.BurnIn = 1000 })
-	tr, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fit := []float64{10, 40, 30, 20}
-	for i, m := range tr.members {
-		m.Fitness = []float64{fit[i]}
-		m.Returns = []float64{fit[i] - 1, fit[i] + 1, fit[i]}
+	tr := rankedPBT(t, pbtTiny(t, func(c *Config) { c.PBT.BurnIn = 1000 }))
+	for _, m := range tr.members {
 		m.Agent.Steps = 999
 	}
 	if err := tr.exploitExplore(1); err != nil {

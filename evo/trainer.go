@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -79,101 +77,6 @@ type Trainer struct {
 
 	progSteps atomic.Int64
 	progGen   atomic.Int64
-}
-
-// New prepares a fresh run of cfg in cfg.OutDir: a config LoadConfig
-// returns, or one built or changed in Go, which is completed as its
-// config.toml will read back (Config.Complete).
-// It refuses an out_dir that already holds a run or anything else, or
-// lies inside a run (CheckNewOutDir), so that nothing written is ever
-// overwritten. Run writes the files.
-func New(cfg Config, opts Options) (*Trainer, error) { return newRun(cfg, opts, false) }
-
-// newRun is New; restarting is set when Resume starts again a run of its
-// own directory that stopped before its first checkpoint, whose files New
-// would otherwise refuse to write over.
-func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
-	// The run trains what its config.toml will say, which Resume reads.
-	cfg, err := cfg.Complete()
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.validate(true); err != nil {
-		return nil, err
-	}
-	if !restarting {
-		if err := CheckNewOutDir(cfg.OutDir); err != nil {
-			if !strings.HasPrefix(err.Error(), cfg.OutDir+" ") { // about a directory above it
-				return nil, fmt.Errorf("out_dir %s: %w", cfg.OutDir, err)
-			}
-			return nil, fmt.Errorf("out_dir: %w", err)
-		}
-	}
-	if cfg.Demos != nil && cfg.Demos.Dir != "" {
-		// Relative to where the run starts; config.toml records it whole,
-		// so that a resume from elsewhere reads the same directory.
-		d := *cfg.Demos
-		if abs, err := filepath.Abs(d.Dir); err == nil {
-			d.Dir = abs
-		}
-		cfg.Demos = &d
-	}
-	t, err := newTrainer(cfg, cfg.OutDir, opts)
-	if err != nil {
-		return nil, err
-	}
-	t.restarting = restarting
-	env, err := envs.Make(cfg.Env.ID, cfg.Env.Options)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("env %s: %w", cfg.Env.ID, err))
-	}
-	defer envs.Close(env)
-	for i := range cfg.Population.Size {
-		ppo := cfg.PPO
-		if cfg.Population.Init == InitSample {
-			ppo = cfg.sampleHPs(i)
-		}
-		if ms := cfg.Net.Memories; len(ms) > 1 {
-			// A memory gene: the population starts with every listed model, in turn.
-			if ppo.Net, err = ppo.Net.WithMemory(ms[i%len(ms)]); err != nil {
-				return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
-			}
-		}
-		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), ppo, deriveSeed(cfg.Seed, i, 0, purposeInit))
-		if err != nil {
-			return nil, badInput(fmt.Errorf("agent %d: %w", i, err))
-		}
-		a.TotalSteps = agentHorizon(cfg.Population)
-		a.Env = cfg.envRef()
-		t.members = append(t.members, &Member{Index: i, Parent: -1, Mutation: "initial", Agent: a})
-	}
-	t.nextIndex = cfg.Population.Size
-	if err := t.initDemos(); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// agentHorizon is an agent's share of the population's budget, the
-// horizon of its learning-rate annealing — at least one generation's
-// evo_steps, since a run trains one generation whatever its budget (with a
-// smaller horizon the rate would reach 0 early in it and the rest would
-// train at 0).
-func agentHorizon(p PopulationConfig) int {
-	return max((p.MaxSteps+p.Size-1)/p.Size, p.EvoSteps)
-}
-
-func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
-	digest, err := cfg.GenerationsDigest()
-	if err != nil {
-		return nil, err
-	}
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: digest,
-		best: math.Inf(-1), bestFit: math.Inf(-1), bestIndex: -1, elite: EliteRecord{Index: -1}}, nil
 }
 
 // Config returns the run's config.
