@@ -11,6 +11,8 @@ import (
 // ErrNonFinite is wrapped by the errors of Learn and Train when a loss or
 // gradient is NaN or infinite: the agent has diverged (evolution gives it
 // fitness −Inf) and its weights were left as they were before that update.
+// Act, ActInfo, Policy and Play wrap it when an action's log-probability
+// or a value is not finite (an agent loaded with non-finite weights).
 var ErrNonFinite = errors.New("agent: non-finite loss or gradient")
 
 // The methods below are what evolution needs beyond training: the weights
@@ -85,8 +87,12 @@ func (a *PPO) SetConfig(cfg Config) error {
 }
 
 // CheckFinite returns an error naming the first weight, log-std or
-// optimizer moment that is NaN or infinite, or nil.
+// optimizer moment that is NaN or infinite, or nil; an agent that is not
+// built is an error too.
 func (a *PPO) CheckFinite() error {
+	if a == nil || a.obsSpace == nil {
+		return errors.New("agent: the agent is not built (make it with agent.New or agent.Load)")
+	}
 	check := func(what string, x []float32) error {
 		for i, v := range x {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -92,7 +92,7 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 		}
 	}
 	if masks != nil && len(masks) != rows {
-		return nil, fmt.Errorf("%s: %s for %d rows (%d observation values in rows of %d, the agent's observation size: is the observation another env's?)",
+		return nil, fmt.Errorf("%s: %s for %d rows (%d observation values in rows of %d, the agent's observation size): want one mask per row, or nil; is the observation another env's?",
 			call, countOf(len(masks), "mask", "masks"), rows, len(obs), n)
 	}
 	if need := rows * a.stateSize(); len(a.deploy) != need {
@@ -111,8 +111,39 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 	if err := a.act(x, masks, a.deploy, deterministic, false, &out); err != nil {
 		return nil, fmt.Errorf("%s: %w", call, err)
 	}
+	if err := a.checkOutputs(call, &out); err != nil {
+		return nil, err
+	}
 	return &out, nil
 }
+
+// checkOutputs refuses an act whose log-probabilities or values are not
+// finite. Load takes a file's weights as they are (a checkpoint keeps a
+// diverged agent until evolution replaces it), and a NaN weight reaches
+// the env as a NaN Box action or, through an argmax over NaN logits, as a
+// plausible Discrete action 0; this is where a deployment learns of it.
+func (a *PPO) checkOutputs(call string, out *actOut) error {
+	for r, v := range out.values {
+		lp := out.logp[r]
+		if finite32(v) && finite32(lp) {
+			continue
+		}
+		why := "the weights are finite: a number overflowed"
+		if err := a.CheckFinite(); err != nil {
+			why = "a diverged agent: " + err.Error()
+		}
+		return nonFiniteError{fmt.Sprintf("%s: row %d's action log-probability is %v and value %v (%s)", call, r, lp, v, why)}
+	}
+	return nil
+}
+
+func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// nonFiniteError matches ErrNonFinite without repeating its words.
+type nonFiniteError struct{ msg string }
+
+func (e nonFiniteError) Error() string { return e.msg }
+func (e nonFiniteError) Unwrap() error { return ErrNonFinite }
 
 // liveRows counts the rows of the deployment state with an episode under
 // way (a state not all zero: ResetState clears a row's).

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -300,7 +301,7 @@ func TestPolicyRejectsBadBatches(t *testing.T) {
 	}{
 		{"partial row", make([]float32, 7), nil, "policy: 7 observation values are not whole rows of 5"},
 		{"no rows", nil, nil, "policy: 0 observation values are not whole rows of 5"},
-		{"masks", make([]float32, 10), [][]bool{nil}, "policy: 1 mask for 2 rows (10 observation values in rows of 5, the agent's observation size"},
+		{"masks", make([]float32, 10), [][]bool{nil}, "policy: 1 mask for 2 rows (10 observation values in rows of 5, the agent's observation size): want one mask per row"},
 		{"mask size", make([]float32, 5), [][]bool{{true}}, "policy: row 0: action mask of 1 entry, want 2"},
 		{"no legal", make([]float32, 5), [][]bool{{false, false}}, "no legal choice"},
 	} {
@@ -340,5 +341,32 @@ func TestRecurrentStateKeepsItsRows(t *testing.T) {
 	var zero PPO
 	if err := zero.Save(filepath.Join(t.TempDir(), "a.safetensors")); err == nil || !strings.Contains(err.Error(), "not built") {
 		t.Errorf("Save of a zero PPO: %v, want an error saying it is not built", err)
+	}
+}
+
+// TestActRefusesNonFiniteWeights: an agent file with a NaN weight loads
+// (checkpoints keep diverged agents), and then Act and Policy refuse it
+// naming the tensor, where they returned Discrete action 0 and a NaN Box
+// action with no error.
+func TestActRefusesNonFiniteWeights(t *testing.T) {
+	for _, act := range []envs.Space{envs.Discrete{N: 3}, envs.NewBox(-1, 1, 2)} {
+		a := newPolicyAgent(t, act, DefaultConfig())
+		a.actor.Tensor("out.weight").Data[0] = float32(math.Inf(1))
+		path := filepath.Join(t.TempDir(), "a.safetensors")
+		if err := a.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Load(path)
+		if err != nil {
+			t.Fatalf("%v: Load: %v", act, err)
+		}
+		obs := policyObs(1)
+		_, err = b.Act(obs, nil, true)
+		if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "actor.out.weight[0] = +Inf") {
+			t.Errorf("%v: Act: %v, want ErrNonFinite naming actor.out.weight", act, err)
+		}
+		if _, err := b.Policy(obs, nil); !errors.Is(err, ErrNonFinite) {
+			t.Errorf("%v: Policy: %v, want ErrNonFinite", act, err)
+		}
 	}
 }

@@ -370,7 +370,8 @@ func (a *PPO) Act(obs []float32, masks [][]bool, deterministic bool) ([]float32,
 }
 
 // ResetState zeroes the recurrent state that Act keeps for row i (all rows
-// when i < 0), as at the start of an episode. A gSDE agent's next
+// when i < 0), as at the start of an episode; a row beyond the state Act
+// has kept so far has none to clear. A gSDE agent's next
 // stochastic Act draws new exploration noise for those rows.
 func (a *PPO) ResetState(i int) {
 	size := a.stateSize()

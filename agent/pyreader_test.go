@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -372,6 +373,41 @@ func TestPyReaderRefusesAnEditedTransformerHeader(t *testing.T) {
 	}
 	if lines[len(edits)] != "loaded" {
 		t.Errorf("the unedited file: %q", lines[len(edits)])
+	}
+}
+
+// TestPyReaderCommandRefusesBadSteps: the command's bad observations and a
+// diverged agent's non-finite outputs are errors naming the step, exit 2
+// (a traceback, exit 1, and action 0 with NaN values before).
+func TestPyReaderCommandRefusesBadSteps(t *testing.T) {
+	py, pydir := readerPython(t)
+	a, err := New(envs.NewBox(-1, 1, 2), envs.Discrete{N: 2}, probeConfig(netconf.EncoderMLP), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good, _ := savedFile(t, a, dir)
+	a.actor.Tensor("out.weight").Data[1] = float32(math.NaN())
+	diverged := filepath.Join(dir, "diverged.safetensors")
+	if err := a.Save(diverged); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, agent, steps, want string
+	}{
+		{"three values a row", good, `{"steps": [[[0.1, 0.2]], [[0.1, 0.2, 0.3]]]}`, "step 1: observations of shape [1, 3]"},
+		{"NaN", good, `{"steps": [[[NaN, 0.2]]]}`, "step 0: observation value 0 of row 0 is nan"},
+		{"diverged", diverged, `{"steps": [[[0.1, 0.2]]]}`, "step 0: the network's outputs are not finite: its weights are not"},
+	} {
+		obs := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+		if err := os.WriteFile(obs, []byte(tc.steps), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(py, filepath.Join(pydir, "evolve_agent.py"), tc.agent, obs).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.HasPrefix(string(out), "evolve_agent: "+obs+": "+tc.want) {
+			t.Errorf("%s: %v: %q; want exit 2 and %q", tc.name, err, out, tc.want)
+		}
 	}
 }
 

@@ -108,6 +108,9 @@ func decodeSafetensors(file []byte) ([]namedTensor, map[string]string, error) {
 	data := file[8+hlen:]
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(file[8:8+hlen], &raw); err != nil {
+		if json.Valid(file[8 : 8+hlen]) {
+			return nil, nil, fmt.Errorf("header is JSON but not an object: %w", err)
+		}
 		return nil, nil, fmt.Errorf("header is not valid JSON: %w", err)
 	}
 	meta := map[string]string{}

@@ -243,6 +243,9 @@ func Decode(file []byte) (*PPO, error) {
 // and all of it before the weights are allocated. The agent acts and, given
 // the same env seeds, trains exactly as the saved one would have; it has no
 // rollout in progress, so Train resets the vector it is first given.
+// Weights are taken as they are, finite or not (a checkpoint keeps a
+// diverged agent as it was): CheckFinite tells, and Act refuses to act on
+// non-finite outputs.
 func Load(path string) (*PPO, error) {
 	file, err := readFileLimited(path, maxAgentFileBytes)
 	if err != nil {

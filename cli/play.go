@@ -67,6 +67,8 @@ func playCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	p.envSet = set["env"]
 	usage := c.misuse
 	switch {
+	case fs.NArg() > 0 && p.agent == "":
+		return usage("unexpected argument %q: give the agent file or run directory with -agent %s", fs.Arg(0), shellQuote(fs.Arg(0)))
 	case fs.NArg() > 0:
 		return usage("unexpected argument %q", fs.Arg(0))
 	case p.agent == "":

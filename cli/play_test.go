@@ -210,6 +210,7 @@ func TestPlayBadInput(t *testing.T) {
 		{"max frames not a number", []string{"-agent", dir, "-gif", filepath.Join(tmp, "a.gif"), "-max-frames", "all"}, []string{"-max-frames"}},
 		{"max frames without gif", []string{"-agent", dir, "-max-frames", "100"}, []string{"-max-frames applies to -gif only"}},
 		{"stray argument", []string{"-agent", dir, "extra"}, []string{`unexpected argument "extra"`}},
+		{"run directory without -agent", []string{dir}, []string{`unexpected argument`, "give the agent file or run directory with -agent " + dir}},
 		{"unknown flag", []string{"-agent", dir, "-gfi", "a.gif"}, []string{"-gfi"}},
 		{"gif in missing dir", []string{"-agent", dir, "-gif", filepath.Join(tmp, "no", "a.gif")}, []string{"-gif", "a.gif"}},
 		{"gif not named .gif", []string{"-agent", dir, "-gif", filepath.Join(tmp, "a.png")}, []string{"-gif", "a.png", "ending in .gif"}},

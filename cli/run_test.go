@@ -97,6 +97,12 @@ func evolve(ctx context.Context, args ...string) (int, string, string) {
 func TestBadInputExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string { return runtest.WriteFile(t, dir, name, text) }
+	runDir := filepath.Join(dir, "run")
+	if err := os.Mkdir(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runtest.WriteFile(t, runDir, "config.toml", "")
+	runElite := runtest.WriteFile(t, runDir, "elite.safetensors", "x")
 	tests := []struct {
 		name string
 		args []string
@@ -116,6 +122,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"seed on resume", []string{"-resume", dir, "-seed", "3"}, []string{"-seed, -out and -set do not apply"}},
 		{"negative workers", []string{"-config", "a.toml", "-workers", "-2"}, []string{"-workers -2"}},
 		{"resume of no run", []string{"-resume", filepath.Join(dir, "nothing")}, []string{"nothing", "no such run directory"}},
+		{"resume of a run's file", []string{"-resume", runElite}, []string{"is a file of the run in " + runDir + ": -resume takes the run's directory (-resume " + runDir + ")"}},
 		{"nats unreachable", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1"}, []string{"cannot connect to the NATS server at nats://127.0.0.1:1"}},
 		{"nats password hidden", []string{"-config", "a.toml", "-nats", "nats://me:secret@127.0.0.1:1"}, []string{"nats://me:xxxxx@127.0.0.1:1"}},
 		{"workers with nats", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-workers", "2"}, []string{"-workers does not apply with -nats"}},

@@ -92,6 +92,8 @@ func (f *trainFlags) check(fs *flag.FlagSet) string {
 	case set["config"] && f.config == "" || set["resume"] && f.resume == "" || set["out"] && f.out == "" || set["env"] && f.env == "" ||
 		set["nats"] && f.nats.url == "":
 		return "-config, -env, -resume, -out and -nats need a non-empty value"
+	case set["resume"] && isFile(f.resume) && isFile(filepath.Join(filepath.Dir(f.resume), "config.toml")) && filepath.Base(f.resume) != "config.toml":
+		return fmt.Sprintf("-resume %s is a file of the run in %s: -resume takes the run's directory (-resume %s)", f.resume, filepath.Dir(f.resume), shellQuote(filepath.Dir(f.resume)))
 	case set["resume"] && isFile(f.resume):
 		return fmt.Sprintf("-resume %s is a file: -resume takes a run's directory (its -out or out_dir); a config file starts a run with -config %s", f.resume, shellQuote(f.resume))
 	case f.nats.check() != "":

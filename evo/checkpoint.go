@@ -21,8 +21,9 @@ import (
 )
 
 // A checkpoint is the directory checkpoints/gen-NNNNNN/ holding
-// population.json, population.sha256 and one agent file per member,
-// agent-NNNNNN.safetensors by member index. It holds the population after
+// population.json, population.sha256, one agent file per member,
+// agent-NNNNNN.safetensors by member index, and once the run has an elite
+// a copy of elite.safetensors as it was after generation NNNNNN. It holds the population after
 // generation NNNNNN's selection and mutation (gen-000000: the initial
 // population; the last generation of a finished run: its population as
 // evaluated), ready to train the next generation. No RNG state of the
@@ -44,8 +45,10 @@ const (
 	populationVersion = 2
 	populationFile    = "population.json"
 	populationSumFile = "population.sha256"
-	latestFile        = "latest"
-	lockFile          = ".lock" // the run directory's lock (lockRunDir)
+	// eliteFile is the run directory's elite and, in a checkpoint, its copy.
+	eliteFile  = "elite.safetensors"
+	latestFile = "latest"
+	lockFile   = ".lock" // the run directory's lock (lockRunDir)
 	// maxPopulationBytes bounds what Resume reads of population.json: far
 	// above any real population (a member takes about 200 bytes plus 20
 	// per generation), far below what would exhaust memory.
@@ -81,6 +84,12 @@ type population struct {
 	StopReason   string       `json:"stop_reason"`
 	ConfigDigest string       `json:"config_digest"`
 	Members      []memberJSON `json:"members"`
+	// EliteFile is the checkpoint's copy of the elite file (absent before
+	// the run has an elite and in earlier checkpoints). Resume puts it back
+	// where the run directory's differs: saved by a generation after the
+	// checkpoint (a stop before that generation's checkpoint; a resume
+	// with a smaller budget would not train it again), damaged or removed.
+	EliteFile *fileRecord `json:"elite_file,omitempty"`
 	// PB2 are PB2's observations (pbt.explore = "pb2"; absent otherwise).
 	PB2 []pb2Obs `json:"pb2,omitempty"`
 	// Kernels names the numeric kernels of the machine that wrote the
@@ -107,6 +116,14 @@ type memberJSON struct {
 	// earlier checkpoints.
 	GenSteps int  `json:"gen_steps,omitempty"`
 	Idle     bool `json:"idle,omitempty"`
+}
+
+// fileRecord names a file of a checkpoint with its size and SHA-256
+// (lower-case hex).
+type fileRecord struct {
+	File   string `json:"file"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 }
 
 // genStepsRecord is a member's gen_steps as population.json records it:
@@ -160,6 +177,9 @@ func (t *Trainer) prepare(wall float64) error {
 		return fmt.Errorf("out_dir: %w", err)
 	}
 	t.runLock.claim()
+	if err := removeConfigTemps(t.dir); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
 	b, err := t.cfg.TOML()
 	if err != nil {
 		return err
@@ -212,6 +232,9 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 			Size: size, SHA256: sum, Steps: m.Agent.Steps, Mutation: m.Mutation, Fitness: jsonfloat.Convert[jsonfloat.F64](m.Fitness), Returns: m.Returns,
 			GenSteps: genStepsRecord(m.genSteps, t.cfg.Population.EvoSteps), Idle: m.idle})
 	}
+	if pop.EliteFile, err = t.copyElite(tmp); err != nil {
+		return fail(err)
+	}
 	b, err := json.MarshalIndent(pop, "", "  ")
 	if err != nil {
 		return fail(err)
@@ -261,6 +284,31 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	return t.pruneCheckpoints(root, name)
 }
 
+// copyElite writes the run's elite file into the checkpoint directory
+// ckpt, with the horizon of the budget the checkpoint is written under,
+// and returns its record; nil when the run has no elite file.
+func (t *Trainer) copyElite(ckpt string) (*fileRecord, error) {
+	if t.bestIndex < 0 {
+		return nil, nil
+	}
+	a, err := agent.Load(filepath.Join(t.dir, eliteFile))
+	if errors.Is(err, fs.ErrNotExist) { // removed, and forgotten (forgetElite) only when Run starts
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("elite: %w", err)
+	}
+	a.TotalSteps = agentHorizon(t.cfg.Population)
+	if err := a.Save(filepath.Join(ckpt, eliteFile)); err != nil {
+		return nil, err
+	}
+	size, sum, err := hashFile(os.DirFS(ckpt), eliteFile)
+	if err != nil {
+		return nil, err
+	}
+	return &fileRecord{File: eliteFile, Size: size, SHA256: sum}, nil
+}
+
 // saveStopRules writes config.toml with the stopping rules SetStopRules
 // set, and gives the elite file their horizon.
 func (t *Trainer) saveStopRules() error {
@@ -282,7 +330,7 @@ func (t *Trainer) saveStopRules() error {
 // budget the new budget's horizon, as SetStopRules gives the members, so
 // that the file is the one a run with that budget from the start saves.
 func (t *Trainer) eliteFollowsBudget() error {
-	path := filepath.Join(t.dir, "elite.safetensors")
+	path := filepath.Join(t.dir, eliteFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

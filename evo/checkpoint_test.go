@@ -30,7 +30,13 @@ func TestCheckpointFilesAreBoundTogether(t *testing.T) {
 			t.Fatal(err)
 		}
 		files := []string{populationFile, populationSumFile}
-		for _, m := range p.Members {
+		members := p.Members
+		if e := p.EliteFile; e != nil {
+			members = append(members, memberJSON{File: e.File, Size: e.Size, SHA256: e.SHA256})
+		} else if p.BestIndex >= 0 {
+			t.Errorf("%s: an elite (agent %d) but no copy of it", name, p.BestIndex)
+		}
+		for _, m := range members {
 			b := readFile(t, filepath.Join(ckpt, m.File))
 			if s := sha256.Sum256(b); int64(len(b)) != m.Size || hex.EncodeToString(s[:]) != m.SHA256 {
 				t.Errorf("%s: %s is %d bytes of SHA-256 %x, population.json says %d, %s", name, m.File, len(b), s, m.Size, m.SHA256)

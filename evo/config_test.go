@@ -725,3 +725,20 @@ func TestConfigIsNotATOMLMarshaler(t *testing.T) {
 		t.Errorf("a struct embedding a Config does not read back: %v", err)
 	}
 }
+
+// TestMisspeltSelectionIsOneError: "PBT" for "pbt" beside a [pbt] that
+// gives only explore was reported with five more errors about keys the
+// file never set (pbt.quantile = 0, perturb_up = 0, …): [pbt] had no
+// defaults under an unknown selection.
+func TestMisspeltSelectionIsOneError(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), "pbt.toml", "[population]\nselection = \"PBT\"\n[pbt]\nexplore = \"pb2\"\n")
+	_, err := LoadConfig(path)
+	if err == nil || !strings.Contains(err.Error(), `population.selection = "PBT"`) {
+		t.Fatalf("error %v, want one naming population.selection", err)
+	}
+	for _, not := range []string{"pbt.quantile", "perturb_up", "pb2_region", "alpha", "[pbt] given"} {
+		if strings.Contains(err.Error(), not) {
+			t.Errorf("error %q mentions %s, which the file does not set", err, not)
+		}
+	}
+}

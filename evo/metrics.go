@@ -121,11 +121,7 @@ func (t *Trainer) truncateMetrics() error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if t.gen > 0 {
-			lost := fmt.Sprintf("generations 1 to %d", t.gen)
-			if t.gen == 1 {
-				lost = "generation 1"
-			}
-			t.log.Warn(fmt.Sprintf("metrics.csv is missing: the rows of %s are lost; it begins again at generation %d", lost, t.gen+1),
+			t.log.Warn(fmt.Sprintf("metrics.csv is missing: the rows of %s are lost; it begins again at generation %d", generations(1, t.gen), t.gen+1),
 				"dir", t.dir)
 		}
 	case err != nil:
@@ -136,6 +132,16 @@ func (t *Trainer) truncateMetrics() error {
 			return badInput(fmt.Errorf("metrics: %s: %w", path, err))
 		}
 		rows = append(rows, kept...)
+		last := 0
+		if len(kept) > 0 {
+			last, _ = strconv.Atoi(kept[len(kept)-1][0])
+		}
+		if last < t.gen {
+			// Cut short by hand (or copied before the checkpoint was):
+			// the rows resumed after would leave a gap unsaid.
+			t.log.Warn(fmt.Sprintf("metrics.csv ends at generation %d, before the checkpoint's %d: the rows of %s are lost; it goes on at generation %d",
+				last, t.gen, generations(last+1, t.gen), t.gen+1), "dir", t.dir)
+		}
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -144,6 +150,15 @@ func (t *Trainer) truncateMetrics() error {
 		return err
 	}
 	return atomicfile.WriteBytes(path, buf.Bytes())
+}
+
+// generations names the generations from to to: "generation 3" or
+// "generations 3 to 5".
+func generations(from, to int) string {
+	if from == to {
+		return fmt.Sprintf("generation %d", from)
+	}
+	return fmt.Sprintf("generations %d to %d", from, to)
 }
 
 // metricsUpTo returns the rows of metrics.csv's contents b (after header,

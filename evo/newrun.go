@@ -106,6 +106,12 @@ func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if n, l := cfg.Env.NumEnvs, cfg.PPO.LearnStep; n > 0 && l%n != 0 {
+		// A rollout is whole steps of every env; the config keeps the
+		// value as written (its digest, and runs begun with it, resume).
+		log.Warn(fmt.Sprintf("ppo.learn_step = %d is not a multiple of env.num_envs = %d: each rollout takes %d env steps (%d per env), while the config and metrics.csv say %d",
+			l, n, l/n*n, l/n, l), "config", "ppo.learn_step")
+	}
 	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: digest,
 		best: math.Inf(-1), bestFit: math.Inf(-1), bestIndex: -1, elite: EliteRecord{Index: -1}}, nil
 }

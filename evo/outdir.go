@@ -91,11 +91,12 @@ func CheckNewOutDir(dir string) error {
 		}
 	}
 	entries, err := os.ReadDir(dir)
-	// A lone run lock (a run killed before it wrote anything else) and the
+	// A lone run lock, with the temporary of the config.toml it was
+	// writing (a run killed before it wrote anything else), and the
 	// writability probe of a process starting beside this one are nothing
 	// to keep: the lock itself refuses a directory a live run holds.
 	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool {
-		return e.Name() == lockFile || strings.HasPrefix(e.Name(), ".evolve-probe-")
+		return e.Name() == lockFile || strings.HasPrefix(e.Name(), ".evolve-probe-") || isConfigTemp(e.Name())
 	})
 	switch {
 	case err == nil && len(entries) > 0:
@@ -126,6 +127,27 @@ func CheckNewOutDir(dir string) error {
 	}
 	if run := insideRun(dir); run != "" {
 		return badInput(fmt.Errorf("%s lies inside the run directory %s: a run there would mix with that run's files", dir, run))
+	}
+	return nil
+}
+
+// isConfigTemp reports whether name is a temporary file through which
+// config.toml is written (atomicfile's name for it).
+func isConfigTemp(name string) bool { return strings.HasPrefix(name, ".config.toml.tmp-") }
+
+// removeConfigTemps removes from dir the temporaries of a config.toml a
+// stopped run was writing, which no one reads.
+func removeConfigTemps(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if isConfigTemp(e.Name()) && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

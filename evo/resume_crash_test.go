@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/internal/runtest"
 	"github.com/evolverl/evolve/internal/simd"
 )
@@ -378,80 +377,32 @@ func TestResumeRefusesARunWithoutItsCheckpoints(t *testing.T) {
 		!bytes.Equal(runtest.ReadFile(t, filepath.Join(dir, "elite.safetensors")), elite) {
 		t.Error("the refused resume changed metrics.csv or the elite")
 	}
-	// A directory left with only a run's lock (a kill before config.toml)
-	// takes a new run.
+	// A directory left with only a run's lock and the temporary of the
+	// config.toml it was writing (a kill then) takes a new run, which
+	// removes the temporary, and Resume says so (it was refused by both).
 	lone := filepath.Join(t.TempDir(), "lone")
 	if err := os.MkdirAll(lone, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(lone, ".lock"), nil, 0o644); err != nil {
-		t.Fatal(err)
+	for name, text := range map[string]string{".lock": "", ".config.toml.tmp-123": "seed = 7\n[env]\nid = \"Cart"} {
+		if err := os.WriteFile(filepath.Join(lone, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := CheckNewOutDir(lone); err != nil {
-		t.Errorf("a directory holding only .lock: %v", err)
+		t.Errorf("a directory holding only .lock and a config temporary: %v", err)
 	}
-}
-
-// TestResumeChecksTheEliteFile: a damaged elite file is refused before
-// anything trains (it failed the first checkpoint after a generation of
-// training, exit 1, and each retry trained that generation again); a
-// removed one is forgotten by a run that trains on, which ends with the
-// next generation's best saved (it ended with a summary naming a file that
-// was not there), and kept in the record of a finished run resumed as it is.
-func TestResumeChecksTheEliteFile(t *testing.T) {
-	done := uninterrupted(t, 0)
-	copyRun := func() string { return copyRunDir(t, done.OutDir) }
-	damaged := copyRun()
-	elite := filepath.Join(damaged, "elite.safetensors")
-	b := runtest.ReadFile(t, elite)
-	if err := os.WriteFile(elite, b[:len(b)/2], 0o644); err != nil {
-		t.Fatal(err)
+	if _, err := Resume(lone, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "start it again (evolve -config CONFIG -out "+lone) {
+		t.Errorf("resume of a run stopped while writing config.toml: %v, want ErrBadInput saying to start it again", err)
 	}
-	metrics := runtest.ReadFile(t, filepath.Join(damaged, "metrics.csv"))
-	_, err := Resume(damaged, Options{})
-	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "elite.safetensors") {
-		t.Errorf("resume with a truncated elite: %v, want ErrBadInput naming elite.safetensors", err)
+	cfg := tiny(t)
+	cfg.OutDir = lone
+	cfg.Population.MaxSteps = 1
+	if _, err := run(t, cfg, Options{}, nil); err != nil {
+		t.Fatalf("a new run into it: %v", err)
 	}
-	if !bytes.Equal(runtest.ReadFile(t, filepath.Join(damaged, "metrics.csv")), metrics) {
-		t.Error("the refused resume changed metrics.csv")
-	}
-
-	before, err := ReadSummary(done.OutDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Finished and resumed as it is, nothing trains: the summary keeps the
-	// elite's record (a review found it rewritten with none).
-	kept := copyRun()
-	if err := os.Remove(filepath.Join(kept, "elite.safetensors")); err != nil {
-		t.Fatal(err)
-	}
-	summaryBefore := runtest.ReadFile(t, filepath.Join(kept, "summary.json"))
-	plain, err := Resume(kept, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := plain.Run(context.Background()); err != nil || s.EliteIndex != before.EliteIndex || s.Elite == nil {
-		t.Errorf("a finished run resumed as it is: %v, elite index %d (want %d), record %+v", err, s.EliteIndex, before.EliteIndex, s.Elite)
-	}
-	if !bytes.Equal(runtest.ReadFile(t, filepath.Join(kept, "summary.json")), summaryBefore) {
-		t.Error("a finished run resumed as it is rewrote summary.json")
-	}
-
-	removed := copyRun()
-	if err := os.Remove(filepath.Join(removed, "elite.safetensors")); err != nil {
-		t.Fatal(err)
-	}
-	tr := resumeTo(t, removed, 2*done.Population.MaxSteps)
-	sum, err := tr.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.EliteFile == "" || sum.Elite == nil || sum.Elite.Generation <= before.Generations {
-		t.Fatalf("summary after the resume: elite file %q, elite %+v: want one of a generation after the resume", sum.EliteFile, sum.Elite)
-	}
-	if _, err := agent.Load(sum.EliteFile); err != nil {
-		t.Errorf("the summary's elite file: %v", err)
+	if _, err := os.Stat(filepath.Join(lone, ".config.toml.tmp-123")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the new run left the temporary: %v", err)
 	}
 }
 
@@ -482,16 +433,21 @@ func TestResumeSaysWhatItCannotKeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	tr, err := Resume(dir, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
-	if err != nil {
-		t.Fatal(err)
+	// extend resumes the run in dir to twice its budget, logging to log.
+	extend := func(dir string) {
+		t.Helper()
+		tr, err := Resume(dir, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.SetStopRules(2*done.Population.MaxSteps, math.Inf(1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := tr.SetStopRules(2*done.Population.MaxSteps, math.Inf(1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	extend(dir)
 	for _, want := range []string{"metrics.csv is missing", "damaged record"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the resume's log does not say %q:\n%s", want, log.String())
@@ -499,5 +455,19 @@ func TestResumeSaysWhatItCannotKeep(t *testing.T) {
 	}
 	if kept := bytes.Count(runtest.ReadFile(t, tb[0]), []byte("\x0a\x0ageneration")); events < 3 || kept < events-2 {
 		t.Errorf("the earlier session's event file keeps %d of its %d generation tags after one damaged byte", kept, events)
+	}
+
+	// metrics.csv cut after generation 1's rows: the rows of generations
+	// 2 to the checkpoint's are lost, and said to be (a gap, silently).
+	cut := copyRunDir(t, done.OutDir)
+	m := runtest.ReadFile(t, filepath.Join(cut, "metrics.csv"))
+	lines := bytes.SplitAfter(m, []byte("\n"))
+	if err := os.WriteFile(filepath.Join(cut, "metrics.csv"), bytes.Join(lines[:1+done.Population.Size], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	extend(cut)
+	if want := "metrics.csv ends at generation 1, before the checkpoint's 4: the rows of generations 2 to 4 are lost"; !strings.Contains(log.String(), want) {
+		t.Errorf("the resume's log does not say %q:\n%s", want, log.String())
 	}
 }

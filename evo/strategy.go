@@ -177,10 +177,12 @@ func (c Config) validateStrategy() []error {
 	if p.Selection == SelectPBT && c.PBT == nil {
 		errs = append(errs, errors.New("population.selection = \"pbt\" without a [pbt] section"))
 	}
-	if p.Selection != SelectPBT && c.PBT != nil {
+	if p.Selection == "" && c.PBT != nil {
 		errs = append(errs, fmt.Errorf("[pbt] given, but population.selection = %q: remove it or set selection = \"pbt\"", c.selection()))
 	}
-	if b := c.PBT; b != nil {
+	// Under a misspelt selection [pbt] was not given its defaults: the
+	// selection's error is the one to report, not every key left out.
+	if b := c.PBT; b != nil && p.Selection == SelectPBT {
 		finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 		if !(b.Quantile > 0 && b.Quantile <= 0.5) {
 			errs = append(errs, fmt.Errorf("pbt.quantile = %v: want a share in (0, 0.5]", b.Quantile))

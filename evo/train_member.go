@@ -266,13 +266,19 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 			play = a.PlaySampled
 		}
 		played, err := play(ctx, vec.Env(0), t.cfg.Env.EvalEpisodes, t.cfg.Env.EvalMaxSteps, m.EvalSeed)
-		if err != nil {
+		switch {
+		case errors.Is(err, agent.ErrNonFinite):
+			// Finite weights whose outputs overflowed: diverged too (its
+			// steps so far were taken, and count).
+			diverged, r.EvalSteps = err.Error(), played.Steps
+		case err != nil:
 			// Play's errors begin "evaluate episode N step S".
 			return r, fmt.Errorf("agent %d on env %s: %w", m.Index, id, err)
-		}
-		r.Fitness, r.Returns, r.EvalSteps = played.Mean(), played.Returns, played.Steps
-		if math.IsNaN(r.Fitness) {
-			diverged = "fitness NaN"
+		default:
+			r.Fitness, r.Returns, r.EvalSteps = played.Mean(), played.Returns, played.Steps
+			if math.IsNaN(r.Fitness) {
+				diverged = "fitness NaN"
+			}
 		}
 	}
 	if diverged != "" {

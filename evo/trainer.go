@@ -55,12 +55,15 @@ type Trainer struct {
 	// eliteMissing: resumed with the elite file its checkpoint records
 	// removed (see forgetElite).
 	eliteMissing bool
-	finished     bool
-	stopReason   string
-	reopened     bool    // a finished run that SetStopRules lets go on: its last population is not evolved yet
-	saveConfig   bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
-	wallBefore   float64 // seconds spent by earlier sessions
-	resumed      bool
+	// eliteCopy is the elite file of the checkpoint resumed from (see
+	// restoreElite), or "".
+	eliteCopy  string
+	finished   bool
+	stopReason string
+	reopened   bool    // a finished run that SetStopRules lets go on: its last population is not evolved yet
+	saveConfig bool    // config.toml is to be rewritten (new stopping rules) after the next checkpoint
+	wallBefore float64 // seconds spent by earlier sessions
+	resumed    bool
 	// restarting: Resume starts again a run that stopped before its first
 	// checkpoint, into the directory holding its config.toml.
 	restarting bool
@@ -99,7 +102,8 @@ func (t *Trainer) Finished() bool { return t.finished }
 // A finished run goes on if the new rules would not have stopped it after
 // its last generation: that generation's population is then selected and
 // mutated as it would have been, and training continues. If they would
-// have stopped it too, SetStopRules fails naming the rule, as it does when
+// have stopped it too (or, for a run stopped between checkpoints, its
+// checkpoint's generation), SetStopRules fails naming the rule, as it does when
 // ppo.anneal_lr makes the budget the learning rate's horizon and max_steps
 // changes. Errors match ErrBadInput.
 func (t *Trainer) SetStopRules(maxSteps int, target float64) error {
@@ -112,29 +116,31 @@ func (t *Trainer) SetStopRules(maxSteps int, target float64) error {
 	case t.cfg.PPO.AnnealLR && maxSteps != p.MaxSteps:
 		return badInput(fmt.Errorf("max_steps %d: the run anneals its learning rate to 0 over population.max_steps (%d), so its budget cannot change", maxSteps, p.MaxSteps))
 	}
+	// Rules the run already meets are refused, finished or not (a run
+	// stopped between checkpoints trained one more generation under them).
+	last := math.Inf(-1) // as applyStopRules saw it: of the members that trained
+	for _, m := range t.members {
+		if n := len(m.Fitness); n > 0 && !m.idle {
+			last = max(last, m.Fitness[n-1])
+		}
+	}
+	score, what := last, "its last generation's best fitness"
+	if p.EliteEpisodes > 0 {
+		score, what = t.best, "its elite's confirmed score"
+	}
+	switch {
+	case t.totalSteps >= maxSteps && t.cfg.PPO.AnnealLR:
+		// A larger budget is refused too (above): do not suggest one.
+		return badInput(fmt.Errorf("the run spent its budget, max_steps %d, and anneals its learning rate to 0 over it: it cannot train further; start a new run with a larger population.max_steps",
+			maxSteps))
+	case t.totalSteps >= maxSteps:
+		return badInput(fmt.Errorf("max_steps %d: the run has already taken %s env steps; give a larger budget to train it further",
+			maxSteps, commas(int64(t.totalSteps))))
+	case t.gen > 0 && t.gen >= p.MinGenerations && score >= target:
+		return badInput(fmt.Errorf("target %v: %s, %v, already reaches it; give a higher target (or none) to train it further",
+			target, what, score))
+	}
 	if t.finished {
-		last := math.Inf(-1) // as applyStopRules saw it: of the members that trained
-		for _, m := range t.members {
-			if n := len(m.Fitness); n > 0 && !m.idle {
-				last = max(last, m.Fitness[n-1])
-			}
-		}
-		score, what := last, "its last generation's best fitness"
-		if p.EliteEpisodes > 0 {
-			score, what = t.best, "its elite's confirmed score"
-		}
-		switch {
-		case t.totalSteps >= maxSteps && t.cfg.PPO.AnnealLR:
-			// A larger budget is refused too (above): do not suggest one.
-			return badInput(fmt.Errorf("the run spent its budget, max_steps %d, and anneals its learning rate to 0 over it: it cannot train further; start a new run with a larger population.max_steps",
-				maxSteps))
-		case t.totalSteps >= maxSteps:
-			return badInput(fmt.Errorf("max_steps %d: the run has already taken %s env steps; give a larger budget to train it further",
-				maxSteps, commas(int64(t.totalSteps))))
-		case t.gen >= p.MinGenerations && score >= target:
-			return badInput(fmt.Errorf("target %v: %s, %v, already reaches it; give a higher target (or none) to train it further",
-				target, what, score))
-		}
 		t.finished, t.stopReason, t.reopened = false, "", true
 	}
 	if maxSteps != p.MaxSteps || target != p.Target {
@@ -201,6 +207,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	t.progSteps.Store(int64(t.totalSteps))
 	t.progGen.Store(int64(t.gen))
 	t.forgetElite()
+	if err := t.restoreElite(); err != nil {
+		return Summary{}, err
+	}
 	if t.finished {
 		s := t.summary(start, sessionStart)
 		// A stop between the last checkpoint and summary.json (a SIGKILL)
@@ -375,7 +384,7 @@ func (t *Trainer) tally(g int, reports []MemberReport) GenerationReport {
 // is score.
 func (t *Trainer) saveElite(rep *GenerationReport, score float64) error {
 	r := rep.Members[rep.Best]
-	path := filepath.Join(t.dir, "elite.safetensors")
+	path := filepath.Join(t.dir, eliteFile)
 	if err := t.members[rep.Best].Agent.Save(path); err != nil {
 		return fmt.Errorf("save elite: %w", err)
 	}
@@ -499,7 +508,7 @@ func (t *Trainer) summary(start time.Time, sessionSteps int) Summary {
 		s.StepsPerSecond = float64(t.totalSteps-sessionSteps) / el
 	}
 	if t.bestIndex >= 0 {
-		s.EliteFile = filepath.Join(t.dir, "elite.safetensors")
+		s.EliteFile = filepath.Join(t.dir, eliteFile)
 	}
 	if t.elite.Index >= 0 {
 		e := t.elite

@@ -282,6 +282,47 @@ func TestStopRulesExtendAFinishedRun(t *testing.T) {
 	tr.Close()
 }
 
+// TestStopRulesAnInterruptedRunMeets: a run stopped between checkpoints,
+// resumed with a budget it has already spent, was let train one more
+// generation (exit 0, and config.toml's budget then below the steps taken)
+// where a finished run is refused; both are refused now, and the directory
+// is left as it was.
+func TestStopRulesAnInterruptedRunMeets(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("trains populations to compare them")
+	}
+	cfg := tiny(t)
+	cfg.Population.EliteEpisodes = 2
+	if _, err := run(t, cfg, Options{}, func(r GenerationReport) bool { return r.Generation == 2 }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: %v", err)
+	}
+	tr, err := Resume(cfg.OutDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if tr.Finished() {
+		t.Fatal("the stopped run resumes as finished")
+	}
+	best := tr.best
+	for _, tc := range []struct {
+		maxSteps int
+		target   float64
+		want     string
+	}{
+		{tr.totalSteps, math.Inf(1), "already taken"},
+		{1000, math.Inf(1), "already taken"},
+		{cfg.Population.MaxSteps, best, "already reaches it"},
+	} {
+		if err := tr.SetStopRules(tc.maxSteps, tc.target); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SetStopRules(%d, %v) on a run stopped after generation 2: %v; want an error saying %q", tc.maxSteps, tc.target, err, tc.want)
+		}
+	}
+	if err := tr.SetStopRules(tr.totalSteps+1, best+1); err != nil {
+		t.Errorf("rules it does not meet yet: %v", err)
+	}
+}
+
 // TestResumeAcceptsTheWholeConfigDigest resumes a checkpoint that records
 // the config's whole Digest, as those written before the stopping rules
 // left the checkpoint's digest did, and checks that the run goes on as

@@ -427,6 +427,10 @@ class Agent(nn.Module):
             return [len(s["nvec"])]
         return s["shape"]
 
+    def finite(self):
+        """Whether every parameter is finite (a diverged agent's are not)."""
+        return all(bool(torch.isfinite(p).all()) for p in self.parameters())
+
     @torch.no_grad()
     def forward(self, raw_obs, state=None):
         """Raw observations [rows, flat size] → (actor output [rows, out], value [rows], state).
@@ -515,8 +519,17 @@ def main(argv):
         return 2
     state = None
     res = {"outputs": [], "values": [], "actions": [], "state_size": agent.state_size()}
-    for batch in req["steps"]:
-        out, value, state = agent.forward(np.asarray(batch, np.float32), state)
+    for i, batch in enumerate(req["steps"]):
+        try:
+            out, value, state = agent.forward(np.asarray(batch, np.float32), state)
+            if not (np.isfinite(out).all() and np.isfinite(value).all()):
+                # As Go's Act: non-finite weights (a diverged agent) act as action 0 or NaN.
+                raise ValueError("the network's outputs are not finite: "
+                                 + ("its weights are not (a diverged agent)" if not agent.finite()
+                                    else "its weights are, a number overflowed"))
+        except ValueError as e:
+            print(f"evolve_agent: {argv[2]}: step {i}: {e}", file=sys.stderr)
+            return 2
         res["outputs"].append(out.astype(np.float64).tolist())
         res["values"].append(value.astype(np.float64).tolist())
         res["actions"].append(agent.actions(out).astype(np.float64).tolist())
