@@ -287,7 +287,7 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 			further = "-target X (above the elite's score) or -no-target trains it further"
 		}
 		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do; %s\n",
-			tr.Dir(), sum.StopReason, sum.Generations, further)
+			tr.Dir(), stopWhy(sum.StopReason), sum.Generations, further)
 		printSummary(stdout, sum)
 		return exitOK
 	}
@@ -342,11 +342,15 @@ func (f *trainFlags) announce(tr *evo.Trainer, stderr io.Writer) {
 		verb, counted(cfg.Population.Size, "agent"), cfg.Env.ID, where, counted(cfg.Population.MaxSteps, "env step"), tr.Dir())
 }
 
+// stopWhy says a summary's stop reason in words.
+func stopWhy(reason string) string {
+	return map[string]string{evo.StopTarget: "target reached", evo.StopBudget: "step budget spent",
+		evo.StopInterrupted: "interrupted", evo.StopError: "failed"}[reason]
+}
+
 // printSummary prints the end-of-run summary.
 func printSummary(w io.Writer, s evo.Summary) {
-	why := map[string]string{evo.StopTarget: "target reached", evo.StopBudget: "step budget spent",
-		evo.StopInterrupted: "interrupted", evo.StopError: "failed"}[s.StopReason]
-	fmt.Fprintf(w, "generations   %d (%s)\n", s.Generations, why)
+	fmt.Fprintf(w, "generations   %d (%s)\n", s.Generations, stopWhy(s.StopReason))
 	session := fmt.Sprintf(" (this session: %s steps/s)", commas(int(s.StepsPerSecond+0.5)))
 	if s.StepsPerSecond == 0 { // a finished run resumed: nothing trained now
 		session = ""
