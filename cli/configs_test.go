@@ -96,7 +96,7 @@ func TestSetBadInput(t *testing.T) {
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lr"}, "want KEY=VALUE"},
 		{[]string{"-config", "zoo/cartpole", "-set", "pbt.quantile=0.3"}, `[pbt] given, but population.selection = "tournament"`},
 		{[]string{"-config", "cartpole", "-set", "population.selection=tournament"}, "(-set cannot remove a table: evolve configs cartpole > my.toml"},
-		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?`},
+		{[]string{"-env", "Cartpole-v1"}, `did you mean "CartPole-v1"?` + "\n"}, // not the line of the config -env writes
 		{[]string{"-config", "cartpol"}, "did you mean the shipped config cartpole?"},
 		{[]string{"-config", "no/such.toml"}, "evolve configs lists the shipped ones"},
 		{[]string{"-config", "../configs/cartpol.toml"}, "did you mean ../configs/cartpole.toml?"},

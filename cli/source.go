@@ -22,6 +22,9 @@ type configSource struct {
 	name string // "config configs/cartpole.toml", "shipped config cartpole", …
 	text []byte
 	note string // for the user before training, or ""
+	// generated: the text was written here (-env without a shipped
+	// config), so its line numbers mean nothing to the user.
+	generated bool
 }
 
 // sourceConfig finds the config of -config or -env: a file; else, for
@@ -88,7 +91,7 @@ func envSource(id string) (configSource, error) {
 		text += "\n[net]\nencoder = \"cnn\"\n"
 		how += ", with a CNN encoder for its images"
 	}
-	return configSource{name: "-env " + id, text: []byte(text),
+	return configSource{name: "-env " + id, text: []byte(text), generated: true,
 		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it%s (configs/pop.toml lists them)", id, how)}, nil
 }
 
@@ -115,6 +118,9 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 		if len(f.sets) == 0 {
 			_, err = evo.ParseConfig(src.text)
 		}
+		if src.generated {
+			err = withoutLines{err}
+		}
 		return evo.Config{}, src, fmt.Errorf("%s: %w", src.name, err)
 	}
 	text, err := applySets(src.text, f.sets)
@@ -126,6 +132,8 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 		where := src.name
 		if len(f.sets) > 0 {
 			where += " with " + strings.Join(f.sets.flags(), " ")
+		}
+		if len(f.sets) > 0 || src.generated {
 			err = withoutLines{err}
 		}
 		return evo.Config{}, src, fmt.Errorf("%s: %w%s", where, err, f.sets.removeHint(src, err))
