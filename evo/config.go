@@ -281,20 +281,20 @@ func decodeConfig(data []byte) (cfg Config, keysErr, err error) {
 		cfg.Tournament.Size = min(cfg.Tournament.Size, cfg.Population.Size)
 	}
 	if err := readBackend(md, data, &cfg); err != nil {
-		return Config{}, nil, badInput(err)
+		return Config{}, nil, badInput(withKeyLines(data, err))
 	}
 	if err := completeNet(md, &cfg); err != nil {
-		return Config{}, nil, badInput(err)
+		return Config{}, nil, badInput(withKeyLines(data, err))
 	}
 	if cfg.Env.Options == nil {
 		cfg.Env.Options = envs.Options{}
 	}
 	completeVTrace(md, &cfg.PPO)
 	if err := completeHP(md, &cfg); err != nil {
-		return Config{}, nil, badInput(err)
+		return Config{}, nil, badInput(withKeyLines(data, err))
 	}
 	if err := cfg.resolveStrategy(md); err != nil {
-		return Config{}, nil, err
+		return Config{}, nil, badInput(withKeyLines(data, err))
 	}
 	return cfg, keysErr, nil
 }

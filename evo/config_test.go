@@ -71,6 +71,8 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"transformer context past the rollout", "[env]\nid = \"CartPoleNoVel-v1\"\nnum_envs = 8\n[ppo]\nlearn_step = 64\nbatch_size = 64\nmax_seq_len = 8\n[net]\nencoder = \"transformer\"\n[net.transformer]\ncontext = 16\n", []string{"net.transformer.context = 16: want <= learn_step/num_envs = 8"}},
 		{"lstm and gru tables", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"gru\"\nmemory = [\"gru\", \"lstm\"]\n[net.gru]\nhidden = 32\n[net.lstm]\nhidden = 16\n", []string{"[net.lstm] and [net.gru] both given"}},
 		{"unknown memory model", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\", \"gpt\"]\n", []string{`net.memory: "gpt" is not a memory model`}},
+		{"unknown hp table", "seed = 1\n[hp.lrr]\nmin = 0.0001\n", []string{"[hp.lrr]: not a mutable hyperparameter", "(line 2)"}},
+		{"net table of a misspelt encoder", "[net]\nencoder = \"mpl\"\n[net.mlp]\nhidden = [8]\n", []string{`[net.mlp] given, but net.encoder = "mpl"`, "(line 3)"}},
 		{"misspelt selection beside [pbt]", "[population]\nselection = \"pbtx\"\n[pbt]\nquantile = 0.25\n", []string{`population.selection = "pbtx": want "tournament" (the default) or "pbt"`}},
 		{"empty memory list", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = []\n", []string{"net.memory = []: want two or three memory models"}},
 		{"memory list of one", "[env]\nid = \"CartPoleNoVel-v1\"\n[net]\nencoder = \"lstm\"\nmemory = [\"lstm\"]\n", []string{`net.memory = ["lstm"]: want two or three`}},
