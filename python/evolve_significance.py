@@ -6,7 +6,16 @@ global budget B with Welch's t-test (unequal variances, Welch-Satterthwaite
 degrees of freedom):
 
     /usr/bin/python3 python/evolve_significance.py docs/bench/tuner/acrobot/curves.csv \\
-        [-budget 8190000] [-ref fixed] [-methods pb2,pbt,random]
+        [-budget 8190000] [-ref fixed] [-methods pb2,pbt,random] [-paired]
+
+With -paired the runs are paired by their label (seed N): two methods whose
+runs of one seed start from the same agents (pb2 and fixed, pb2-sample and
+fixed-sample) differ, seed by seed, only in the search. The table then gives
+the mean of the seeds' differences with its 95 % interval and the paired
+t-test's two-sided p, the exact two-sided Wilcoxon signed-rank p (zero
+differences dropped, tied magnitudes given their mean rank), and on how many
+seeds the method is ahead. Welch's test ignores the pairing; which of the two
+a report quotes is a choice the report must say.
 
 B defaults to what evolve_compare.py takes: the smallest final global steps
 of the runs that are neither studies (tpe, random) nor on a budget of their
@@ -93,6 +102,62 @@ def welch(xs, ys):
     return diff, (diff - half, diff + half), t, df, t_sf2(t, df)
 
 
+def paired(xs, ys):
+    """The paired t-test of xs[i] - ys[i]: (mean difference, 95 % interval,
+    t, degrees of freedom, two-sided p)."""
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError("paired: want two equal-length samples of at least 2")
+    d = [x - y for x, y in zip(xs, ys)]
+    mean = statistics.mean(d)
+    se = statistics.stdev(d) / math.sqrt(len(d))
+    df = len(d) - 1
+    if se == 0:
+        return mean, (mean, mean), (0.0 if mean == 0 else math.copysign(math.inf, mean)), df, float(mean == 0)
+    t = mean / se
+    half = t_quantile(0.975, df) * se
+    return mean, (mean - half, mean + half), t, df, t_sf2(t, df)
+
+
+def wilcoxon(xs, ys):
+    """The exact two-sided p of Wilcoxon's signed-rank test of xs[i] - ys[i]:
+    zero differences dropped, tied magnitudes given their mean rank, and the
+    statistic (the sum of the positive differences' ranks) held against all
+    2^n sign assignments, counted through their distribution (ranks doubled
+    to integers). 1 when every difference is zero."""
+    d = [x - y for x, y in zip(xs, ys) if x != y]
+    if not d:
+        return 1.0
+    order = sorted(range(len(d)), key=lambda i: abs(d[i]))
+    rank2 = [0] * len(d)  # twice the mean rank: an integer
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and abs(d[order[j + 1]]) == abs(d[order[i]]):
+            j += 1
+        for k in range(i, j + 1):
+            rank2[order[k]] = i + j + 2
+        i = j + 1
+    counts = {0: 1}  # sum of doubled ranks -> number of sign assignments
+    for r in rank2:
+        nxt = dict(counts)
+        for s, c in counts.items():
+            nxt[s + r] = nxt.get(s + r, 0) + c
+        counts = nxt
+    w = sum(r for r, x in zip(rank2, d) if x > 0)
+    total, mid = 2 ** len(d), sum(rank2) / 2
+    extreme = sum(c for s, c in counts.items() if abs(s - mid) >= abs(w - mid) - 1e-9)
+    return min(1.0, extreme / total)
+
+
+def pairs(runs, ref, m, score):
+    """The scores of method m and of ref on the run labels both have, in
+    label order: (labels, m's, ref's)."""
+    a = {label: score(m, c) for label, c, _ in runs[m]}
+    b = {label: score(ref, c) for label, c, _ in runs[ref]}
+    labels = sorted(set(a) & set(b), key=lambda s: (len(s), s))
+    return labels, [a[s] for s in labels], [b[s] for s in labels]
+
+
 def default_budget(runs):
     budget, _ = evolve_compare.shared_budget(runs)
     if not budget:
@@ -100,11 +165,38 @@ def default_budget(runs):
     return budget
 
 
+def at_for(budget):
+    """The score at B of a method's run (its own end for -popN, -xK)."""
+    def at(m, c):
+        return evolve_compare.at_budget(c, math.inf if evolve_compare.own_budget(m) else budget)
+    return at
+
+
+def paired_table(runs, ref, budget, methods):
+    at = at_for(budget)
+    lines = [f"Best confirmed score at B = {evolve_compare.fmt_steps(budget)} global steps, each method against {ref}, "
+             "paired by seed (paired t-test and exact Wilcoxon signed-rank, two-sided).", "",
+             f"| method | pairs | − {ref}, mean [95 % CI] | t (df) | p (t) | p (Wilcoxon) | ahead |",
+             "|---|---|---|---|---|---|---|"]
+    for m in methods:
+        if m == ref:
+            continue
+        labels, xs, ys = pairs(runs, ref, m, at)
+        if len(labels) < 2 or any(not math.isfinite(v) for v in xs + ys):
+            lines.append(f"| {m} | {len(labels)} | – (fewer than 2 pairs, or one unconfirmed at B) | – | – | – | – |")
+            continue
+        d, (lo, hi), t, df, p = paired(xs, ys)
+        ahead = sum(x > y for x, y in zip(xs, ys))
+        tdf = "– (no spread)" if not math.isfinite(t) else f"{t:.2f} ({df})"
+        lines.append(f"| {m} | {len(labels)} | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {tdf} | {p:.3f} | "
+                     f"{wilcoxon(xs, ys):.3f} | {ahead} of {len(labels)} |")
+    return "\n".join(lines)
+
+
 def table(runs, ref, budget, methods):
     # A method with its own budget (-popN, -xK) is left out of B, as in the
     # report: it is taken at the end of its own runs, and the table says so.
-    def at(m, c):
-        return evolve_compare.at_budget(c, math.inf if evolve_compare.own_budget(m) else budget)
+    at = at_for(budget)
     scores = {m: [at(m, c) for _, c, _ in rs] for m, rs in runs.items()}
     base = scores[ref]
     lines = [f"Best confirmed score at B = {evolve_compare.fmt_steps(budget)} global steps, "
@@ -136,6 +228,7 @@ def main(argv):
     p.add_argument("-budget", type=evolve_tune.int_arg, default=0, help="the equal global budget B (default: as the report's)")
     p.add_argument("-ref", default="fixed", help="the method every other is tested against")
     p.add_argument("-methods", default="", help="the methods to show, comma-separated (default: all)")
+    p.add_argument("-paired", action="store_true", help="pair the runs by seed (paired t and Wilcoxon) instead of Welch's test")
     args = p.parse_args(argv)
     try:
         if not os.path.isfile(args.curves):
@@ -153,7 +246,7 @@ def main(argv):
             if m not in runs:
                 raise evolve_tune.BadInput(f"{args.curves}: no method {m!r} (it has {', '.join(runs)})")
         budget = args.budget or default_budget(runs)
-        print(table(runs, args.ref, budget, methods))
+        print((paired_table if args.paired else table)(runs, args.ref, budget, methods))
     except evolve_tune.BadInput as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2

@@ -112,3 +112,94 @@ func TestWelchAgainstGonum(t *testing.T) {
 		t.Errorf("p without spread: %v, want [1 0]", flat)
 	}
 }
+
+// TestPairedAgainstGonum holds the script's paired t-test to one computed
+// in Go from gonum's moments and t distribution, and its exact Wilcoxon
+// signed-rank p to a count over every sign assignment made here (ties and
+// zeros included), and to the textbook value for 8 positive differences
+// (2/2⁸).
+func TestPairedAgainstGonum(t *testing.T) {
+	python := tomlPython(t)
+	xs := []float64{-64.1, -66.0, -63.2, -65.9, -62.8, -67.5, -63.0, -66.4, -61.9, -65.9}
+	ys := []float64{-66.0, -66.4, -70.2, -64.1, -64.0, -71.8, -62.9, -69.3, -63.3, -82.4}
+	var got []float64
+	significance(t, python, "d, ci, t, df, p = s.paired(a[0], a[1]); print(json.dumps([d, ci[0], ci[1], t, df, p, s.wilcoxon(a[0], a[1])]))",
+		[][]float64{xs, ys}, &got)
+	d := make([]float64, len(xs))
+	for i := range xs {
+		d[i] = xs[i] - ys[i]
+	}
+	mean, v := stat.MeanVariance(d, nil)
+	se := math.Sqrt(v / float64(len(d)))
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(d) - 1)}
+	half := dist.Quantile(0.975) * se
+	want := []float64{mean, mean - half, mean + half, mean / se, float64(len(d) - 1), 2 * dist.Survival(math.Abs(mean/se)), wilcoxonByCount(xs, ys)}
+	for i, name := range []string{"difference", "interval low", "interval high", "t", "df", "p", "Wilcoxon p"} {
+		if !near(got[i], want[i], 1e-8) {
+			t.Errorf("%s: %.12g, want %.12g", name, got[i], want[i])
+		}
+	}
+	cases := [][2][]float64{
+		{{1, 2, 3, 4, 5, 6, 7, 8}, make([]float64, 8)}, // all ahead: 2/2⁸
+		{{1, -1, 2, 2, 3, 0}, {0, 0, 1, 0, 0, 0}},      // a tie of magnitudes and a zero
+		{{1, -1}, {0, 0}}, // symmetric: 1
+	}
+	var ws []float64
+	significance(t, python, "print(json.dumps([s.wilcoxon(x, y) for x, y in a]))", cases, &ws)
+	for i, c := range cases {
+		if w := wilcoxonByCount(c[0], c[1]); !near(ws[i], w, 1e-12) {
+			t.Errorf("Wilcoxon of %v - %v: %v, counted here %v", c[0], c[1], ws[i], w)
+		}
+	}
+	if !near(ws[0], 2.0/256, 1e-12) {
+		t.Errorf("Wilcoxon of 8 positive differences: %v, want 2/256", ws[0])
+	}
+}
+
+// wilcoxonByCount is the exact two-sided Wilcoxon signed-rank p counted over
+// every one of the 2ⁿ sign assignments of the nonzero differences' mean
+// ranks.
+func wilcoxonByCount(xs, ys []float64) float64 {
+	var d []float64
+	for i := range xs {
+		if xs[i] != ys[i] {
+			d = append(d, xs[i]-ys[i])
+		}
+	}
+	if len(d) == 0 {
+		return 1
+	}
+	rank := make([]float64, len(d))
+	for i := range d {
+		below, same := 0, 0
+		for j := range d {
+			switch {
+			case math.Abs(d[j]) < math.Abs(d[i]):
+				below++
+			case math.Abs(d[j]) == math.Abs(d[i]):
+				same++
+			}
+		}
+		rank[i] = float64(below) + float64(same+1)/2
+	}
+	w, total := 0.0, 0.0
+	for i := range d {
+		total += rank[i]
+		if d[i] > 0 {
+			w += rank[i]
+		}
+	}
+	mid, extreme := total/2, 0
+	for signs := 0; signs < 1<<len(d); signs++ {
+		s := 0.0
+		for i := range d {
+			if signs&(1<<i) != 0 {
+				s += rank[i]
+			}
+		}
+		if math.Abs(s-mid) >= math.Abs(w-mid)-1e-9 {
+			extreme++
+		}
+	}
+	return math.Min(1, float64(extreme)/float64(int(1)<<len(d)))
+}
