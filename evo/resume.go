@@ -255,13 +255,20 @@ func (t *Trainer) restoreElite() error {
 	have, err := os.ReadFile(path)
 	why := "missing"
 	switch {
-	case err == nil && bytes.Equal(have, want):
-		return nil
 	case err == nil:
-		why = "another agent's file (saved by a generation after the checkpoint, or altered)"
-		if _, lerr := agent.Decode(have); lerr != nil {
+		b, derr := agent.Decode(have)
+		if derr != nil {
 			why = "damaged"
+			break
 		}
+		// The same agent under another budget's horizon (new stop rules)
+		// is the elite: eliteFollowsBudget gives it the horizon with the
+		// next checkpoint, as before.
+		b.TotalSteps = a.TotalSteps
+		if same, err := b.Encode(); err == nil && bytes.Equal(same, want) {
+			return nil
+		}
+		why = "another agent's file (saved by a generation after the checkpoint, or altered)"
 	case !errors.Is(err, fs.ErrNotExist):
 		why = "unreadable (" + pathErr(err).Error() + ")"
 	}
