@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -134,29 +134,41 @@ func (f *natsFlags) settings() natsrun.Settings {
 
 // redact hides the credentials in a NATS URL, or in each URL of a
 // comma-separated list (as nats.go takes them): a password, and a token
-// (the user part of a URL without a password, nats://TOKEN@host). A URL
-// that does not parse but holds an "@" is hidden up to it.
+// (the user part of a URL without a password, nats://TOKEN@host). It does
+// not parse the URLs: a password may hold what a URL parser reads as the
+// end of the user part or of a URL (",", "?", "/", "#"). Each URL's
+// credentials run from its "://" to the last "@" before the next URL's
+// "://"; text without "://" is hidden up to its last "@".
 func redact(u string) string {
-	parts := strings.Split(u, ",")
-	for i, s := range parts {
-		t := strings.TrimSpace(s)
-		p, err := url.Parse(t)
-		switch {
-		case err == nil && p.User == nil:
-			continue
-		case err == nil:
-			if _, hasPassword := p.User.Password(); hasPassword {
-				parts[i] = strings.Replace(s, t, p.Redacted(), 1)
-			} else {
-				p.User = url.User("xxxxx")
-				parts[i] = strings.Replace(s, t, p.String(), 1)
-			}
-		case strings.Contains(t, "@"):
-			parts[i] = "xxxxx@" + t[strings.LastIndex(t, "@")+1:]
+	starts := schemeSep.FindAllStringIndex(u, -1)
+	if len(starts) == 0 {
+		if at := strings.LastIndex(u, "@"); at >= 0 {
+			return "xxxxx" + u[at:]
 		}
+		return u
 	}
-	return strings.Join(parts, ",")
+	var b strings.Builder
+	b.WriteString(u[:starts[0][0]])
+	for i, s := range starts {
+		end := len(u)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		rest := u[s[1]:end] // after "scheme://", up to the next URL's scheme
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
+				rest = user + ":xxxxx" + rest[at:]
+			} else {
+				rest = "xxxxx" + rest[at:]
+			}
+		}
+		b.WriteString(u[s[0]:s[1]] + rest)
+	}
+	return b.String()
 }
+
+// schemeSep finds each URL's "scheme://" in a list.
+var schemeSep = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://`)
 
 // natsPool connects the coordinator to the server and returns its pool,
 // or nil and the exit status after saying why not on stderr. The pool

@@ -21,9 +21,11 @@
 //	object EVOLVE_AGENTS    agent files: <run>/<session>/g<gen>/a<index>/in
 //	                        and .../out-<unique>
 //
-// <run> is 16 hex digits of the hash of the config digest, the
-// coordinator's host name and the run directory, so a resumed coordinator
-// finds its run again and two runs never share subjects; <session> is new
+// <run> is 16 hex digits of the hash of the config's generations digest
+// (which leaves out the stopping rules), the coordinator's host name and
+// the run directory, so a resumed coordinator finds its run again and two
+// runs share subjects only if all three are equal (two containers with
+// one host name, path and config would); <session> is new
 // for every coordinator process.
 //
 // # Messages
@@ -47,7 +49,8 @@
 // AckWait; a task delivered MaxDeliver times without an ack makes the
 // server publish a max-deliveries advisory, which fails the run with an
 // error naming the agent. Two workers that finish the same task publish
-// the same task id, so the stream keeps one result; any result for a task
+// the same task id, so within the stream's duplicate window (two minutes)
+// it keeps one result; any result for a task
 // that is no longer pending (a duplicate, or one from an earlier session)
 // is acked and dropped by the coordinator, so each task is applied once.
 // Training is deterministic, so whichever copy wins carries the same

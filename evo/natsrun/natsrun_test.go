@@ -16,6 +16,7 @@ import (
 	"github.com/evolverl/evolve/internal/pytest"
 	"github.com/evolverl/evolve/internal/runtest"
 	"github.com/evolverl/evolve/internal/simd"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -352,5 +353,25 @@ func TestVersionNamesTheKernels(t *testing.T) {
 	want := " kernels " + simd.Kernels()
 	if v := natsrun.Version(); !strings.HasSuffix(v, want) {
 		t.Errorf("Version() = %q, want it to end in %q", v, want)
+	}
+}
+
+// TestResultAboveMaxPayloadFailsTheRun: a result larger than the server's
+// max_payload (a generation of many small updates, each with its record)
+// was retrained until max_deliver and blamed on the workers; the run now
+// fails at once saying what to change.
+func TestResultAboveMaxPayloadFailsTheRun(t *testing.T) {
+	s := startServerWith(t, server.Options{MaxPayload: 135_000}) // above the object store's 128 KiB chunks
+	startWorkers(t, s, 1, 1, nil)
+	cfg := tiny(t)
+	cfg.PPO.LearnStep, cfg.PPO.BatchSize, cfg.PPO.UpdateEpochs = 2, 2, 1
+	cfg.Mutation.RLHP = 0 // no [hp] ranges around these sizes
+	delete(cfg.HP, "learn_step")
+	delete(cfg.HP, "batch_size")
+	cfg.Population.EvoSteps = 12_000 // 6,000 updates a generation, ~100 bytes of record each
+	cfg.Population.MaxSteps = 3 * 12_000
+	_, err := runNATS(t, s, cfg, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "larger than the NATS server's max_payload, 135000 bytes") {
+		t.Fatalf("err = %v; want a failure naming max_payload", err)
 	}
 }

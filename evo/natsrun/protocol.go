@@ -160,6 +160,18 @@ func decodeTask(b []byte) (taskMsg, error) {
 	return t, err
 }
 
+// decodeTaskLoosely reads what it can of a task another build wrote
+// (fields this one does not know are skipped): enough to refuse it naming
+// its build, or to tell its coordinator why it cannot be trained.
+func decodeTaskLoosely(b []byte) (taskMsg, error) {
+	var t taskMsg
+	err := json.Unmarshal(b, &t)
+	if err == nil && (t.ID == "" || t.Run == "") {
+		err = errors.New("no task id or run")
+	}
+	return t, err
+}
+
 // Settings are the work queue's delivery settings, owned by the
 // coordinator, which creates the resources.
 type Settings struct {

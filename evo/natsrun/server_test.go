@@ -3,6 +3,8 @@ package natsrun
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -147,5 +149,56 @@ func TestTrainSaysWhenNoResultComes(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "generation 1: 0 of 1 agents trained, no result for") {
 		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// TestWorkerAnswersATaskItCannotRead: a task with a field this build does
+// not know was terminated without a word, and its coordinator waited for
+// a result forever (a review's older worker against a newer coordinator).
+// Now a task of another build is refused naming both (the worker stops, as
+// for any other build's task), and one of this build that does not decode
+// is answered with an error the coordinator fails the run with.
+func TestWorkerAnswersATaskItCannotRead(t *testing.T) {
+	for _, tc := range []struct {
+		version, want string
+		stops         bool
+	}{
+		{"v9.9.9-future protocol 9", "comes from evolve v9.9.9-future protocol 9", true},
+		{Version(), "is malformed for evolve", false},
+	} {
+		nc := connected(t, true)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if _, _, err := createResources(ctx, js, Settings{AckWait: 30 * time.Second, MaxDeliver: 3}); err != nil {
+			t.Fatal(err)
+		}
+		results, err := nc.SubscribeSync(resultPrefix + "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := NewWorker(nc)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		task := fmt.Sprintf(`{"id":"r1.s1.g1.a0","evolve_version":%q,"run":"r1","session":"s1","config_digest":"d",`+
+			`"generation":1,"index":0,"agent":"r1/s1/a0","a_field_of_the_future":1}`, tc.version)
+		if _, err := js.Publish(ctx, taskPrefix+"r1", []byte(task)); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := results.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("%s: no answer to the task: %v", tc.version, err)
+		}
+		if !strings.Contains(string(msg.Data), tc.want) {
+			t.Errorf("%s: the answer %s; want one saying %q", tc.version, msg.Data, tc.want)
+		}
+		if tc.stops {
+			if err := <-done; !errors.Is(err, ErrMismatch) {
+				t.Errorf("%s: the worker ended with %v, want ErrMismatch", tc.version, err)
+			}
+		}
+		cancel()
 	}
 }

@@ -141,9 +141,24 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 	t, err := decodeTask(msg.Data())
 	if err != nil {
-		w.Log.Warn("dropped a malformed task", "err", err)
-		msg.TermWithReason("malformed task")
-		return nil
+		loose, lerr := decodeTaskLoosely(msg.Data())
+		switch {
+		case lerr == nil && loose.Version != w.Version:
+			// Another build's task (a field this one does not know):
+			// accept refuses it naming both builds, as any other.
+			t = loose
+		case lerr == nil:
+			// The coordinator hears why, rather than waiting for a result
+			// forever: a terminated task is gone from the work queue.
+			w.Log.Warn("refused a malformed task", "task", loose.ID, "err", err)
+			w.publish(ctx, loose, resultMsg{Err: fmt.Sprintf("task %s is malformed for evolve %s: %v", loose.ID, w.Version, err)}, "")
+			msg.TermWithReason("malformed task")
+			return nil
+		default:
+			w.Log.Warn("dropped a malformed task", "err", err)
+			msg.TermWithReason("malformed task")
+			return nil
+		}
 	}
 	cfg, err := w.accept(ctx, msg, t)
 	if cfg == nil {
@@ -274,7 +289,15 @@ func (w *Worker) train(ctx context.Context, msg jetstream.Msg, t taskMsg, cfg *e
 		msg.NakWithDelay(time.Second)
 		return nil
 	}
-	if err := w.publish(ctx, t, resultMsg{Report: rep, Agent: name}, name); err != nil {
+	if err := w.publish(ctx, t, resultMsg{Report: rep, Agent: name}, name); errors.Is(err, nats.ErrMaxPayload) {
+		// Another delivery would train the same result again: the run
+		// fails saying why (it was retried until max_deliver, blamed on
+		// the workers).
+		w.h.agents.Delete(ctx, name)
+		return w.fail(ctx, msg, t, fmt.Errorf("agent %d: its result (%d PPO updates' records) is larger than the NATS server's max_payload, %d bytes: "+
+			"raise max_payload in the server's config, or train fewer updates per generation (population.evo_steps over ppo.learn_step)",
+			t.Index, len(rep.Updates), w.nc.MaxPayload()))
+	} else if err != nil {
 		msg.NakWithDelay(time.Second)
 		return nil
 	}
