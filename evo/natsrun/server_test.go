@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -200,5 +201,39 @@ func TestWorkerAnswersATaskItCannotRead(t *testing.T) {
 			}
 		}
 		cancel()
+	}
+}
+
+// TestWorkerChecksTheMemoryOfItsSlots: a worker held the run's whole
+// population against its machine's memory and refused, as a version
+// mismatch, a run it could train; it now checks the agents it trains at
+// once.
+func TestWorkerChecksTheMemoryOfItsSlots(t *testing.T) {
+	cfg, err := evo.ParseConfig([]byte(runtest.TinyConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Population.Size, cfg.Tournament.Size = 16, 2
+	cfg.Net.MLP.Hidden = []int{512, 512, 512} // about 0.5M weights an agent
+	cfg.PPO.Net = cfg.Net
+	text, err := cfg.TOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := cfg.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(270 << 20)) // a budget of 202 MiB
+	task := taskMsg{Run: "r", Session: "s", Digest: digest}
+	for _, tc := range []struct {
+		slots int
+		ok    bool
+	}{{1, true}, {16, false}} {
+		w := &Worker{Slots: tc.slots, parsed: map[string]*evo.Config{}}
+		_, err := w.checkedConfig(task, string(text))
+		if ok := err == nil; ok != tc.ok || (!ok && !strings.Contains(err.Error(), "as this worker trains it (16 at once)")) {
+			t.Errorf("%d slots: %v; want accepted %v", tc.slots, err, tc.ok)
+		}
 	}
 }

@@ -47,7 +47,8 @@ type Worker struct {
 	ackWait time.Duration
 
 	mu      sync.Mutex
-	configs map[string]runInfo // by run id + session
+	configs map[string]runInfo     // by run id + session
+	parsed  map[string]*evo.Config // the accepted ones, by run id + session
 }
 
 // NewWorker returns a worker that takes tasks through nc, which must stay
@@ -81,7 +82,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		host, _ := os.Hostname()
 		w.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
-	w.configs = map[string]runInfo{}
+	w.configs, w.parsed = map[string]runInfo{}, map[string]*evo.Config{}
 	js, err := jetstream.New(w.nc)
 	if err != nil {
 		return err
@@ -201,17 +202,46 @@ func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo
 		w.Log.Warn("refused a task; still serving other runs", "task", t.ID, "why", why)
 		return nil, nil
 	}
-	cfg, err := evo.ParseConfig([]byte(info.Config))
-	if err == nil {
-		var d string
-		if d, err = cfg.Digest(); err == nil && d != t.Digest {
-			err = fmt.Errorf("it hashes to %s, not %s (altered on the server?)", d, t.Digest)
-		}
-	}
+	cfg, err := w.checkedConfig(t, info.Config)
 	if err != nil {
 		return nil, refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
 	}
-	return &cfg, nil
+	return cfg, nil
+}
+
+// checkedConfig decodes the run's config, holds it to the task's digest and
+// validates it as this worker trains it, once per run and session: the
+// memory estimate is of the agents this worker holds at once (its slots),
+// not of the coordinator's whole population, which refused runs a machine
+// smaller than the coordinator's could train.
+func (w *Worker) checkedConfig(t taskMsg, text string) (*evo.Config, error) {
+	key := t.Run + "/" + t.Session
+	w.mu.Lock()
+	cfg, ok := w.parsed[key]
+	w.mu.Unlock()
+	if ok {
+		return cfg, nil
+	}
+	c, err := evo.DecodeConfig([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	if d, err := c.Digest(); err != nil {
+		return nil, err
+	} else if d != t.Digest {
+		return nil, fmt.Errorf("it hashes to %s, not %s (altered on the server?)", d, t.Digest)
+	}
+	mine := c
+	mine.Population.Size = min(c.Population.Size, max(1, w.Slots))
+	mine.Population.Workers = max(1, w.Slots)
+	mine.Tournament.Size = min(c.Tournament.Size, mine.Population.Size)
+	if err := mine.Validate(); err != nil {
+		return nil, fmt.Errorf("as this worker trains it (%d at once): %w", mine.Population.Size, err)
+	}
+	w.mu.Lock()
+	w.parsed[key] = &c
+	w.mu.Unlock()
+	return &c, nil
 }
 
 // ackWaitNow is the work queue's ack wait as the server has it now: a
