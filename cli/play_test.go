@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
-	"github.com/evolverl/evolve/internal/pytest"
 	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/record"
 )
@@ -344,42 +342,6 @@ func TestPlayAndResumeARunFromBeforeMinAtarV0(t *testing.T) {
 	}
 }
 
-// TestPlayGIFSaysWhyAGymEnvCannotRender: a Gymnasium env whose render
-// raises (pygame missing) fails -gif with the child's own reason, not only
-// "cannot render itself"; an env without rendering says that.
-func TestPlayGIFSaysWhyAGymEnvCannotRender(t *testing.T) {
-	pytest.StdlibEnvs(t, filepath.Join("..", "envs", "testdata", "gymtest"))
-	dir := t.TempDir()
-	config := "[env]\nid = \"gym:test\"\n[env.options]\nmodule_env = \"gymtest:RenderRaises\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(envs.NewBox(0, 10, 1), envs.Discrete{N: 4}, agent.DefaultConfig(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Save(filepath.Join(dir, "elite.safetensors")); err != nil {
-		t.Fatal(err)
-	}
-	gifPath := filepath.Join(t.TempDir(), "a.gif")
-	code, _, stderr := evolve(context.Background(), "play", "-agent", dir, "-gif", gifPath)
-	if code != exitBadInput || !strings.Contains(stderr, "pygame is not installed") || !strings.Contains(stderr, "-gif "+gifPath) {
-		t.Errorf("exit %d, stderr:\n%s\nwant 2 with the child's reason", code, stderr)
-	}
-	if _, err := os.Stat(gifPath); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a failed -gif left %s: %v", gifPath, err)
-	}
-	// An env that does not draw itself (a probe) says so, by its id.
-	probe := filepath.Join(t.TempDir(), "probe")
-	if code, _, stderr := evolve(context.Background(), "-env", "Probe1-v0", "-set", "population.max_steps=1e3", "-out", probe, "-quiet"); code != exitOK {
-		t.Fatalf("probe run: exit %d: %s", code, stderr)
-	}
-	code, _, stderr = evolve(context.Background(), "play", "-agent", probe, "-gif", gifPath)
-	if code != exitBadInput || !strings.Contains(stderr, "env Probe1-v0: cannot render itself (it does not implement envs.Renderer)") {
-		t.Errorf("a probe with -gif: exit %d, stderr:\n%s", code, stderr)
-	}
-}
-
 // decodeGIF reads the GIF at path.
 func decodeGIF(t *testing.T, path string) *gif.GIF {
 	t.Helper()
@@ -467,66 +429,6 @@ func replay(t *testing.T, id string, seed int64, tr *record.Trajectory) []render
 		shot(ep, ret)
 	}
 	return out
-}
-
-// TestPlayGIFShowsTheRenderedFramesWithTheOverlay plays short episodes on
-// envs of light and dark backgrounds, replays them, and checks that every
-// frame of the GIF, composed by the disposal rules, is the env's own
-// picture below a band with the episode and the return so far,
-// pixel for pixel; that the overlay changes nothing else; and that frames
-// after the first store less than the whole picture.
-func TestPlayGIFShowsTheRenderedFramesWithTheOverlay(t *testing.T) {
-	minatar := netconf.DefaultSpec(netconf.EncoderCNN)
-	minatar.CNN.Strides = []int{1, 1} // a 10×10 grid
-	for _, tc := range []struct {
-		env  string
-		spec netconf.Spec
-	}{
-		{"CartPole-v1", netconf.DefaultSpec(netconf.EncoderMLP)},
-		{"LunarLander-v3", netconf.DefaultSpec(netconf.EncoderMLP)},
-		{"MinAtar/Breakout-v0", minatar},
-	} {
-		t.Run(tc.env, func(t *testing.T) {
-			file := untrainedAgent(t, tc.env, tc.spec)
-			gifPath, npzPath := filepath.Join(t.TempDir(), "a.gif"), filepath.Join(t.TempDir(), "a.npz")
-			code, _, stderr := evolve(context.Background(), "play", "-agent", file, "-env", tc.env, "-episodes", "2",
-				"-seed", "3", "-max-steps", "25", "-gif", gifPath, "-record", npzPath)
-			if code != exitOK {
-				t.Fatalf("play exits %d; stderr:\n%s", code, stderr)
-			}
-			tr, err := record.Read(npzPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := replay(t, tc.env, 3, tr)
-			g := decodeGIF(t, gifPath)
-			shown := composeGIF(g)
-			if len(shown) != len(want) || len(want) != tr.Len()+2 {
-				t.Fatalf("GIF has %d frames, the replay %d, want %d (a frame after each reset and each step)", len(shown), len(want), tr.Len()+2)
-			}
-			smaller := 0
-			var gw gifWriter // its screen: the env's picture below the overlay's band
-			for i, w := range want {
-				pic := gw.screen(w.img)
-				plain := clone(pic)
-				box := drawOverlay(pic, w.episode, w.ret)
-				checkOverlay(t, i, plain, pic, box)
-				if at, ok := firstDiff(shown[i], pic); ok {
-					t.Fatalf("frame %d (episode %d, return %.2f): pixel %v is %v in the GIF, want %v",
-						i, w.episode, w.ret, at, shown[i].At(at.X, at.Y), pic.At(at.X, at.Y))
-				}
-				if g.Delay[i] != gifDelay || g.Disposal[i] != gif.DisposalNone {
-					t.Errorf("frame %d: delay %d, disposal %d; want %d and %d", i, g.Delay[i], g.Disposal[i], gifDelay, gif.DisposalNone)
-				}
-				if b := g.Image[i].Bounds(); i > 0 && b.Dx()*b.Dy() < w.img.Rect.Dx()*w.img.Rect.Dy() {
-					smaller++
-				}
-			}
-			if smaller < len(want)/2 {
-				t.Errorf("%d of %d frames store less than the whole picture, want most", smaller, len(want))
-			}
-		})
-	}
 }
 
 // checkOverlay checks that img is plain with the overlay in box: the same
