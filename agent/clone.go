@@ -18,7 +18,8 @@ import (
 // from its own stream seeded by seed (built as New builds one), not from a
 // copy of the original's. Evolution passes a seed derived from the run's
 // seed, the clone's index and the generation, so that every clone's stream
-// is distinct and a run stays reproducible.
+// is distinct and a run stays reproducible. Clone of an agent that is not
+// built (a zero PPO, or nil) panics, as a method of a nil pointer does.
 func (a *PPO) Clone(seed uint64) *PPO {
 	if a == nil || a.obsSpace == nil {
 		panic("agent: Clone of an agent that is not built (make it with agent.New or agent.Load)")
