@@ -85,6 +85,20 @@ func trainTiny(t *testing.T, maxSteps int) (config, out string) {
 	return config, out
 }
 
+// exitsTwoSaying checks that a command exited 2 with stderr mentioning
+// each of want.
+func exitsTwoSaying(t *testing.T, code int, stderr string, want ...string) {
+	t.Helper()
+	if code != 2 {
+		t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not mention %q:\n%s", w, stderr)
+		}
+	}
+}
+
 // evolve runs the command and returns its exit status, stdout and stderr.
 func evolve(ctx context.Context, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
@@ -140,14 +154,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := evolve(context.Background(), tc.args...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr does not mention %q:\n%s", w, stderr)
-				}
-			}
+			exitsTwoSaying(t, code, stderr, tc.want...)
 			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
 				t.Errorf("stderr shows a panic:\n%s", stderr)
 			}

@@ -1,9 +1,11 @@
 package evo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -186,6 +188,24 @@ func resumeToTheEnd(t *testing.T, dir, what string) {
 	if _, err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// extendLogged resumes the run in dir, trains it to the budget maxSteps
+// with no target, and returns what it logged.
+func extendLogged(t *testing.T, dir string, maxSteps int) string {
+	t.Helper()
+	var log bytes.Buffer
+	tr, err := Resume(dir, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetStopRules(maxSteps, math.Inf(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return log.String()
 }
 
 // resumeTo resumes the run in dir with the budget maxSteps and no target.

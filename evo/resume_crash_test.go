@@ -432,25 +432,10 @@ func TestResumeSaysWhatItCannotKeep(t *testing.T) {
 	if err := os.WriteFile(tb[0], b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	// extend resumes the run in dir to twice its budget, logging to log.
-	extend := func(dir string) {
-		t.Helper()
-		tr, err := Resume(dir, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.SetStopRules(2*done.Population.MaxSteps, math.Inf(1)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tr.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	extend(dir)
+	log := extendLogged(t, dir, 2*done.Population.MaxSteps)
 	for _, want := range []string{"metrics.csv is missing", "damaged record"} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("the resume's log does not say %q:\n%s", want, log.String())
+		if !strings.Contains(log, want) {
+			t.Errorf("the resume's log does not say %q:\n%s", want, log)
 		}
 	}
 	if kept := bytes.Count(runtest.ReadFile(t, tb[0]), []byte("\x0a\x0ageneration")); events < 3 || kept < events-2 {
@@ -465,9 +450,8 @@ func TestResumeSaysWhatItCannotKeep(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cut, "metrics.csv"), bytes.Join(lines[:1+done.Population.Size], nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log.Reset()
-	extend(cut)
-	if want := "metrics.csv ends at generation 1, before the checkpoint's 4: the rows of generations 2 to 4 are lost"; !strings.Contains(log.String(), want) {
-		t.Errorf("the resume's log does not say %q:\n%s", want, log.String())
+	log = extendLogged(t, cut, 2*done.Population.MaxSteps)
+	if want := "metrics.csv ends at generation 1, before the checkpoint's 4: the rows of generations 2 to 4 are lost"; !strings.Contains(log, want) {
+		t.Errorf("the resume's log does not say %q:\n%s", want, log)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,20 +76,9 @@ func TestResumeRepairsTheEliteFile(t *testing.T) {
 	elite := runtest.ReadFile(t, filepath.Join(done.OutDir, eliteFile))
 	// Extended, the run's elite is its own under the new budget: nothing to
 	// put back, nothing said.
-	var log bytes.Buffer
-	extended := copyRunDir(t, done.OutDir)
-	tr, err := Resume(extended, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SetStopRules(2*done.Population.MaxSteps, math.Inf(1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(log.String(), "put back") {
-		t.Errorf("an extended run put back its elite:\n%s", log.String())
+	log := extendLogged(t, copyRunDir(t, done.OutDir), 2*done.Population.MaxSteps)
+	if strings.Contains(log, "put back") {
+		t.Errorf("an extended run put back its elite:\n%s", log)
 	}
 	for _, damage := range []string{"truncated", "removed"} {
 		dir := copyRunDir(t, done.OutDir)
