@@ -83,7 +83,11 @@ type population struct {
 	Finished     bool         `json:"finished"`
 	StopReason   string       `json:"stop_reason"`
 	ConfigDigest string       `json:"config_digest"`
-	Members      []memberJSON `json:"members"`
+	// Config is the config's TOML that ConfigDigest hashes (absent in
+	// earlier checkpoints), so that a resume refused for a changed config
+	// can name the keys.
+	Config  string       `json:"config,omitempty"`
+	Members []memberJSON `json:"members"`
 	// EliteFile is the checkpoint's copy of the elite file (absent before
 	// the run has an elite and in earlier checkpoints). Resume puts it back
 	// where the run directory's differs: saved by a generation after the
@@ -216,7 +220,7 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
 		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
 		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit), Elite: &t.elite,
-		StopReason: t.stopReason, ConfigDigest: t.digest, PB2: t.pb2, Kernels: simd.Kernels()}
+		StopReason: t.stopReason, ConfigDigest: t.digest, Config: string(t.genTOML), PB2: t.pb2, Kernels: simd.Kernels()}
 	for _, m := range t.members {
 		f := memberFile(m.Index)
 		path := filepath.Join(tmp, f)

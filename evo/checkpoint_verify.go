@@ -193,6 +193,9 @@ func decodePopulation(b []byte) (population, error) {
 			return population{}, fmt.Errorf("member %d: gen_steps %d (idle %v) out of range for %d steps", m.Index, m.GenSteps, m.Idle, m.Steps)
 		}
 	}
+	if p.Config != "" && tomlDigest([]byte(p.Config)) != p.ConfigDigest {
+		return population{}, fmt.Errorf("config: does not hash to config_digest %.80s", p.ConfigDigest)
+	}
 	if e := p.EliteFile; e != nil {
 		switch {
 		case e.File != eliteFile:
@@ -217,13 +220,30 @@ func checkPopulation(p population, cfg Config, digest string, gen int) error {
 	}
 	switch {
 	case p.ConfigDigest != digest && p.ConfigDigest != full:
-		return fmt.Errorf("config digest %.80s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)
+		return configChangedError(p, cfg, digest)
 	case len(p.Members) != cfg.Population.Size:
 		return fmt.Errorf("%d members, population.size is %d: %w", len(p.Members), cfg.Population.Size, errConfigChanged)
 	case p.Generation != gen:
 		return fmt.Errorf("generation %d in a checkpoint of generation %d (gen-%06d)", p.Generation, gen, gen)
 	}
 	return checkPB2Obs(p.PB2, cfg, gen)
+}
+
+// configChangedError is the error for a checkpoint whose config digest
+// is not config.toml's: it names the keys that changed where the
+// checkpoint keeps its config, else both digests.
+func configChangedError(p population, cfg Config, digest string) error {
+	if p.Config != "" {
+		now, err := cfg.generationsTOML()
+		if err != nil {
+			return err
+		}
+		if ch := configChanges([]byte(p.Config), now); len(ch) > 0 {
+			return fmt.Errorf("config.toml sets %s: %w; to resume, write the checkpoint's values back, "+
+				"or train the changed config as a new run (evolve -config FILE -out NEW_DIR)", listChanges(ch), errConfigChanged)
+		}
+	}
+	return fmt.Errorf("config digest %.80s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)
 }
 
 // checkPB2Obs checks PB2's observations in a checkpoint of generation gen:

@@ -129,8 +129,7 @@ func (c Config) Digest() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return tomlDigest(b), nil
 }
 
 // GenerationsDigest identifies what determines the generations a run
@@ -140,9 +139,26 @@ func (c Config) Digest() (string, error) {
 // the learning rate's horizon, and stays. So a run can go on under a new
 // target or budget (Trainer.SetStopRules) and still resume.
 func (c Config) GenerationsDigest() (string, error) {
+	b, err := c.generationsTOML()
+	if err != nil {
+		return "", err
+	}
+	return tomlDigest(b), nil
+}
+
+// generationsTOML is the config as GenerationsDigest hashes it, which a
+// checkpoint keeps so that a refused resume can name the keys that changed.
+func (c Config) generationsTOML() ([]byte, error) {
 	c.Population.Target = 0
 	if !c.PPO.AnnealLR {
 		c.Population.MaxSteps = 0
 	}
-	return c.Digest()
+	c.OutDir, c.Population.Workers = "", 0
+	return c.TOML()
+}
+
+// tomlDigest is the digest of a config's TOML: "sha256:<hex>".
+func tomlDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -319,7 +319,8 @@ func TestResumeRefusesAChangedConfigAndNewRefusesARun(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Replace(b, []byte("lr = 0.0003"), []byte("lr = 0.0004"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resume(cfg.OutDir, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "config was changed") {
+	if _, err := Resume(cfg.OutDir, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "config was changed") ||
+		!strings.Contains(err.Error(), "config.toml sets ppo.lr = 0.0004 (the checkpoint's: 0.0003): ") {
 		t.Errorf("Resume with a changed config: %v", err)
 	}
 }

@@ -234,3 +234,24 @@ func setNaN(a *agent.PPO, all bool) {
 		}
 	}
 }
+
+// editPopulation rewrites population.json of the checkpoint in ckpt as
+// edit leaves its fields, and population.sha256 to match: a checkpoint as
+// another build (or a hand that knows the format) would have written it.
+func editPopulation(t *testing.T, ckpt string, edit func(pop map[string]json.RawMessage)) {
+	t.Helper()
+	var pop map[string]json.RawMessage
+	if err := json.Unmarshal(runtest.ReadFile(t, filepath.Join(ckpt, populationFile)), &pop); err != nil {
+		t.Fatal(err)
+	}
+	edit(pop)
+	b, err := json.MarshalIndent(pop, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{populationFile: b, populationSumFile: sumFileLine(b)} {
+		if err := os.WriteFile(filepath.Join(ckpt, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -98,7 +98,7 @@ func agentHorizon(p PopulationConfig) int {
 }
 
 func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
-	digest, err := cfg.GenerationsDigest()
+	genTOML, err := cfg.generationsTOML()
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +112,6 @@ func newTrainer(cfg Config, dir string, opts Options) (*Trainer, error) {
 		log.Warn(fmt.Sprintf("ppo.learn_step = %d is not a multiple of env.num_envs = %d: each rollout takes %d env steps (%d per env), while the config and metrics.csv say %d",
 			l, n, l/n*n, l/n, l), "config", "ppo.learn_step")
 	}
-	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: digest,
+	return &Trainer{cfg: cfg, dir: dir, opts: opts, log: log, digest: tomlDigest(genTOML), genTOML: genTOML,
 		best: math.Inf(-1), bestFit: math.Inf(-1), bestIndex: -1, elite: EliteRecord{Index: -1}}, nil
 }

@@ -183,23 +183,12 @@ func dropEliteCopy(t *testing.T, dir string) {
 	t.Helper()
 	name := string(bytes.TrimSpace(runtest.ReadFile(t, filepath.Join(dir, "checkpoints", latestFile))))
 	ckpt := filepath.Join(dir, "checkpoints", name)
-	var pop map[string]json.RawMessage
-	if err := json.Unmarshal(runtest.ReadFile(t, filepath.Join(ckpt, populationFile)), &pop); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := pop["elite_file"]; !ok {
-		t.Fatalf("%s records no elite_file", ckpt)
-	}
-	delete(pop, "elite_file")
-	b, err := json.MarshalIndent(pop, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{populationFile: b, populationSumFile: sumFileLine(b)} {
-		if err := os.WriteFile(filepath.Join(ckpt, name), data, 0o644); err != nil {
-			t.Fatal(err)
+	editPopulation(t, ckpt, func(pop map[string]json.RawMessage) {
+		if _, ok := pop["elite_file"]; !ok {
+			t.Fatalf("%s records no elite_file", ckpt)
 		}
-	}
+		delete(pop, "elite_file")
+	})
 	if err := os.Remove(filepath.Join(ckpt, eliteFile)); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ type Trainer struct {
 	opts   Options
 	log    *slog.Logger
 	digest string
+	// genTOML is the config GenerationsDigest hashes into digest.
+	genTOML []byte
 
 	members []*Member
 	demos   *demoLoader // PPO+D's demonstrations ([demos]); nil without

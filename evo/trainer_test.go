@@ -1,7 +1,6 @@
 package evo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -337,19 +336,11 @@ func TestResumeAcceptsTheWholeConfigDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ckpt := filepath.Join(old.OutDir, "checkpoints", "gen-000002")
-	b := readFile(t, filepath.Join(ckpt, populationFile))
-	var p population
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(p.ConfigDigest), []byte(full), 1)
-	if err := os.WriteFile(filepath.Join(ckpt, populationFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ckpt, populationSumFile), sumFileLine(b), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// Such checkpoints kept no config either.
+	editPopulation(t, filepath.Join(old.OutDir, "checkpoints", "gen-000002"), func(pop map[string]json.RawMessage) {
+		pop["config_digest"], _ = json.Marshal(full)
+		delete(pop, "config")
+	})
 	resumeToTheEnd(t, old.OutDir, "from a checkpoint with the whole config's digest")
 	runtest.SameRun(t, straight.OutDir, old.OutDir)
 }
