@@ -238,9 +238,10 @@ func configChangedError(p population, cfg Config, digest string) error {
 		if err != nil {
 			return err
 		}
-		if ch := configChanges([]byte(p.Config), now); len(ch) > 0 {
+		if ch, err := tomlChanges([]byte(p.Config), now); err == nil && len(ch) > 0 {
+			show := func(c ConfigChange) string { return fmt.Sprintf("%s = %s (the checkpoint's: %s)", c.Key, c.Now, c.Was) }
 			return fmt.Errorf("config.toml sets %s: %w; to resume, write the checkpoint's values back, "+
-				"or train the changed config as a new run (evolve -config FILE -out NEW_DIR)", listChanges(ch), errConfigChanged)
+				"or train the changed config as a new run (evolve -config FILE -out NEW_DIR)", listChanges(ch, show), errConfigChanged)
 		}
 	}
 	return fmt.Errorf("config digest %.80s differs from config.toml's %s: %w", p.ConfigDigest, digest, errConfigChanged)

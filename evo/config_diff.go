@@ -11,19 +11,40 @@ import (
 
 // maxListedChanges is how many changed keys an error names before it
 // counts the rest.
-const maxListedChanges = 6
+const maxListedChanges = 5
 
-// configChanges names the keys whose values differ between two configs'
-// TOML as Config.TOML writes them, was (a checkpoint's) and now
-// (config.toml's), each as "key = now (the checkpoint's: was)", sorted by
-// key; nil when either does not decode or nothing differs.
-func configChanges(was, now []byte) []string {
+// ConfigChange is a key whose value differs between two configs: Key
+// dotted (ppo.lr, hp.lr.min), Was and Now its values as a config file
+// writes them, or "unset" where a config does not have the key.
+type ConfigChange struct {
+	Key, Was, Now string
+}
+
+// ConfigChanges lists the keys whose values differ between the configs
+// was and now, sorted by key, comparing their canonical TOML
+// (Config.TOML) value by value; out_dir and population.workers, which
+// never change a run's results, do not count.
+func ConfigChanges(was, now Config) ([]ConfigChange, error) {
+	var b [2][]byte
+	for i, c := range []Config{was, now} {
+		c.OutDir, c.Population.Workers = "", 0
+		t, err := c.TOML()
+		if err != nil {
+			return nil, err
+		}
+		b[i] = t
+	}
+	return tomlChanges(b[0], b[1])
+}
+
+// tomlChanges is ConfigChanges over two configs' TOML.
+func tomlChanges(was, now []byte) ([]ConfigChange, error) {
 	var a, b map[string]any
 	if _, err := toml.Decode(string(was), &a); err != nil {
-		return nil
+		return nil, err
 	}
 	if _, err := toml.Decode(string(now), &b); err != nil {
-		return nil
+		return nil, err
 	}
 	fa, fb := map[string]any{}, map[string]any{}
 	flattenTOML("", a, fa)
@@ -38,16 +59,16 @@ func configChanges(was, now []byte) []string {
 		}
 	}
 	slices.Sort(keys)
-	var out []string
+	var out []ConfigChange
 	for _, k := range keys {
 		va, oka := fa[k]
 		vb, okb := fb[k]
 		if oka && okb && reflect.DeepEqual(va, vb) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s = %s (the checkpoint's: %s)", k, tomlValue(vb, okb), tomlValue(va, oka)))
+		out = append(out, ConfigChange{Key: k, Was: tomlValue(va, oka), Now: tomlValue(vb, okb)})
 	}
-	return out
+	return out, nil
 }
 
 // flattenTOML puts every value of the decoded table t into flat under its
@@ -92,11 +113,15 @@ func tomlValue(v any, ok bool) string {
 	}
 }
 
-// listChanges joins changes for an error, naming at most
-// maxListedChanges of them and counting the rest.
-func listChanges(changes []string) string {
-	if len(changes) <= maxListedChanges {
-		return strings.Join(changes, "; ")
+// listChanges joins changes for an error, each as show phrases it, naming
+// at most maxListedChanges of them and counting the rest.
+func listChanges(changes []ConfigChange, show func(ConfigChange) string) string {
+	parts := make([]string, 0, min(len(changes), maxListedChanges)+1)
+	for _, c := range changes[:min(len(changes), maxListedChanges)] {
+		parts = append(parts, show(c))
 	}
-	return fmt.Sprintf("%s; and %d more", strings.Join(changes[:maxListedChanges], "; "), len(changes)-maxListedChanges)
+	if n := len(changes) - maxListedChanges; n > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", n))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -3,6 +3,7 @@ package evo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,25 +31,46 @@ ent_coef = 0.01
 hidden = [64, 64, 64]
 activation = "relu"
 `
-	got := configChanges([]byte(was), []byte(now))
-	want := []string{
-		`hp.lr.min = unset (the checkpoint's: 1e-05)`,
-		`net.activation = "relu" (the checkpoint's: "tanh")`,
-		`net.hidden = [64, 64, 64] (the checkpoint's: [64, 64])`,
-		`ppo.ent_coef = 0.01 (the checkpoint's: unset)`,
-		`ppo.gamma = 0.98 (the checkpoint's: 0.99)`,
+	got, err := tomlChanges([]byte(was), []byte(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ConfigChange{
+		{"hp.lr.min", "1e-05", "unset"},
+		{"net.activation", `"tanh"`, `"relu"`},
+		{"net.hidden", "[64, 64]", "[64, 64, 64]"},
+		{"ppo.ent_coef", "unset", "0.01"},
+		{"ppo.gamma", "0.99", "0.98"},
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("changes:\n%v\nwant:\n%v", got, want)
 	}
-	if got := configChanges([]byte(was), []byte(was)); got != nil {
-		t.Errorf("a config against itself: %q", got)
+	if got, err := tomlChanges([]byte(was), []byte(was)); got != nil || err != nil {
+		t.Errorf("a config against itself: %v, %v", got, err)
 	}
-	if got := configChanges([]byte("x = ["), []byte(now)); got != nil {
-		t.Errorf("an undecodable config: %q", got)
+	if _, err := tomlChanges([]byte("x = ["), []byte(now)); err == nil {
+		t.Error("an undecodable config compared")
 	}
-	if got := listChanges(append(want, want...)); !strings.HasSuffix(got, "; and 4 more") || strings.Count(got, ";") != maxListedChanges {
+	show := func(c ConfigChange) string { return c.Key }
+	if got := listChanges(append(want, want...), show); got != "hp.lr.min; net.activation; net.hidden; ppo.ent_coef; ppo.gamma; and 5 more" {
 		t.Errorf("ten changes listed as %q", got)
+	}
+}
+
+// TestConfigChangesOfConfigs compares two Configs: out_dir and workers do
+// not count, a changed hyperparameter and a range do.
+func TestConfigChangesOfConfigs(t *testing.T) {
+	a := tiny(t)
+	b := a
+	b.OutDir, b.Population.Workers = "elsewhere", 7
+	if got, err := ConfigChanges(a, b); got != nil || err != nil {
+		t.Errorf("out_dir and workers changed: %v, %v", got, err)
+	}
+	b.PPO.UpdateEpochs = a.PPO.UpdateEpochs + 1
+	got, err := ConfigChanges(a, b)
+	want := []ConfigChange{{"ppo.update_epochs", fmt.Sprint(a.PPO.UpdateEpochs), fmt.Sprint(b.PPO.UpdateEpochs)}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("update_epochs changed: %v, %v; want %v", got, err, want)
 	}
 }
 
