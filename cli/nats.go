@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
 	"strings"
 	"time"
 
@@ -95,6 +94,13 @@ func (f *natsFlags) connect(name string) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(f.url, opts...)
 	if err != nil {
+		if showsCredentials(err.Error(), credentials(f.url)) {
+			// nats.go cuts the URL list at every "," and quotes what url.Parse
+			// refused: a password holding such characters shows in its error.
+			return nil, fmt.Errorf("cannot connect to the NATS server at %s: nats.go cannot read the URL "+
+				"(its message, which shows part of the password, is left out): percent-encode what a password holds "+
+				"of , / ? # %% @ : and space (%%2C %%2F %%3F %%23 %%25 %%40 %%3A %%20)", redact(f.url))
+		}
 		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w%s", redact(f.url), err, tlsHint(err))
 	}
 	return nc, nil
@@ -131,44 +137,6 @@ func tlsHint(err error) string {
 func (f *natsFlags) settings() natsrun.Settings {
 	return natsrun.Settings{AckWait: f.ackWait, MaxDeliver: f.maxDeliver}
 }
-
-// redact hides the credentials in a NATS URL, or in each URL of a
-// comma-separated list (as nats.go takes them): a password, and a token
-// (the user part of a URL without a password, nats://TOKEN@host). It does
-// not parse the URLs: a password may hold what a URL parser reads as the
-// end of the user part or of a URL (",", "?", "/", "#"). Each URL's
-// credentials run from its "://" to the last "@" before the next URL's
-// "://"; text without "://" is hidden up to its last "@".
-func redact(u string) string {
-	starts := schemeSep.FindAllStringIndex(u, -1)
-	if len(starts) == 0 {
-		if at := strings.LastIndex(u, "@"); at >= 0 {
-			return "xxxxx" + u[at:]
-		}
-		return u
-	}
-	var b strings.Builder
-	b.WriteString(u[:starts[0][0]])
-	for i, s := range starts {
-		end := len(u)
-		if i+1 < len(starts) {
-			end = starts[i+1][0]
-		}
-		rest := u[s[1]:end] // after "scheme://", up to the next URL's scheme
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
-				rest = user + ":xxxxx" + rest[at:]
-			} else {
-				rest = "xxxxx" + rest[at:]
-			}
-		}
-		b.WriteString(u[s[0]:s[1]] + rest)
-	}
-	return b.String()
-}
-
-// schemeSep finds each URL's "scheme://" in a list.
-var schemeSep = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://`)
 
 // natsPool connects the coordinator to the server and returns its pool,
 // or nil and the exit status after saying why not on stderr. The pool

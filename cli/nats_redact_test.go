@@ -1,6 +1,13 @@
 package cli
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
 
 // TestRedactHidesEveryPassword: passwords holding what a URL parser reads
 // as the end of the user part or of the URL (",", "?", "/") were printed
@@ -22,5 +29,55 @@ func TestRedactHidesEveryPassword(t *testing.T) {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestConnectErrorsHideThePassword: nats.go cuts a URL list at every ","
+// and quotes what url.Parse refuses, so a password holding ",", "/", "?",
+// "%" or a space showed, in part or whole, in the connection error.
+func TestConnectErrorsHideThePassword(t *testing.T) {
+	for _, tc := range []struct{ url, password string }{
+		{"nats://me:se,cret@127.0.0.1:1", "se,cret"},
+		{"nats://me:se/cret@127.0.0.1:1", "se/cret"},
+		{"nats://me:se?cr#et@127.0.0.1:1", "se?cr#et"},
+		{"nats://me:s%zzcret@127.0.0.1:1", "s%zzcret"},
+		{"nats://me:pa ss@127.0.0.1:1", "pa ss"},
+		{"nats://me:kp2,x@127.0.0.1:1, nats://127.0.0.1:2", "kp2,x"},
+	} {
+		code, _, stderr := evolve(context.Background(), "-config", "a.toml", "-nats", tc.url)
+		exitsTwoSaying(t, code, stderr, "cannot connect to the NATS server at nats://me:xxxxx@127.0.0.1:1")
+		for i := 0; i+3 <= len(tc.password); i++ {
+			if part := tc.password[i : i+3]; strings.Contains(stderr, part) {
+				t.Errorf("-nats %s: stderr shows %q of the password:\n%s", tc.url, part, stderr)
+			}
+		}
+	}
+	// An error that quotes no credential is nats.go's own.
+	code, _, stderr := evolve(context.Background(), "-config", "a.toml", "-nats", "nats://me:s3cr3t@127.0.0.1:1")
+	exitsTwoSaying(t, code, stderr, "nats://me:xxxxx@127.0.0.1:1: nats: no servers available for connection")
+}
+
+// TestPercentEncodedPasswordConnects: the advice of the error above works —
+// a server whose password holds "," and "/" takes it percent-encoded.
+func TestPercentEncodedPasswordConnects(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Username: "me", Password: "se,cr/et", NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	defer s.Shutdown()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	addr := strings.TrimPrefix(s.ClientURL(), "nats://")
+	f := natsFlags{url: "nats://me:se%2Ccr%2Fet@" + addr}
+	nc, err := f.connect("test")
+	if err != nil {
+		t.Fatalf("connect with the percent-encoded password: %v", err)
+	}
+	nc.Close()
+	f.url = "nats://me:wrong@" + addr
+	if _, err := f.connect("test"); err == nil || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("connect with a wrong password: %v", err)
 	}
 }
