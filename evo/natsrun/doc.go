@@ -48,7 +48,10 @@
 // the task (a double ack). A killed worker's task is redelivered after
 // AckWait; a task delivered MaxDeliver times without an ack makes the
 // server publish a max-deliveries advisory, which fails the run with an
-// error naming the agent. Two workers that finish the same task publish
+// error naming the agent. The advisory is not stored: a generation that
+// has heard nothing for a while also asks the server whether one of its
+// tasks is still in the work queue while nothing of the queue is pending
+// or in a worker's hands, and fails the run alike. Two workers that finish the same task publish
 // the same task id, so within the stream's duplicate window (two minutes)
 // it keeps one result; any result for a task
 // that is no longer pending (a duplicate, or one from an earlier session)

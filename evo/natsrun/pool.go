@@ -39,7 +39,8 @@ type Pool struct {
 	inbox   chan jetstream.Msg
 	quit    chan struct{} // closed when the pool stops listening
 	advSub  *nats.Subscription
-	advice  chan uint64 // stream sequences of tasks that hit MaxDeliver
+	advice  chan uint64        // stream sequences of tasks that hit MaxDeliver
+	queue   jetstream.Consumer // the workers' consumer of TaskStream
 }
 
 // PoolOptions configure a Pool; the zero value is usable.
@@ -101,7 +102,7 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	if err != nil {
 		return err
 	}
-	if p.h, _, err = createResources(ctx, js, p.settings); err != nil {
+	if p.h, p.queue, err = createResources(ctx, js, p.settings); err != nil {
 		return err
 	}
 	if err := p.purge(ctx); err != nil {
@@ -115,7 +116,7 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 		return fmt.Errorf("store the run's config in %s: %w", RunBucket, err)
 	}
 	p.advice = make(chan uint64, 64)
-	p.advSub, err = p.nc.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+TaskStream+"."+WorkerConsumer, func(m *nats.Msg) {
+	p.advSub, err = p.nc.Subscribe(maxDeliveriesAdvisory+TaskStream+"."+WorkerConsumer, func(m *nats.Msg) {
 		var a struct {
 			StreamSeq uint64 `json:"stream_seq"`
 		}
@@ -296,6 +297,9 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-quiet.C:
+			if pd := p.exhausted(ctx, order); pd != nil {
+				return nil, p.undelivered(pd)
+			}
 			why := "are workers running on this server (evolve worker -nats URL)?"
 			if !p.nc.IsConnected() {
 				why = "the connection to the NATS server is lost (reconnecting: the run goes on when it is back)"
@@ -304,12 +308,7 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second), why))
 		case seq := <-p.advice:
 			if pd, ok := bySeq[seq]; ok && !pd.done {
-				times := fmt.Sprintf("%d times", p.settings.MaxDeliver)
-				if p.settings.MaxDeliver == 1 {
-					times = "once"
-				}
-				return nil, fmt.Errorf("agent %d: task %s was delivered %s without a result (its workers failed, were killed or lost the server each time)",
-					pd.msg.Index, pd.msg.ID, times)
+				return nil, p.undelivered(pd)
 			}
 		case m := <-p.inbox:
 			quiet.Reset(waitNote)

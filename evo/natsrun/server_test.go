@@ -130,6 +130,21 @@ func TestTrainSaysWhenNoResultComes(t *testing.T) {
 	var logs lockedBuffer
 	p := NewPool(nc, PoolOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer p.Close()
+	cfg, tasks := oneTask(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := p.Train(ctx, cfg, tasks, func(int) {}); err == nil {
+		t.Fatal("a generation without workers trained")
+	}
+	if !strings.Contains(logs.String(), "generation 1: 0 of 1 agents trained, no result for") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// oneTask returns the tiny config (its run directory in a temporary one)
+// and a generation of one task: a new agent of it.
+func oneTask(t *testing.T) (evo.Config, []evo.Task) {
+	t.Helper()
 	cfg, err := evo.ParseConfig([]byte(runtest.TinyConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -143,14 +158,7 @@ func TestTrainSaysWhenNoResultComes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	if _, err := p.Train(ctx, cfg, []evo.Task{{Generation: 1, Index: 0, Parent: -1, Agent: a}}, func(int) {}); err == nil {
-		t.Fatal("a generation without workers trained")
-	}
-	if !strings.Contains(logs.String(), "generation 1: 0 of 1 agents trained, no result for") {
-		t.Errorf("log:\n%s", logs.String())
-	}
+	return cfg, []evo.Task{{Generation: 1, Index: 0, Parent: -1, Agent: a}}
 }
 
 // TestWorkerAnswersATaskItCannotRead: a task with a field this build does
