@@ -93,13 +93,3 @@ func ReluGrad(du, u, dy []float32) int {
 	reluGrad8(&du[0], &u[0], &dy[0], n8)
 	return n8
 }
-
-// Kernels names the kernels this machine runs: "avx2-fma" (the assembly)
-// or "go" (the plain-Go loops). The two round differently, so results are
-// bit for bit the same only between machines that report the same name.
-func Kernels() string {
-	if HasAVX2FMA {
-		return "avx2-fma"
-	}
-	return "go"
-}
