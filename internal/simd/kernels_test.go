@@ -24,7 +24,7 @@ func TestKernelsSayWhetherGoCodeFuses(t *testing.T) {
 	// (1+2⁻¹²)² = 1 + 2⁻¹¹ + 2⁻²⁴: rounded to float32, the 2⁻²⁴ is lost (a
 	// tie, to even), so the unfused sum below is 0 and the fused one 2⁻²⁴.
 	x := float32(1 + 1.0/4096)
-	fuses := mulAdd(-(1 + 1.0/2048), x, x) != 0
+	fuses := mulAdd(-(1+1.0/2048), x, x) != 0
 	named := strings.Contains(Kernels(), " ")
 	if fuses && !named || runtime.GOARCH == "amd64" && fuses != named {
 		t.Errorf("Kernels() = %q, but Go code here fuses multiply-adds: %v", Kernels(), fuses)
