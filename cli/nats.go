@@ -92,16 +92,15 @@ func (f *natsFlags) connect(name string) (*nats.Conn, error) {
 		}
 		opts = append(opts, o)
 	}
+	urls, err := natsURLs(f.url)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w", redact(f.url), err)
+	}
 	nc, err := nats.Connect(f.url, opts...)
 	if err != nil {
-		if showsCredentials(err.Error(), credentials(f.url)) {
-			// nats.go cuts the URL list at every "," and quotes what url.Parse
-			// refused: a password holding such characters shows in its error.
-			return nil, fmt.Errorf("cannot connect to the NATS server at %s: nats.go cannot read the URL "+
-				"(its message, which shows part of the password, is left out): percent-encode what a password holds "+
-				"of , / ? # %% @ : and space (%%2C %%2F %%3F %%23 %%25 %%40 %%3A %%20)", redact(f.url))
-		}
-		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w%s", redact(f.url), err, tlsHint(err))
+		// Not wrapped: the error nats.go wrote may quote a credential.
+		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %s%s%s",
+			redact(f.url), hideCredentials(err.Error(), f.url, urls), commaAdvice(f.url), tlsHint(err))
 	}
 	return nc, nil
 }

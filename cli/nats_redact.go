@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -23,19 +25,70 @@ func credentials(u string) []string {
 	return secrets
 }
 
-// showsCredentials reports whether msg holds any three consecutive bytes
-// of one of the credentials (all of a shorter one): a message that quotes
-// part of a URL nats.go cut or could not parse.
-func showsCredentials(msg string, secrets []string) bool {
+// encodeAdvice says how to write a password nats.go reads as written.
+const encodeAdvice = "percent-encode what a password holds of , / ? # % @ : and space (%2C %2F %3F %23 %25 %40 %3A %20)"
+
+// natsURLs returns the URLs nats.go makes of u (it cuts the value at
+// every ",", even inside a password, and parses each part, adding
+// "nats://" where a part has none), or an error that says which part
+// cannot be parsed without quoting it: url.Parse's message would show
+// the part, password and all.
+func natsURLs(u string) ([]*url.URL, error) {
+	var urls []*url.URL
+	for part := range strings.SplitSeq(u, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "://") {
+			part = "nats://" + part
+		}
+		p, err := url.Parse(part)
+		if err != nil {
+			return nil, fmt.Errorf("nats.go cannot parse URL %d of the list, cut at each comma (its message, which would show the password, is left out): %s",
+				len(urls)+1, encodeAdvice)
+		}
+		urls = append(urls, p)
+	}
+	return urls, nil
+}
+
+// hideCredentials returns msg, an error of nats.go's for the -nats value
+// u, with every credential of u replaced by xxxxx: as redact finds them,
+// and as nats.go read them from its parsed URLs (a password's part before
+// a comma, decoded). Credentials of fewer than 3 bytes are left, lest
+// every such letter of the message go.
+func hideCredentials(msg, u string, urls []*url.URL) string {
+	secrets := credentials(u)
+	for _, p := range urls {
+		if p.User == nil {
+			continue
+		}
+		if pw, ok := p.User.Password(); ok {
+			secrets = append(secrets, pw)
+		} else {
+			secrets = append(secrets, p.User.Username())
+		}
+	}
 	for _, s := range secrets {
-		n := min(3, len(s))
-		for i := 0; n > 0 && i+n <= len(s); i++ {
-			if strings.Contains(msg, s[i:i+n]) {
-				return true
+		for _, c := range strings.Split(s, ",") {
+			if len(c) >= 3 {
+				msg = strings.ReplaceAll(msg, c, "xxxxx")
 			}
 		}
 	}
-	return false
+	return msg
+}
+
+// commaAdvice is what to add to a connection error of the -nats value u
+// where a password holds a comma, which nats.go took for the end of a URL.
+func commaAdvice(u string) string {
+	for _, s := range credentials(u) {
+		if strings.Contains(s, ",") {
+			return " (a password holds a comma, which nats.go reads as the end of a URL: " + encodeAdvice + ")"
+		}
+	}
+	return ""
 }
 
 // rewriteCredentials returns u with the credentials of each of its URLs

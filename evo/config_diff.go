@@ -1,8 +1,8 @@
 package evo
 
 import (
+	"bytes"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -63,10 +63,12 @@ func tomlChanges(was, now []byte) ([]ConfigChange, error) {
 	for _, k := range keys {
 		va, oka := fa[k]
 		vb, okb := fb[k]
-		if oka && okb && reflect.DeepEqual(va, vb) {
-			continue
+		// Compared as written: 200 and 200.0 differ (as their digests
+		// do), nan and nan do not.
+		was, now := tomlValue(va, oka), tomlValue(vb, okb)
+		if was != now {
+			out = append(out, ConfigChange{Key: k, Was: was, Now: now})
 		}
-		out = append(out, ConfigChange{Key: k, Was: tomlValue(va, oka), Now: tomlValue(vb, okb)})
 	}
 	return out, nil
 }
@@ -87,30 +89,49 @@ func flattenTOML(prefix string, t map[string]any, flat map[string]any) {
 			for i, sub := range v {
 				flattenTOML(fmt.Sprintf("%s[%d]", key, i), sub, flat)
 			}
+		case []any:
+			if tables, ok := tableList(v); ok {
+				for i, sub := range tables {
+					flattenTOML(fmt.Sprintf("%s[%d]", key, i), sub, flat)
+				}
+			} else {
+				flat[key] = v
+			}
 		default:
 			flat[key] = v
 		}
 	}
 }
 
-// tomlValue shows a decoded value as a config file would write it, or
-// "unset" for a key the config does not have.
+// tableList returns the tables of v, an array of inline tables; false
+// when v is empty or holds anything else.
+func tableList(v []any) ([]map[string]any, bool) {
+	tables := make([]map[string]any, len(v))
+	for i, x := range v {
+		t, ok := x.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		tables[i] = t
+	}
+	return tables, len(v) > 0
+}
+
+// tomlValue shows a decoded value as a config file writes it, or "unset"
+// for a key the config does not have.
 func tomlValue(v any, ok bool) string {
 	if !ok {
 		return "unset"
 	}
-	switch v := v.(type) {
-	case string:
-		return fmt.Sprintf("%q", v)
-	case []any:
-		parts := make([]string, len(v))
-		for i, x := range v {
-			parts[i] = tomlValue(x, true)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	default:
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(map[string]any{"v": v}); err != nil {
 		return fmt.Sprint(v)
 	}
+	text, found := strings.CutPrefix(strings.TrimSpace(b.String()), "v = ")
+	if !found {
+		return fmt.Sprint(v)
+	}
+	return text
 }
 
 // listChanges joins changes for an error, each as show phrases it, naming

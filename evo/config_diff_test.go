@@ -21,6 +21,10 @@ hidden = [64, 64]
 activation = "tanh"
 [hp.lr]
 min = 1e-5
+[env.options]
+max_episode_steps = 200
+target = nan
+stages = [{steps = 1, lr = 0.5}]
 `
 	now := `seed = 1
 [ppo]
@@ -30,12 +34,18 @@ ent_coef = 0.01
 [net]
 hidden = [64, 64, 64]
 activation = "relu"
+[env.options]
+max_episode_steps = 200.0
+target = nan
+stages = [{steps = 1, lr = 0.25}]
 `
 	got, err := tomlChanges([]byte(was), []byte(now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []ConfigChange{
+		{"env.options.max_episode_steps", "200", "200.0"},
+		{"env.options.stages[0].lr", "0.5", "0.25"},
 		{"hp.lr.min", "1e-05", "unset"},
 		{"net.activation", `"tanh"`, `"relu"`},
 		{"net.hidden", "[64, 64]", "[64, 64, 64]"},
@@ -52,7 +62,7 @@ activation = "relu"
 		t.Error("an undecodable config compared")
 	}
 	show := func(c ConfigChange) string { return c.Key }
-	if got := listChanges(append(want, want...), show); got != "hp.lr.min; net.activation; net.hidden; ppo.ent_coef; ppo.gamma; and 5 more" {
+	if got := listChanges(append(want, want...), show); got != "env.options.max_episode_steps; env.options.stages[0].lr; hp.lr.min; net.activation; net.hidden; and 9 more" {
 		t.Errorf("ten changes listed as %q", got)
 	}
 }

@@ -17,7 +17,8 @@ var maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."
 // workers' consumer has nothing pending and nothing in flight. The
 // coordinator asks when a generation has heard nothing for a while: the
 // max-deliveries advisory, which fails such a run at once, is not stored,
-// and a coordinator disconnected when it was sent would wait forever. It
+// and a coordinator disconnected when it was sent would wait forever; it
+// fails the run when it finds the same task twice in a row. It
 // returns nil when the server cannot tell, or while any task of any run
 // on the server is pending or in a worker's hands.
 func (p *Pool) exhausted(ctx context.Context, order []*pending) *pending {

@@ -292,14 +292,19 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 	// on the server, or with all of them busy or gone, it would wait silently.
 	quiet := time.NewTicker(waitNote)
 	defer quiet.Stop()
+	var suspect *pending // the task exhausted found at the last tick
 	for waiting := len(tasks); waiting > 0; {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-quiet.C:
-			if pd := p.exhausted(ctx, order); pd != nil {
+			// Twice in a row: a worker's ack leaves the consumer's count
+			// a moment before the task leaves the stream.
+			pd := p.exhausted(ctx, order)
+			if pd != nil && pd == suspect {
 				return nil, p.undelivered(pd)
 			}
+			suspect = pd
 			why := "are workers running on this server (evolve worker -nats URL)?"
 			if !p.nc.IsConnected() {
 				why = "the connection to the NATS server is lost (reconnecting: the run goes on when it is back)"
