@@ -46,8 +46,11 @@ The pbt and pb2 methods select by PBT whatever BASE's [population]
 selection is (a config without [pbt] gets evolve's [pbt] defaults).
 
 -import CURVES adds the runs of a curves.csv written before (by this
-script) for every method not run now: a comparison gains a method without
-training its peers again. The report says which methods were imported.
+script): every method not run now, whole, so that a comparison gains a
+method without training its peers again; and of a method run now, the
+finished seeds the import has, which are not trained again, so that an
+earlier report gains seeds (-methods pb2:5 with seeds 1-2 imported trains
+seeds 3-5). The report says what was imported.
 
 Measured: the global steps at which a run's elite, confirmed on
 elite_episodes fresh episodes, first reaches -anchor (for a study: the end of
@@ -110,7 +113,7 @@ def parse_args(argv):
             if a.counts[m] is not None and a.counts[m] < 1:
                 raise BadInput(f"-methods: {item!r}: want N >= 1 runs (leave the method out to run none)")
     a.methods = list(a.counts)
-    a.imported_methods = []
+    a.imported_methods, a.imported_seeds = [], {}
     for m in a.methods:
         if m in STUDY_METHODS:
             continue
@@ -480,16 +483,15 @@ def main(argv):
         if m in STUDY_METHODS:
             continue
         cfg = variant(base, m)
+        imported = {label for label, _, _ in args.imported_runs.get(m, []) if "unfinished" not in label}
         for s in range(1, (args.counts[m] or args.seeds) + 1):
+            if f"seed {s}" in imported:
+                continue  # joins from the import below
             curve, done = run_evolve(evolve, os.path.join(args.out, m, f"seed-{s}"), cfg, s, args.workers, args.report_only)
             if curve:
                 label = f"seed {s}" + ("" if done else " (unfinished)")
                 results.setdefault(m, []).append((label, curve, to_anchor(curve, args.anchor)))
-    if args.imported:
-        for m, runs in args.imported_runs.items():
-            if m not in results and m not in args.methods:
-                results[m] = runs
-                args.imported_methods.append(m)
+    args.imported_methods, args.imported_seeds = join_imported(results, args.imported_runs, args.methods)
     budget, args.budget_of = shared_budget(results)
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
@@ -521,6 +523,36 @@ def main(argv):
         return 2
     report(args, results, budget, study_budget)
     return 0
+
+
+def join_imported(results, imported, methods):
+    """Adds imported runs to results: a method not in methods whole, and of
+    an evolve method in methods its finished runs that results lacks (an
+    earlier report's seeds), in seed order. Returns the methods imported whole and,
+    per method in methods, the labels of the runs it took from the import."""
+    whole, seeds = [], {}
+    for m, runs in imported.items():
+        if m not in methods:
+            if m not in results:
+                results[m] = runs
+                whole.append(m)
+            continue
+        if is_study(m):
+            continue  # a study run now is trained in full: its trials' budget follows this invocation's runs
+        have = {label.removesuffix(" (unfinished)") for label, _, _ in results.get(m, [])}
+        extra = [r for r in runs if "unfinished" not in r[0] and r[0] not in have]
+        if extra:
+            results[m] = sorted(results.get(m, []) + extra, key=lambda r: run_number(r[0]))
+            seeds[m] = [label for label, _, _ in extra]
+    return whole, seeds
+
+
+def run_number(label):
+    """The N of a run's label "seed N" or "study N" (sorting seed 10 after seed 9)."""
+    try:
+        return int(label.split()[1])
+    except (IndexError, ValueError):
+        return math.inf
 
 
 def pbt_reference(results):
@@ -597,7 +629,9 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
              + (f"; a study stopped at {stopped_at}, or sooner once a trial had "
                 "reached the anchor and B was spent." if any(m in STUDY_METHODS for m in results) else ".")
              + (f" Imported from an earlier report ({args.imported}): {', '.join(args.imported_methods)}."
-                if args.imported_methods else ""), "",
+                if args.imported_methods else "")
+             + "".join(f" {m}'s {', '.join(labels)} imported from an earlier report ({args.imported})."
+                       for m, labels in args.imported_seeds.items()), "",
              "| method | runs | reached | global steps to anchor: median (each) | ÷ TPE's | best confirmed at B: mean ± std (each) "
              "| at the end: best confirmed (global steps) |",
              "|---|---|---|---|---|---|---|"]
@@ -624,8 +658,11 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
     for m in results:
         if m in STUDY_METHODS or m in args.imported_methods:
             continue
-        lrs = [final_lr(os.path.join(args.out, m, f"seed-{s}", "run")) for s in range(1, (args.counts[m] or args.seeds) + 1)]
-        lines.append(f"- {m}: " + ", ".join("–" if x is None else f"{x:.2g}" for x in lrs))
+        seeds = [s for s in range(1, (args.counts[m] or args.seeds) + 1)
+                 if f"seed {s}" not in args.imported_seeds.get(m, [])]
+        lrs = [final_lr(os.path.join(args.out, m, f"seed-{s}", "run")) for s in seeds]
+        lines.append(f"- {m}: " + ", ".join(("–" if x is None else f"{x:.2g}") + (f" (seed {s})" if m in args.imported_seeds else "")
+                                            for s, x in zip(seeds, lrs)))
     lines += ["", "## The winning agents' schedules", "",
               "Each PBT run's elite: its hyperparameters at the end and what its lineage received "
               "(generation: event), oldest first.", ""]

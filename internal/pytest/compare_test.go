@@ -61,6 +61,25 @@ func tomlPython(t *testing.T) string {
 	return ""
 }
 
+// runScriptsPython runs prog with a python3 that has tomllib, with the
+// repository's python/ directory first on sys.path (so that prog imports
+// the scripts as modules) and args as sys.argv[1:]; it returns the output,
+// trimmed, and fails the test where prog fails.
+func runScriptsPython(t *testing.T, prog string, args ...string) string {
+	t.Helper()
+	python := tomlPython(t)
+	dir, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog = "import sys; sys.path.insert(0, " + strconv.Quote(dir) + ")\n" + prog
+	out, err := exec.Command(python, append([]string{"-c", prog}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // TestCompareVariants holds the comparison script's methods to what its
 // help says they are, read back by evolve's own config parser, on every
 // shipped config it benchmarks: the shipped configs explore by PB2, so the
@@ -211,12 +230,7 @@ func TestCompareRefusesStudiesWithoutOptuna(t *testing.T) {
 // nothing but -inf scores); studies never set it, nor does a run still going
 // unless none has finished.
 func TestCompareSharedBudget(t *testing.T) {
-	python := tomlPython(t)
-	dir, err := filepath.Abs(filepath.Join("..", "..", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog := "import sys; sys.path.insert(0, sys.argv[1]); import evolve_compare as c\n" +
+	prog := "import evolve_compare as c\n" +
 		"run = lambda end: ('seed 1', [(end // 2, -1.0), (end, 0.0)], None)\n" +
 		"for r in ({'pb2': [run(900)], 'pb2-x0.2': [run(200)], 'tpe': [run(50)]},\n" +
 		"          {'pb2-x0.2': [run(300)], 'fixed-x0.2': [run(250)], 'tpe': [run(50)]},\n" +
@@ -224,11 +238,7 @@ func TestCompareSharedBudget(t *testing.T) {
 		"          {'fixed': [run(900), ('seed 2 (unfinished)', [(120, -1.0)], None)]},\n" +
 		"          {'fixed': [('seed 1 (unfinished)', [(120, -1.0)], None), ('seed 2 (unfinished)', [(300, -1.0)], None)]}):\n" +
 		"    print(c.shared_budget(r)[0])\n"
-	out, err := exec.Command(python, "-c", prog, dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if got := strings.Fields(string(out)); strings.Join(got, " ") != "900 250 0 900 300" {
+	if got := strings.Fields(runScriptsPython(t, prog)); strings.Join(got, " ") != "900 250 0 900 300" {
 		t.Errorf("B = %v, want 900 (the config's budget), 250 (own budgets only), 0 (no evolve run), "+
 			"900 (not an unfinished run's 120), 300 (the furthest while none has finished)", got)
 	}
@@ -288,12 +298,27 @@ func TestCompareReportsOnlyWhatItRan(t *testing.T) {
 	if err := os.WriteFile(metrics, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog := "import sys; sys.path.insert(0, sys.argv[1]); import evolve_compare as c; print(c.evolve_curve(sys.argv[2]))"
-	got, err := exec.Command(python, "-c", prog, pydir, metrics).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, got)
-	}
-	if want := "[(1000, 120.5), (2000, 497.6)]"; strings.TrimSpace(string(got)) != want {
+	got := runScriptsPython(t, "import evolve_compare as c; print(c.evolve_curve(sys.argv[1]))", metrics)
+	if want := "[(1000, 120.5), (2000, 497.6)]"; got != want {
 		t.Errorf("curve of a torn metrics.csv = %s, want %s", got, want)
+	}
+}
+
+// TestCompareImportJoinsSeeds: -import adds a method not run now whole, and
+// to a method run now the finished seeds it lacks, in seed order; a seed
+// this invocation has, or one unfinished in the import, is not taken.
+func TestCompareImportJoinsSeeds(t *testing.T) {
+	prog := "import evolve_compare as c\n" +
+		"run = lambda label: (label, [(1, 0.0)], None)\n" +
+		"results = {'pb2': [run('seed 3'), run('seed 10 (unfinished)')]}\n" +
+		"imported = {'pb2': [run('seed 1'), run('seed 2'), run('seed 3'), run('seed 9 (unfinished)'), run('seed 10')],\n" +
+		"            'fixed': [run('seed 1')], 'tpe': [run('study 1')]}\n" +
+		"whole, seeds = c.join_imported(results, imported, ['pb2', 'tpe'])\n" +
+		"print(whole, seeds, {m: [l for l, _, _ in r] for m, r in results.items()})\n"
+	out := runScriptsPython(t, prog)
+	want := "['fixed'] {'pb2': ['seed 1', 'seed 2']} " +
+		"{'pb2': ['seed 1', 'seed 2', 'seed 3', 'seed 10 (unfinished)'], 'fixed': ['seed 1']}"
+	if got := out; got != want {
+		t.Errorf("join_imported:\n got %s\nwant %s", got, want)
 	}
 }
