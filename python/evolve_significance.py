@@ -33,7 +33,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import evolve_compare  # noqa: E402  (curves.csv, the score at B, the methods' kinds)
+import evolve_compare  # noqa: E402  (curves.csv, B, the methods' kinds)
+import evolve_report  # noqa: E402  (the score at B, steps and mean ± std as the reports write them)
 import evolve_tune  # noqa: E402  (step counts written as people write them)
 
 PROG = "evolve_significance"
@@ -168,13 +169,13 @@ def default_budget(runs):
 def at_for(budget):
     """The score at B of a method's run (its own end for -popN, -xK)."""
     def at(m, c):
-        return evolve_compare.at_budget(c, math.inf if evolve_compare.own_budget(m) else budget)
+        return evolve_report.at_budget(c, math.inf if evolve_compare.own_budget(m) else budget)
     return at
 
 
 def paired_table(runs, ref, budget, methods):
     at = at_for(budget)
-    lines = [f"Best confirmed score at B = {evolve_compare.fmt_steps(budget)} global steps, each method against {ref}, "
+    lines = [f"Best confirmed score at B = {evolve_report.fmt_steps(budget)} global steps, each method against {ref}, "
              "paired by seed (paired t-test and exact Wilcoxon signed-rank, two-sided).", "",
              f"| method | pairs | − {ref}, mean [95 % CI] | t (df) | p (t) | p (Wilcoxon) | ahead |",
              "|---|---|---|---|---|---|---|"]
@@ -199,7 +200,7 @@ def table(runs, ref, budget, methods):
     at = at_for(budget)
     scores = {m: [at(m, c) for _, c, _ in rs] for m, rs in runs.items()}
     base = scores[ref]
-    lines = [f"Best confirmed score at B = {evolve_compare.fmt_steps(budget)} global steps, "
+    lines = [f"Best confirmed score at B = {evolve_report.fmt_steps(budget)} global steps, "
              f"each method against {ref} (Welch's t-test, two-sided).", "",
              f"| method | runs | at B: mean ± std | − {ref} [95 % CI] | t (df) | p |",
              "|---|---|---|---|---|---|"]
@@ -208,8 +209,8 @@ def table(runs, ref, budget, methods):
         name = m
         if evolve_compare.own_budget(m):
             ends = [c[-1][0] for _, c, _ in runs[m] if c]
-            name += f" (its own budget: at its end, ≈ {evolve_compare.fmt_steps(int(statistics.median(ends)))})" if ends else ""
-        row = f"| {name} | {len(xs)} | {evolve_compare.mean_std(xs)} |"
+            name += f" (its own budget: at its end, ≈ {evolve_report.fmt_steps(int(statistics.median(ends)))})" if ends else ""
+        row = f"| {name} | {len(xs)} | {evolve_report.mean_std(xs)} |"
         if m == ref:
             lines.append(row + " – | – | – |")
             continue
