@@ -89,6 +89,9 @@ func TestSetBadInput(t *testing.T) {
 	}{
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lrr=1e-3"}, "-set ppo.lrr=1e-3: unknown keys: ppo.lrr (did you mean lr?)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: want integer (got string)"},
+		// Each bad -set is named, as each bad key of a file is.
+		{[]string{"-config", "cartpole", "-set", "ppo.lrr=1", "-set", "ppo.lr=0.001", "-set", "population.sise=0"},
+			"-set ppo.lrr=1: unknown keys: ppo.lrr (did you mean lr?)\n  -set population.sise=0: unknown keys: population.sise (did you mean size?)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
 		// The lines of the text -set writes are not the file's: none is named.
 		{[]string{"-config", "cartpole", "-set", "population.size=0"}, "population.size = 0: want >= 1\n"},

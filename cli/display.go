@@ -25,6 +25,7 @@ type display struct {
 	tr      *evo.Trainer
 	t0      time.Time
 	steps0  int  // total steps when this session started
+	genStep int  // the steps of a generation, population.size × evo_steps
 	barShow bool // a bar is drawn on the current line
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -34,6 +35,8 @@ type display struct {
 func (d *display) start(tr *evo.Trainer) {
 	d.mu.Lock()
 	d.tr, d.t0, d.steps0 = tr, time.Now(), tr.Progress().TotalSteps
+	cfg := tr.Config()
+	d.genStep = cfg.Population.Size * cfg.Population.EvoSteps
 	d.mu.Unlock()
 	if !d.terminal {
 		return
@@ -102,19 +105,31 @@ func (d *display) drawBar() {
 	frac := math.Min(1, float64(p.TotalSteps)/float64(max(1, p.MaxSteps)))
 	const width = 28
 	n := int(frac * width)
-	left := "? left"
+	fmt.Fprintf(d.w, "\r\033[K[%s%s] %3.0f%%  gen %d  %s/%s steps  %s elapsed  %s  %s steps/s",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, p.Generation,
+		commas(p.TotalSteps), commas(p.MaxSteps), fmtDuration(time.Since(d.t0)), timeLeft(p, d.genStep, rate), commas(int(rate+0.5)))
+	d.barShow = true
+}
+
+// timeLeft estimates the time until the run ends at rate steps/s: the end
+// of the generation in which the budget runs out, since a generation runs
+// to its end (a budget of 1.2 generations trains 2), with generations of
+// genStep steps (rollouts in whole and PBT's step clock make them a little
+// longer or shorter).
+func timeLeft(p evo.Progress, genStep int, rate float64) string {
 	switch {
 	case p.TotalSteps >= p.MaxSteps:
 		// The budget is spent, but a generation runs to its end: its time
 		// left is unknown here, and "0s left" would be wrong.
-		left = "finishing the generation"
-	case rate > 0:
-		left = fmtDuration(time.Duration(float64(p.MaxSteps-p.TotalSteps)/rate*float64(time.Second))) + " left"
+		return "finishing the generation"
+	case rate <= 0:
+		return "? left"
 	}
-	fmt.Fprintf(d.w, "\r\033[K[%s%s] %3.0f%%  gen %d  %s/%s steps  %s elapsed  %s  %s steps/s",
-		strings.Repeat("#", n), strings.Repeat(".", width-n), 100*frac, p.Generation,
-		commas(p.TotalSteps), commas(p.MaxSteps), fmtDuration(time.Since(d.t0)), left, commas(int(rate+0.5)))
-	d.barShow = true
+	end := p.MaxSteps
+	if genStep > 0 {
+		end = max(end, (p.MaxSteps+genStep-1)/genStep*genStep)
+	}
+	return fmtDuration(time.Duration(float64(end-p.TotalSteps)/rate*float64(time.Second))) + " left"
 }
 
 // generation prints a finished generation.

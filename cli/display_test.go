@@ -80,3 +80,26 @@ func TestNonTerminalPrintsALinePerGeneration(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout.String())
 	}
 }
+
+// TestTimeLeftCountsTheLastGeneration: a budget that ends inside a
+// generation is reached only at that generation's end (a review's run of
+// max_steps 100,000 in generations of 81,920 said "0.7s left" at 82 % and
+// ran 4 s more), so the time left counts the steps to that end.
+func TestTimeLeftCountsTheLastGeneration(t *testing.T) {
+	for _, c := range []struct {
+		p       evo.Progress
+		genStep int
+		rate    float64
+		want    string
+	}{
+		{evo.Progress{TotalSteps: 81_920, MaxSteps: 100_000}, 81_920, 20_000, "4.1s left"}, // to 163,840
+		{evo.Progress{TotalSteps: 40_000, MaxSteps: 163_840}, 81_920, 1_000, "2m03s left"}, // a whole number of generations
+		{evo.Progress{TotalSteps: 40_000, MaxSteps: 100_000}, 0, 1_000, "1m00s left"},      // generations unknown: the budget
+		{evo.Progress{TotalSteps: 100_000, MaxSteps: 100_000}, 81_920, 1_000, "finishing the generation"},
+		{evo.Progress{TotalSteps: 0, MaxSteps: 100_000}, 81_920, 0, "? left"},
+	} {
+		if got := timeLeft(c.p, c.genStep, c.rate); got != c.want {
+			t.Errorf("timeLeft(%+v, %d, %g) = %q, want %q", c.p, c.genStep, c.rate, got, c.want)
+		}
+	}
+}

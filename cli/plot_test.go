@@ -163,6 +163,8 @@ func TestPlotBadInputExitsTwo(t *testing.T) {
 		{"unknown flag", []string{"-x", runDir("flag", syntheticMetrics)}, "-x"},
 		{"empty -o", []string{"-o", "", runDir("emptyo", syntheticMetrics)}, "-o: empty"},
 		{"empty -hp", []string{"-hp", "", runDir("emptyhp", syntheticMetrics)}, "-hp: empty"},
+		{"-o under a file", []string{"-o", filepath.Join(runDir("file", syntheticMetrics), "metrics.csv", "plots"), runDir("o", syntheticMetrics)},
+			"-o " + filepath.Join(dir, "file", "metrics.csv", "plots") + ": "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errOut := evolve(context.Background(), append([]string{"plot"}, c.args...)...)

@@ -150,16 +150,25 @@ func (f *sampleFlags) sources() ([]sampleJob, error) {
 	if f.elite {
 		return f.eliteSource()
 	}
-	ckpts, err := evo.ReadCheckpoints(f.run)
+	kept, err := evo.CheckpointGenerations(f.run)
 	if err != nil {
 		return nil, err
 	}
-	chosen, err := chooseGenerations(f.generations, ckpts)
+	chosen, err := chooseGenerations(f.generations, kept)
 	if err != nil {
 		return nil, err
 	}
 	var jobs []sampleJob
-	for _, c := range chosen {
+	for _, gen := range chosen {
+		// Only the chosen checkpoints are verified: a damaged one that
+		// -generations leaves out does not stop the others being played.
+		c, err := evo.ReadCheckpoint(f.run, gen)
+		if err != nil {
+			if len(kept) > 1 {
+				err = fmt.Errorf("%w (-generations chooses the checkpoints played: the run keeps %s)", err, joinInts(kept))
+			}
+			return nil, err
+		}
 		for _, m := range c.Members {
 			jobs = append(jobs, sampleJob{file: m.File, index: m.Index, gen: c.Generation, fitness: m.Fitness})
 		}
@@ -167,35 +176,40 @@ func (f *sampleFlags) sources() ([]sampleJob, error) {
 	return jobs, nil
 }
 
-// chooseGenerations returns the checkpoints -generations names.
-func chooseGenerations(spec string, ckpts []evo.Checkpoint) ([]evo.Checkpoint, error) {
-	kept := make([]string, len(ckpts))
-	for i, c := range ckpts {
-		kept[i] = strconv.Itoa(c.Generation)
-	}
+// chooseGenerations returns the generations -generations names, of those
+// the run keeps (kept, oldest first).
+func chooseGenerations(spec string, kept []int) ([]int, error) {
 	switch spec {
 	case "all":
-		return ckpts, nil
+		return kept, nil
 	case "last":
-		return ckpts[len(ckpts)-1:], nil
+		return kept[len(kept)-1:], nil
 	}
-	var out []evo.Checkpoint
+	var out []int
 	for _, g := range strings.Split(spec, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(g))
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("-generations %q: %q is not a generation (want all, last, or numbers such as 0,10,20)%w", spec, g, errBadInput)
 		}
-		i := slices.IndexFunc(ckpts, func(c evo.Checkpoint) bool { return c.Generation == n })
-		if i < 0 {
+		if !slices.Contains(kept, n) {
 			return nil, fmt.Errorf("-generations: the run keeps no checkpoint of generation %d (it keeps %s; [checkpoint] keep says how many)%w",
-				n, strings.Join(kept, ", "), errBadInput)
+				n, joinInts(kept), errBadInput)
 		}
-		if slices.ContainsFunc(out, func(c evo.Checkpoint) bool { return c.Generation == n }) {
+		if slices.Contains(out, n) {
 			return nil, fmt.Errorf("-generations %q: generation %d twice%w", spec, n, errBadInput)
 		}
-		out = append(out, ckpts[i])
+		out = append(out, n)
 	}
 	return out, nil
+}
+
+// joinInts writes xs as "1, 2, 3".
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // eliteSource is the run's elite, described by summary.json.

@@ -155,7 +155,7 @@ func TestSampleChoosesGenerationsTheEliteAndMethods(t *testing.T) {
 }
 
 // TestSampleBadInput: every misuse exits 2 with the reason and writes no
-// dataset.
+// dataset; a damaged checkpoint is refused only where it is to be played.
 func TestSampleBadInput(t *testing.T) {
 	run := tinyRun(t)
 	empty := t.TempDir()
@@ -197,6 +197,7 @@ func TestSampleBadInput(t *testing.T) {
 		{[]string{"-o", "X", filepath.Join(run, "nothere")}, "config.toml"},
 		{[]string{"-o", "X", empty}, "holds no checkpoint"},
 		{[]string{"-o", "X", tampered}, victim},
+		{[]string{"-o", "X", "-generations", "0", tampered}, victim + ": "},
 	} {
 		out := filepath.Join(t.TempDir(), "data.npz")
 		args := slices.Clone(tc.args)
@@ -212,6 +213,11 @@ func TestSampleBadInput(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("sample %v wrote %s", tc.args, out)
 		}
+	}
+	// A damaged checkpoint that -generations leaves out is not read: the
+	// others are played.
+	if _, err := record.Read(sample(t, tampered, "-generations", "last", "-episodes", "1")); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -59,16 +59,23 @@ func applySets(text []byte, sets setFlags) ([]byte, error) {
 	if _, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&doc); err != nil {
 		return nil, err
 	}
+	// Every -set is checked, so that the message lists each bad one as a
+	// config file's would; none is applied unless all are good.
+	var bad []error
 	for _, s := range sets {
 		key, raw, _ := strings.Cut(s, "=")
 		path := strings.Split(strings.TrimSpace(key), ".")
 		v := tomlValue(strings.TrimSpace(raw))
 		if err := checkSet(path, v); err != nil {
-			return nil, fmt.Errorf("-set %s: %w%w", s, err, errBadInput)
+			bad = append(bad, fmt.Errorf("-set %s: %w", s, err))
+			continue
 		}
 		if err := setPath(doc, path, v); err != nil {
-			return nil, fmt.Errorf("-set %s: %w%w", s, err, errBadInput)
+			bad = append(bad, fmt.Errorf("-set %s: %w", s, err))
 		}
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%w%w", errors.Join(bad...), errBadInput)
 	}
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(doc); err != nil {

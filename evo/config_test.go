@@ -34,6 +34,8 @@ func TestLoadConfigRejectsBadInput(t *testing.T) {
 		{"misspelt backend", "[net]\nbackedn = \"go\"\n", []string{"net.backedn (line 2, did you mean backend?)"}},
 		{"syntax error", "[population\nsize = 4\n", []string{"line 2", "table name"}},
 		{"type error", "[population]\nsize = \"four\"\n", []string{"population.size", "string"}},
+		{"unknown env option", "[env]\nid = \"CartPole-v1\"\n\n[env.options]\nmax_episode_steps = 100\ng = 1.0\n", []string{"env.options.g: ", "unknown option(s) g", "(line 6)"}},
+		{"env option of the wrong type", "[env]\n[env.options]\n\n\nmax_episode_steps = 100.5\n", []string{`option "max_episode_steps" = 100.5`, "(line 5)"}},
 		{"options not a table", "[env]\noptions = 5\n", []string{"env.options: a value of type integer, where a table belongs"}},
 		{"hp not a table", "hp = []\n", []string{"hp: a value of type array, where a table belongs"}},
 		{"rnd range without rnd", "[hp.rnd_coef]\nmin = 0.1\n", []string{"ppo.rnd_coef = 0 with an [hp.rnd_coef] range"}},

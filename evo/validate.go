@@ -3,8 +3,8 @@ package evo
 import (
 	"errors"
 	"fmt"
-	"github.com/evolverl/evolve/netconf"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/nearest"
+	"github.com/evolverl/evolve/netconf"
 	"github.com/evolverl/evolve/nn"
 )
 
@@ -279,6 +280,25 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	return errs
 }
 
+// optionValue matches the option an env's error about a value names.
+var optionValue = regexp.MustCompile(`option "([a-z0-9_]+)"`)
+
+// optionOf returns the [env.options] key an error of envs.Make is about
+// (the first unknown one, or the one whose value is refused), or "".
+func optionOf(err error) string {
+	var unknown *envs.UnknownOptionsError
+	if errors.As(err, &unknown) && len(unknown.Unknown) > 0 {
+		if k := unknown.Unknown[0]; optionValue.MatchString(`option "` + k + `"`) {
+			return k
+		}
+		return ""
+	}
+	if m := optionValue.FindStringSubmatch(err.Error()); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // tryBuild makes the env with its options and, with build, one agent for
 // it. Before the agent it estimates what the whole run needs (checkMemory),
 // so that a config too big for the machine is refused before anything is
@@ -286,6 +306,11 @@ func (c Config) validateHP(name string, r HPRange) []error {
 func (c Config) tryBuild(build bool) error {
 	env, err := envs.Make(c.Env.ID, c.Env.Options)
 	if err != nil {
+		if k := optionOf(err); k != "" {
+			// Led by the option's key, the error gets the option's line
+			// (withKeyLines), not the [env] table's.
+			return fmt.Errorf("env.options.%s: env %s: %w", k, c.Env.ID, err)
+		}
 		return fmt.Errorf("env %s: %w", c.Env.ID, err)
 	}
 	defer envs.Close(env)
