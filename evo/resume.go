@@ -49,7 +49,13 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		if entries, _ := os.ReadDir(dir); slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return isConfigTemp(e.Name()) }) {
 			return nil, badInput(fmt.Errorf("resume %s: the run was stopped while it wrote its config.toml, before anything was trained: start it again (evolve -config CONFIG -out %s)", dir, dir))
 		}
+		if st, err := os.Stat(filepath.Join(dir, "checkpoints")); err == nil && st.IsDir() {
+			return nil, badInput(fmt.Errorf("resume %s: its config.toml is gone, but its checkpoints/ are here: %s", dir, configRestoreHint))
+		}
 		return nil, badInput(fmt.Errorf("resume %s: not a run directory (no config.toml; a run directory holds config.toml and checkpoints/)", dir))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err == nil && len(bytes.TrimSpace(b)) == 0 {
+		return nil, badInput(fmt.Errorf("resume %s: its config.toml is empty: %s", dir, configRestoreHint))
 	}
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
 	if err != nil {
@@ -74,6 +80,13 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	}
 	return t, nil
 }
+
+// configRestoreHint says how to get back the config.toml of a run whose
+// file is gone or empty: the checkpoints keep it, without the stopping
+// rules (resume takes those from its flags or the defaults).
+const configRestoreHint = `put back the run's config.toml (each checkpoint keeps a copy in the "config" field of ` +
+	`checkpoints/gen-NNNNNN/population.json, with population.max_steps and target zeroed: write those back), ` +
+	`or start a new run`
 
 // unstarted reports whether the run in dir was stopped before its first
 // checkpoint was whole (a SIGKILL while gen-000000 was written): its
