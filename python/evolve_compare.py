@@ -67,8 +67,10 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evolve_tune  # noqa: E402  (the TOML writer, the base loader, the build)
@@ -82,19 +84,22 @@ BadInput = evolve_tune.BadInput
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-config", required=True, help="the PBT config of the env (configs/cartpole.toml, acrobot, lunarlander, pendulum)")
     p.add_argument("-anchor", required=True, type=float, help="the tuned score to reach")
     p.add_argument("-out", required=True, help="directory of the runs, studies and report")
-    p.add_argument("-seeds", type=int, default=5)
-    p.add_argument("-studies", type=int, default=3)
-    p.add_argument("-methods", default="pb2,pbt,pbt-sample,tournament,fixed,pb2-lr0.1,pb2-lr10,tpe,random")
-    p.add_argument("-study-budget", type=evolve_tune.int_arg, default=0)
+    p.add_argument("-seeds", type=int, default=5, help="seeds (1..N) of each evolve method without its own :N")
+    p.add_argument("-studies", type=int, default=3, help="studies of each tuner (tpe, random) without its own :N")
+    p.add_argument("-methods", default="pb2,pbt,pbt-sample,tournament,fixed,pb2-lr0.1,pb2-lr10,tpe,random",
+                   help="comma-separated METHOD or METHOD:N (N seeds or studies), as listed above")
+    p.add_argument("-study-budget", type=evolve_tune.int_arg, default=0,
+                   help="global steps a study may spend (default: 10x pb2's median steps to the anchor, or 10x B)")
     p.add_argument("-workers", type=int, default=0, help="evolve -workers (never changes results)")
     p.add_argument("-evolve", default="", help="the evolve binary (default: go build into -out)")
     p.add_argument("-space", default="ppo", choices=("ppo", "ppo_lstm"))
     p.add_argument("-import", dest="imported", default="",
-                   help="a curves.csv of an earlier report whose methods (those not in -methods) join this one")
+                   help="a curves.csv of an earlier report: its methods not in -methods join this report whole, "
+                        "and its finished seeds of a method in -methods join it instead of being trained")
     p.add_argument("-report-only", action="store_true",
                    help="train nothing: report the runs and studies in -out as they are (unfinished ones marked)")
     p.add_argument("-jobs", type=int, default=os.cpu_count() or 1,
@@ -121,6 +126,8 @@ def parse_args(argv):
         if b not in EVOLVE_METHODS and not lr_factor(b):
             raise BadInput(f"-methods: {m!r}: want one of {', '.join(EVOLVE_METHODS + STUDY_METHODS)} or pbt-lrF, "
                            "pb2 for pbt in any of those, then -xK (K times the budget) and -popN after an evolve method")
+    if not math.isfinite(a.anchor):
+        raise BadInput(f"-anchor {a.anchor}: want a finite score")
     if a.seeds < 1 or a.studies < 0:
         raise BadInput("-seeds must be >= 1 and -studies >= 0")
     if a.study_budget < 0:
@@ -158,7 +165,7 @@ def factor(method, prefix):
         f = float(method[len(prefix):])
     except ValueError:
         return None
-    return f if f > 0 else None
+    return f if math.isfinite(f) and f > 0 else None
 
 
 def split_pop(method):
@@ -278,12 +285,57 @@ def run_evolve(evolve, rdir, config, seed, workers, report_only=False):
         if workers:
             cmd += ["-workers", str(workers)]
         print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
-        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        with open(os.path.join(rdir, "evolve.log"), "w") as f:
-            f.write(r.stdout + r.stderr)
-        if r.returncode != 0:
-            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
+        with open(os.path.join(rdir, "evolve.log"), "w") as log:
+            rc = run_child(cmd, stdout=log, stderr=subprocess.STDOUT)
+        if rc != 0:
+            with open(os.path.join(rdir, "evolve.log")) as log:
+                tail = log.read()[-2000:]
+            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {rc}):\n{tail}")
     return evolve_curve(os.path.join(run, "metrics.csv")), True
+
+
+# The evolve runs and studies running, so that a stop of this script stops
+# them, and whether it is stopping (no child starts then).
+CHILDREN = set()
+CHILDREN_LOCK = threading.Lock()
+STOPPING = threading.Event()
+
+
+class Stopped(Exception):
+    """A child not started because the script is stopping."""
+
+
+def run_child(cmd, **kw):
+    """Runs cmd (stdin closed) to its end and returns its exit status; a
+    stop of this script (halt, or Ctrl-C while the main thread waits here)
+    stops it too."""
+    with CHILDREN_LOCK:
+        if STOPPING.is_set():
+            raise Stopped(" ".join(cmd))
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, **kw)
+        CHILDREN.add(p)
+    try:
+        return p.wait()
+    except KeyboardInterrupt:
+        halt()
+        raise
+    finally:
+        with CHILDREN_LOCK:
+            CHILDREN.discard(p)
+
+
+def halt():
+    """Stops the script's children: SIGTERM to each (evolve checkpoints and
+    stops; a study stops its trial), then waits for them, so that none runs
+    on alone holding its run directory; none starts after."""
+    with CHILDREN_LOCK:
+        STOPPING.set()
+        running = list(CHILDREN)
+    for p in running:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in running:
+        p.wait()
 
 
 def check_same_config(rdir, config):
@@ -325,7 +377,9 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
             return [], {}, False
     elif not done:
         if os.path.exists(sdir):
-            shutil.rmtree(sdir)  # a study cut short: its sampler's state is gone, so it starts over
+            # A study cut short: its sampler's state is gone, so it starts over.
+            print(f"{PROG}: {sdir} holds a study that was stopped before its end: it starts over", file=sys.stderr, flush=True)
+            shutil.rmtree(sdir)
         cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "evolve_tune.py"),
                "-config", args.config, "-sampler", sampler, "-seed", str(seed), "-out", sdir,
                "-budget", str(budget), "-anchor", repr(args.anchor), "-evolve", evolve, "-space", args.space,
@@ -333,11 +387,11 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
         print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         os.makedirs(os.path.dirname(sdir), exist_ok=True)
         with open(sdir + ".log", "w") as log:
-            r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        if r.returncode != 0:
+            rc = run_child(cmd, stdout=log, stderr=subprocess.STDOUT)
+        if rc != 0:
             with open(sdir + ".log") as log:
                 tail = log.read()[-2000:]
-            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {r.returncode}); the end of {sdir}.log:\n{tail}")
+            raise evolve_tune.Failure(f"{' '.join(cmd)} failed (exit {rc}); the end of {sdir}.log:\n{tail}")
     curve = []
     with open(os.path.join(sdir, "curve.csv"), newline="") as f:
         for row in csv.DictReader(f):
@@ -352,12 +406,17 @@ def import_curves(path, anchor):
     """The runs of a curves.csv by method: (label, curve, steps to anchor)."""
     runs = {}
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            curve = runs.setdefault(row["method"], {}).setdefault(row["run"], [])
-            steps = int(row["global_steps"])
+        for n, row in enumerate(csv.DictReader(f), start=2):
+            method, run, steps, score = (row[k] for k in ("method", "run", "global_steps", "best_confirmed"))
+            if None in (method, run, steps, score):
+                raise ValueError(f"line {n}: fewer fields than the header's")
+            curve = runs.setdefault(method, {}).setdefault(run, [])
+            steps = int(steps)
             if curve and steps <= curve[-1][0]:
                 continue  # a curve's steps only grow: a run written twice (an import of an import) is read once
-            curve.append((steps, float(row["best_confirmed"])))
+            curve.append((steps, float(score)))
+    if not runs:
+        raise ValueError("no rows")
     return {m: [(label, c, to_anchor(c, anchor)) for label, c in r.items()] for m, r in runs.items()}
 
 
@@ -369,25 +428,43 @@ def main(argv):
         args.confirm_margin = float(base.get("population", {}).get("confirm_margin", 0))
         if args.evolve and not (os.path.isfile(args.evolve) and os.access(args.evolve, os.X_OK)):
             raise BadInput(f"-evolve {args.evolve}: not an executable file (build one with go build -o PATH ./cmd/evolve)")
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            raise BadInput(f"-out {args.out}: a file, not a directory")
+        # Everything that can be refused is refused before hours of training.
+        configs = {m: method_config(base, m) for m in args.methods if m not in STUDY_METHODS}
+        imported = imported_seeds(args)
+        for m, k in study_jobs(args):
+            check_same_study(os.path.join(args.out, m, f"study-{k}"), args)
+        if args.report_only and not os.path.isdir(args.out):
+            raise BadInput(f"-out {args.out}: no such directory: -report-only reports the runs already there")
     except BadInput as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, evolve_tune.interrupt)  # stops the runs and studies as Ctrl-C does
+    try:
+        return compare(args, base, configs, imported)
+    except KeyboardInterrupt:
+        halt()
+        print(f"{PROG}: stopped, and its runs and studies with it: the same command again resumes the evolve runs "
+              "where they stopped (a study stopped before its end starts over)", file=sys.stderr)
+        raise
+
+
+def compare(args, base, configs, imported):
+    """Trains (or reuses) the runs and studies and writes the report; the
+    exit status."""
     os.makedirs(args.out, exist_ok=True)
     evolve = args.evolve or ("" if args.report_only else evolve_tune.build_evolve(args.out))
     results = {}  # method -> list of (label, curve, steps_to_anchor)
-    for m in args.methods:
-        if m in STUDY_METHODS:
-            continue
-        cfg = variant(base, m)
-        imported = {label for label, _, _ in args.imported_runs.get(m, []) if "unfinished" not in label}
+    for m, cfg in configs.items():
         for s in range(1, (args.counts[m] or args.seeds) + 1):
-            if f"seed {s}" in imported:
+            if s in imported.get(m, ()):
                 continue  # joins from the import below
             curve, done = run_evolve(evolve, os.path.join(args.out, m, f"seed-{s}"), cfg, s, args.workers, args.report_only)
             if curve:
                 label = f"seed {s}" + ("" if done else " (unfinished)")
                 results.setdefault(m, []).append((label, curve, to_anchor(curve, args.anchor)))
-    args.imported_methods, args.imported_seeds = join_imported(results, args.imported_runs, args.methods)
+    args.imported_methods, args.imported_seeds = join_imported(results, args.imported_runs, args.methods, imported)
     budget, args.budget_of = shared_budget(results)
     # A study need go no further than 10x the steps PBT took to the anchor
     # (evolution's goal is a tenth of a tuner's steps) and no further than
@@ -397,15 +474,20 @@ def main(argv):
         print(f"{PROG}: no evolve run ended with global steps to set the studies' budget: give -study-budget N",
               file=sys.stderr)
         return 2
-    jobs = [(m, k) for m in args.methods if m in STUDY_METHODS for k in range(1, (args.counts[m] or args.studies) + 1)]
+    jobs = study_jobs(args)
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         # Random search's studies are seeded 101, 102, ...: TPE's start-up
         # trials are random search's with the same seed, and a study that
         # reaches the anchor within them would only repeat TPE's.
         done = pool.map(lambda j: run_study(args, evolve, os.path.join(args.out, j[0], f"study-{j[1]}"), j[0],
                                             j[1] + (100 if j[0] == "random" else 0), study_budget, budget), jobs)
+        try:
+            done = list(done)
+        except KeyboardInterrupt:
+            halt()  # before the pool's end waits for studies that would run on
+            raise
         args.study_budgets = []  # each study's own, from its summary.json: a reused study keeps the one it ran with
-        for (m, k), (curve, s, finished) in zip(jobs, list(done)):
+        for (m, k), (curve, s, finished) in zip(jobs, done):
             if s.get("budget"):
                 args.study_budgets.append(int(s["budget"]))
             if curve:
@@ -421,11 +503,71 @@ def main(argv):
     return 0
 
 
-def join_imported(results, imported, methods):
+def study_jobs(args):
+    """The studies to run or reuse: (method, number) pairs."""
+    return [(m, k) for m in args.methods if m in STUDY_METHODS for k in range(1, (args.counts[m] or args.studies) + 1)]
+
+
+def check_same_study(sdir, args):
+    """Refuses a study directory that holds a study of another anchor, space
+    or config: reused, its steps to the anchor (and where it stopped) would
+    be reported under this comparison's."""
+    path = os.path.join(sdir, "summary.json")
+    if not os.path.exists(path):
+        return
+    try:
+        with open(path) as f:
+            s = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{path}: {e}: not a study's summary (remove {sdir} to run the study again)") from None
+    why = []
+    if s.get("anchor") != args.anchor:
+        why.append(f"anchor {s.get('anchor')!r}, not {args.anchor:g}")
+    if s.get("space", "ppo") != args.space:
+        why.append(f"space {s.get('space')!r}, not {args.space!r}")
+    if s.get("base_config") and os.path.realpath(s["base_config"]) != os.path.realpath(args.config):
+        why.append(f"config {s['base_config']}, not {args.config}")
+    if why:
+        raise BadInput(f"{sdir} holds a study of another comparison ({'; '.join(why)}): give another -out, "
+                       "or remove the directory to run it again")
+
+
+def method_config(base, method):
+    """variant(base, method), refusing a base config that lacks what the
+    method changes (its lr, its budget)."""
+    try:
+        return variant(base, method)
+    except KeyError as e:
+        raise BadInput(f"-methods {method}: the config sets no {e.args[0]!r} where this method needs it "
+                       "(write [ppo] lr and [population] max_steps, size into the config)") from None
+
+
+def imported_seeds(args):
+    """Per evolve method run now, the seeds (numbers) -import gives it: its
+    finished seeds within the method's count. A seed the import gives whose
+    run directory is in -out too is refused: which of the two to report
+    would be a guess."""
+    out = {}
+    for m in args.methods:
+        if m in STUDY_METHODS:
+            continue
+        n = args.counts[m] or args.seeds
+        seeds = sorted(run_number(label) for label, _, _ in args.imported_runs.get(m, [])
+                       if "unfinished" not in label and label.startswith("seed ") and run_number(label) <= n)
+        for s in seeds:
+            rdir = os.path.join(args.out, m, f"seed-{s}")
+            if os.path.exists(rdir):
+                raise BadInput(f"-import {args.imported} has {m}'s seed {s}, and {rdir} holds a run of it too: "
+                               "remove the one not to report (or give another -out)")
+        out[m] = set(seeds)
+    return out
+
+
+def join_imported(results, imported, methods, seeds_of):
     """Adds imported runs to results: a method not in methods whole, and of
-    an evolve method in methods its finished runs that results lacks (an
-    earlier report's seeds), in seed order. Returns the methods imported whole and,
-    per method in methods, the labels of the runs it took from the import."""
+    an evolve method in methods the seeds seeds_of gives it (an earlier
+    report's), in seed order. Returns the methods imported whole and, per
+    method in methods, the labels of the runs it took from the import."""
     whole, seeds = [], {}
     for m, runs in imported.items():
         if m not in methods:
@@ -435,8 +577,8 @@ def join_imported(results, imported, methods):
             continue
         if is_study(m):
             continue  # a study run now is trained in full: its trials' budget follows this invocation's runs
-        have = {label.removesuffix(" (unfinished)") for label, _, _ in results.get(m, [])}
-        extra = [r for r in runs if "unfinished" not in r[0] and r[0] not in have]
+        extra = [r for r in runs if "unfinished" not in r[0] and r[0].startswith("seed ")
+                 and run_number(r[0]) in seeds_of.get(m, ())]
         if extra:
             results[m] = sorted(results.get(m, []) + extra, key=lambda r: run_number(r[0]))
             seeds[m] = [label for label, _, _ in extra]

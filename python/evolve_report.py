@@ -122,6 +122,8 @@ def final_lr(run):
 
 
 def report(args, results, budget, study_budget):  # noqa: C901 (one table, written in order)
+    # Without an evolve run there is no B: "at B" is each study's best at its end.
+    plotted_budget, budget = budget, budget if budget > 0 else math.inf
     rows = []
     for m, runs in results.items():
         for label, curve, sta in runs:
@@ -152,8 +154,9 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
     # The studies that stopped short of the anchor spent at least the smallest budget.
     least_budget = min(ran) if ran else study_budget
     lines = [f"# {os.path.basename(args.config)}: anchor {args.anchor:g}", "",
-             f"Global env steps: training, evaluation and elite confirmation. Equal budget B = {fmt_steps(budget)} "
-             f"global steps ({args.budget_of or 'no evolve run'})"
+             "Global env steps: training, evaluation and elite confirmation. "
+             + (f"Equal budget B = {fmt_steps(budget)} global steps ({args.budget_of})" if plotted_budget > 0 else
+                "No evolve run, so no equal budget B: \"at B\" is each study's best confirmed score at its end")
              + (f"; a study stopped at {stopped_at}, or sooner once a trial had "
                 "reached the anchor and B was spent." if any(m in STUDY_METHODS for m in results) else ".")
              + (f" Imported from an earlier report ({args.imported}): {', '.join(args.imported_methods)}."
@@ -176,13 +179,20 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
         if m == "tpe":
             ratio = "1" if tpe else "–"
         scores = [at_budget(c, budget) for _, c, _ in runs]
+        # A run stopped short of B has no score at B yet: its best so far is
+        # marked, and so is a mean that holds it.
+        short = [bool(c) and "unfinished" in label and c[-1][0] < budget for label, c, _ in runs]
+        each = [f"{x:.1f}" + (f" unfinished at {fmt_steps(r[1][-1][0])}" if sh else "")
+                for x, r, sh in zip(scores, runs, short)]
+        mean = mean_std(scores) + (f" ({sum(short)} of {len(runs)} unfinished{' short of B' if plotted_budget > 0 else ''})" if any(short) else "")
         lines.append(f"| {m} | {len(runs)} | {sum(s is not None for s in stas)}/{len(runs)} | {fmt_steps(med)} "
-                     f"({', '.join(shown(r) for r in runs)}) | {ratio} | {mean_std(scores)} "
-                     f"({', '.join(f'{s:.1f}' for s in scores)}) | "
+                     f"({', '.join(shown(r) for r in runs)}) | {ratio} | {mean} "
+                     f"({', '.join(each)}) | "
                      + ", ".join(f"{c[-1][1]:.1f} ({fmt_steps(c[-1][0])})" for _, c, _ in runs if c) + " |")
+    lr0 = evolve_tune.load_base(args.config).get("ppo", {}).get("lr")
+    start = "evolve's default" if lr0 is None else f"{lr0:g}"
     lines += ["", "## Where the learning rate went", "",
-              "The geometric mean of the last generation's lr in each run (the start: "
-              f"{evolve_tune.load_base(args.config)['ppo']['lr']:g}, times F for pbt-lrF).", ""]
+              f"The geometric mean of the last generation's lr in each run (the start: {start}, times F for pbt-lrF).", ""]
     for m in results:
         if m in STUDY_METHODS or m in args.imported_methods:
             continue
@@ -209,7 +219,7 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
     with open(os.path.join(args.out, "REPORT.md"), "w") as f:
         f.write(text)
     print(text)
-    plot(args, results, budget)
+    plot(args, results, plotted_budget)
 
 
 def plot(args, results, budget):
@@ -261,7 +271,8 @@ def plot(args, results, budget):
             ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
             ax.plot(xs[-1:], med[-1:], "o", color=c, ms=4)  # the end: visible where the line is one point
         ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
-        ax.axvline(budget, color="grey", ls=":", lw=1, label="equal budget B")
+        if budget > 0:
+            ax.axvline(budget, color="grey", ls=":", lw=1, label="equal budget B")
         ax.set_xscale("log")
         ax.set_xlabel("global env steps (training + evaluation + confirmation)")
         ax.grid(alpha=0.3)

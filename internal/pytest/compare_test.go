@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/evolverl/evolve/evo"
 )
@@ -304,21 +306,95 @@ func TestCompareReportsOnlyWhatItRan(t *testing.T) {
 	}
 }
 
-// TestCompareImportJoinsSeeds: -import adds a method not run now whole, and
-// to a method run now the finished seeds it lacks, in seed order; a seed
-// this invocation has, or one unfinished in the import, is not taken.
+// TestCompareImportJoinsSeeds: -import adds a method not run now whole,
+// and to a method run now its finished seeds within the method's count
+// (seeds 1-2 of pb2:3 here: seed 3 is trained, 4 is beyond the count, 5 is
+// unfinished), in seed order; a seed whose run is in -out too is refused,
+// since which of the two to report would be a guess.
 func TestCompareImportJoinsSeeds(t *testing.T) {
+	dir := t.TempDir()
+	curves := filepath.Join(dir, "curves.csv")
+	text := "method,run,global_steps,best_confirmed\n"
+	for _, r := range []string{"pb2,seed 1", "pb2,seed 2", "pb2,seed 4", "pb2,seed 5 (unfinished)", "fixed,seed 1", "tpe,study 1"} {
+		text += r + ",1000,10.0\n"
+	}
+	if err := os.WriteFile(curves, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config, err := filepath.Abs(filepath.Join("..", "..", "configs", "cartpole.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
 	prog := "import evolve_compare as c\n" +
-		"run = lambda label: (label, [(1, 0.0)], None)\n" +
-		"results = {'pb2': [run('seed 3'), run('seed 10 (unfinished)')]}\n" +
-		"imported = {'pb2': [run('seed 1'), run('seed 2'), run('seed 3'), run('seed 9 (unfinished)'), run('seed 10')],\n" +
-		"            'fixed': [run('seed 1')], 'tpe': [run('study 1')]}\n" +
-		"whole, seeds = c.join_imported(results, imported, ['pb2', 'tpe'])\n" +
-		"print(whole, seeds, {m: [l for l, _, _ in r] for m, r in results.items()})\n"
-	out := runScriptsPython(t, prog)
-	want := "['fixed'] {'pb2': ['seed 1', 'seed 2']} " +
-		"{'pb2': ['seed 1', 'seed 2', 'seed 3', 'seed 10 (unfinished)'], 'fixed': ['seed 1']}"
-	if got := out; got != want {
-		t.Errorf("join_imported:\n got %s\nwant %s", got, want)
+		"a = c.parse_args(['-config', sys.argv[1], '-anchor', '500', '-out', sys.argv[2], '-methods', 'pb2:3,tpe', '-import', sys.argv[3], '-report-only'])\n" +
+		"seeds = c.imported_seeds(a)\n" +
+		"results = {'pb2': [('seed 3', [(1, 0.0)], None)]}\n" +
+		"whole, joined = c.join_imported(results, a.imported_runs, a.methods, seeds)\n" +
+		"print(sorted(seeds['pb2']), whole, joined, {m: [l for l, _, _ in r] for m, r in results.items()})\n"
+	want := "[1, 2] ['fixed'] {'pb2': ['seed 1', 'seed 2']} {'pb2': ['seed 1', 'seed 2', 'seed 3'], 'fixed': ['seed 1']}"
+	if got := runScriptsPython(t, prog, config, out, curves); got != want {
+		t.Errorf("-import into pb2:3:\n got %s\nwant %s", got, want)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "pb2", "seed-2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog = "import evolve_compare as c\n" +
+		"a = c.parse_args(['-config', sys.argv[1], '-anchor', '500', '-out', sys.argv[2], '-methods', 'pb2:3', '-import', sys.argv[3]])\n" +
+		"try:\n    c.imported_seeds(a)\nexcept c.BadInput as e:\n    print(e)\n"
+	if got := runScriptsPython(t, prog, config, out, curves); !strings.Contains(got, "has pb2's seed 2, and "+filepath.Join(out, "pb2", "seed-2")+" holds a run of it too") {
+		t.Errorf("a seed both imported and in -out: %q", got)
+	}
+}
+
+// TestCompareStopStopsItsRuns: SIGTERM to the comparison stops the evolve
+// run it is waiting for (SIGTERM, as evolve takes it) and ends the script
+// with a message, instead of leaving the run to train on alone, holding its
+// run directory against the rerun.
+func TestCompareStopStopsItsRuns(t *testing.T) {
+	python := tomlPython(t)
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "stopped")
+	fake := filepath.Join(dir, "evolve")
+	script := "#!/bin/sh\ntrap 'echo TERM > " + mark + "; kill $!; exit 143' TERM\nsleep 60 &\nwait\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	compare, err := filepath.Abs(filepath.Join("..", "..", "python", "evolve_compare.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join("..", "..", "configs", "cartpole.toml")
+	cmd := exec.Command(python, compare, "-config", config, "-anchor", "500", "-out", filepath.Join(dir, "out"),
+		"-methods", "fixed:1", "-evolve", fake)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := filepath.Join(dir, "out", "fixed", "seed-1", "evolve.log")
+	for i := 0; i < 100; i++ { // until the fake run has started
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the comparison did not end 20 s after SIGTERM; stderr:\n%s", stderr.String())
+	}
+	if b, err := os.ReadFile(mark); err != nil || strings.TrimSpace(string(b)) != "TERM" {
+		t.Errorf("the run was not sent SIGTERM (%v); stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopped, and its runs and studies with it") {
+		t.Errorf("no message of the stop; stderr:\n%s", stderr.String())
 	}
 }
