@@ -173,6 +173,14 @@ def at_for(budget):
     return at
 
 
+def unfinished_note(m, runs, budget):
+    """Says how many of a method's runs stopped unfinished short of B (their
+    score is their best so far, not at B), or ""."""
+    end = math.inf if evolve_compare.own_budget(m) else budget
+    n = sum(1 for label, c, _ in runs if "unfinished" in label and c and c[-1][0] < end)
+    return f" ({n} of {len(runs)} unfinished short of B: their best so far)" if n else ""
+
+
 def paired_table(runs, ref, budget, methods):
     at = at_for(budget)
     lines = [f"Best confirmed score at B = {evolve_report.fmt_steps(budget)} global steps, each method against {ref}, "
@@ -184,12 +192,12 @@ def paired_table(runs, ref, budget, methods):
             continue
         labels, xs, ys = pairs(runs, ref, m, at)
         if len(labels) < 2 or any(not math.isfinite(v) for v in xs + ys):
-            lines.append(f"| {m} | {len(labels)} | – (fewer than 2 pairs, or one unconfirmed at B) | – | – | – | – |")
+            lines.append(f"| {m}{unfinished_note(m, runs[m], budget)} | {len(labels)} | – (fewer than 2 pairs, or one unconfirmed at B) | – | – | – | – |")
             continue
         d, (lo, hi), t, df, p = paired(xs, ys)
         ahead = sum(x > y for x, y in zip(xs, ys))
         tdf = "– (no spread)" if not math.isfinite(t) else f"{t:.2f} ({df})"
-        lines.append(f"| {m} | {len(labels)} | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {tdf} | {p:.3f} | "
+        lines.append(f"| {m}{unfinished_note(m, runs[m], budget)} | {len(labels)} | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {tdf} | {p:.3f} | "
                      f"{wilcoxon(xs, ys):.3f} | {ahead} of {len(labels)} |")
     return "\n".join(lines)
 
@@ -210,6 +218,7 @@ def table(runs, ref, budget, methods):
         if evolve_compare.own_budget(m):
             ends = [c[-1][0] for _, c, _ in runs[m] if c]
             name += f" (its own budget: at its end, ≈ {evolve_report.fmt_steps(int(statistics.median(ends)))})" if ends else ""
+        name += unfinished_note(m, runs[m], budget)
         row = f"| {name} | {len(xs)} | {evolve_report.mean_std(xs)} |"
         if m == ref:
             lines.append(row + " – | – | – |")
@@ -242,6 +251,8 @@ def main(argv):
         except (KeyError, ValueError) as e:
             raise evolve_tune.BadInput(f"{args.curves}: not a curves.csv of evolve_compare.py (want the columns method, "
                                        f"run, global_steps, best_confirmed): {e!r}") from None
+        if args.budget < 0:
+            raise evolve_tune.BadInput(f"-budget {args.budget}: want global steps >= 1 (or 0 for the report's B)")
         methods = [m for m in args.methods.split(",") if m] or list(runs)
         for m in methods + [args.ref]:
             if m not in runs:
