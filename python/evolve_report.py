@@ -231,6 +231,9 @@ def plot(args, results, budget):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        stale = os.path.join(args.out, "curves.png")
+        if os.path.exists(stale):
+            os.remove(stale)  # an earlier report's, which this REPORT.md no longer matches
         print(f"{PROG}: matplotlib is not importable: no curves.png (apt-get install python3-matplotlib)", file=sys.stderr)
         return
     ends = [c[-1][0] for runs in results.values() for _, c, _ in runs if c]
