@@ -138,7 +138,7 @@ func (o *benchOptions) complete(fs *flag.FlagSet, pos []string, long bool, varia
 			continue
 		}
 		if err := evo.CheckOutDir(d.dir); err != nil {
-			return fmt.Sprintf("%s %s: %v", d.flag, d.dir, err)
+			return outDirError(d.flag, d.dir, err)
 		}
 		if msg := outsideCheckpoints(d.flag, d.dir); msg != "" {
 			return msg

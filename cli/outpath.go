@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/evolverl/evolve/evo"
 	"github.com/evolverl/evolve/internal/realpath"
@@ -41,4 +42,15 @@ func isRunDir(dir string) bool {
 func dirExists(dir string) bool {
 	fi, err := os.Stat(dir)
 	return err == nil && fi.IsDir()
+}
+
+// outDirError is the message for an output directory flag whose directory
+// cannot be made: the flag, the directory unless the error names it already
+// ("-report X is a file, not a directory"), and why
+// ("-o /proc/x: cannot create a directory in /proc").
+func outDirError(flag, dir string, err error) string {
+	if strings.Contains(err.Error(), filepath.Clean(dir)) {
+		return fmt.Sprintf("%s %v", flag, err)
+	}
+	return fmt.Sprintf("%s %s: %v", flag, dir, err)
 }

@@ -68,7 +68,7 @@ func plotCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *outDir != "" {
 		if err := evo.CheckOutDir(*outDir); err != nil {
-			return c.misuse("-o %s: %v", *outDir, err)
+			return c.misuse("%s", outDirError("-o", *outDir, err))
 		}
 	}
 	w := pngWriter{stdout: stdout, stderr: stderr}
