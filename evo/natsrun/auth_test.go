@@ -1,7 +1,6 @@
 package natsrun_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/evolverl/evolve/cli"
 	"github.com/evolverl/evolve/evo"
+	"github.com/evolverl/evolve/evo/natsrun"
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -43,19 +43,33 @@ func authConfig(t *testing.T) evo.Config {
 }
 
 // evolveCLI runs the evolve command with args; it fails the test unless
-// the command ends within 60 s.
-func evolveCLI(t *testing.T, ctx context.Context, args ...string) (int, string) {
+// the command ends within 60 s, and then shows what the command and,
+// when there is one, the worker (side) had written.
+func evolveCLI(t *testing.T, side *natsrun.LockedBuffer, args ...string) (int, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr natsrun.LockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan int, 1)
 	go func() { done <- cli.Run(ctx, args, &stdout, &stderr) }()
 	select {
 	case code := <-done:
 		return code, stderr.String()
 	case <-time.After(60 * time.Second):
-		t.Fatalf("evolve %s did not end within 60 s", strings.Join(args, " "))
-		return 0, ""
 	}
+	cancel()
+	select {
+	case code := <-done:
+		t.Errorf("evolve %s stopped with exit %d when cancelled", strings.Join(args, " "), code)
+	case <-time.After(10 * time.Second):
+		t.Errorf("evolve %s did not stop within 10 s of its cancellation", strings.Join(args, " "))
+	}
+	var worker string
+	if side != nil {
+		worker = "\nthe worker wrote:\n" + side.String()
+	}
+	t.Fatalf("evolve %s did not end within 60 s; it wrote:\n%s%s", strings.Join(args, " "), stderr.String(), worker)
+	return 0, ""
 }
 
 // runWithCredentials trains authConfig(t) as `evolve -config -nats URL
@@ -64,13 +78,15 @@ func evolveCLI(t *testing.T, ctx context.Context, args ...string) (int, string) 
 func runWithCredentials(t *testing.T, want, url string, flags ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var workerLog bytes.Buffer
+	defer cancel()
+	var workerLog natsrun.LockedBuffer
 	worker := make(chan int, 1)
 	go func() {
 		worker <- cli.Run(ctx, append([]string{"worker", "-nats", url, "-workers", "2"}, flags...), io.Discard, &workerLog)
 	}()
 	cfg := authConfig(t)
-	code, stderr := evolveCLI(t, context.Background(), append([]string{"-config", writeConfig(t, cfg), "-quiet", "-nats", url}, flags...)...)
+	// Not -quiet: should the run stall, its warnings say where.
+	code, stderr := evolveCLI(t, &workerLog, append([]string{"-config", writeConfig(t, cfg), "-nats", url}, flags...)...)
 	cancel()
 	workerCode := <-worker
 	if code != 0 {
@@ -92,7 +108,7 @@ func refused(t *testing.T, url string, flags []string, want ...string) {
 		append([]string{"worker", "-quiet", "-nats", url}, flags...),
 	} {
 		start := time.Now()
-		code, stderr := evolveCLI(t, context.Background(), args...)
+		code, stderr := evolveCLI(t, nil, args...)
 		t.Logf("evolve %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(stderr))
 		if code != 2 {
 			t.Errorf("evolve %s: exit %d, want 2: %s", strings.Join(args, " "), code, stderr)

@@ -108,18 +108,19 @@ func TestWorkerReadsTheAckWaitPerTask(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer safe for concurrent writes and reads (a
+// logger's, a command's); exported for the natsrun_test package.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *LockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestTrainSaysWhenNoResultComes: a generation whose tasks no worker takes says so in the
 // log, naming how many agents are trained, instead of waiting in silence.
@@ -127,7 +128,7 @@ func TestTrainSaysWhenNoResultComes(t *testing.T) {
 	defer func(d time.Duration) { waitNote = d }(waitNote)
 	waitNote = 100 * time.Millisecond
 	nc := connected(t, true)
-	var logs lockedBuffer
+	var logs LockedBuffer
 	p := NewPool(nc, PoolOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer p.Close()
 	cfg, tasks := oneTask(t)

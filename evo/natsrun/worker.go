@@ -108,14 +108,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	for range max(1, w.Slots) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				fctx, fcancel := context.WithTimeout(ctx, 2*time.Second)
-				msg, err := w.cons.Next(jetstream.FetchContext(fctx))
-				fcancel()
+				msg, err := w.nextTask(ctx)
 				if err != nil {
-					if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+					if ctx.Err() == nil {
 						w.Log.Warn("fetch a task", "err", err)
 						time.Sleep(time.Second)
 					}
+					continue
+				}
+				if msg == nil {
 					continue
 				}
 				if err := w.handle(ctx, msg); err != nil {
