@@ -93,6 +93,9 @@ func TestSetBadInput(t *testing.T) {
 		{[]string{"-config", "cartpole", "-set", "ppo.lrr=1", "-set", "ppo.lr=0.001", "-set", "population.sise=0"},
 			"-set ppo.lrr=1: unknown keys: ppo.lrr (did you mean lr?)\n  -set population.sise=0: unknown keys: population.sise (did you mean size?)"},
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=0"}, "population.size = 0: want >= 1"},
+		// A bad value beside an unknown key is named in the same run.
+		{[]string{"-config", "cartpole", "-set", "ppo.lrr=1", "-set", "population.size=0"},
+			"-set ppo.lrr=1: unknown keys: ppo.lrr (did you mean lr?)\n  shipped config cartpole with -set population.size=0: population.size = 0: want >= 1"},
 		// The lines of the text -set writes are not the file's: none is named.
 		{[]string{"-config", "cartpole", "-set", "population.size=0"}, "population.size = 0: want >= 1\n"},
 		{[]string{"-env", "CartPole-v1", "-set", "hp.lr=1e-3"}, "-set hp.lr=1e-3: hp.lr is a table, not a value: set its keys (-set hp.lr.KEY=VALUE)"},

@@ -50,18 +50,21 @@ func (s setFlags) flags() []string {
 // checked on its own first (an unknown key gets its did-you-mean, a value
 // of the wrong type names the key). A VALUE is read as a TOML value (1e-3,
 // 8, true, [64, 64], "x", inf); one that is not is taken as a string, so
-// env.id=Acrobot-v1 needs no quotes.
-func applySets(text []byte, sets setFlags) ([]byte, error) {
+// env.id=Acrobot-v1 needs no quotes. With an error it also returns the text
+// with the good overrides applied and those overrides (none: nil text), so
+// that their values can be checked in the same run.
+func applySets(text []byte, sets setFlags) ([]byte, setFlags, error) {
 	if len(sets) == 0 {
-		return text, nil
+		return text, nil, nil
 	}
 	var doc map[string]any
 	if _, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Every -set is checked, so that the message lists each bad one as a
 	// config file's would; none is applied unless all are good.
 	var bad []error
+	var good setFlags
 	for _, s := range sets {
 		key, raw, _ := strings.Cut(s, "=")
 		path := strings.Split(strings.TrimSpace(key), ".")
@@ -72,16 +75,22 @@ func applySets(text []byte, sets setFlags) ([]byte, error) {
 		}
 		if err := setPath(doc, path, v); err != nil {
 			bad = append(bad, fmt.Errorf("-set %s: %w", s, err))
+			continue
 		}
-	}
-	if len(bad) > 0 {
-		return nil, fmt.Errorf("%w%w", errors.Join(bad...), errBadInput)
+		good = append(good, s)
 	}
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
-		return nil, fmt.Errorf("-set: %w", err)
+		return nil, nil, fmt.Errorf("-set: %w", err)
 	}
-	return b.Bytes(), nil
+	if len(bad) > 0 {
+		err := fmt.Errorf("%w%w", errors.Join(bad...), errBadInput)
+		if len(good) == 0 {
+			return nil, nil, err
+		}
+		return b.Bytes(), good, err
+	}
+	return b.Bytes(), sets, nil
 }
 
 // tomlValue reads raw as a TOML value, or as a string when it is not one.

@@ -123,22 +123,35 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 		}
 		return evo.Config{}, src, fmt.Errorf("%s: %w", src.name, err)
 	}
-	text, err := applySets(src.text, f.sets)
+	text, good, err := applySets(src.text, f.sets)
 	if err != nil {
+		// The good overrides' values are checked too, so that one run names
+		// every bad -set.
+		if text != nil {
+			if _, perr := evo.ParseConfig(text); perr != nil {
+				err = fmt.Errorf("%w\n%w", err, mergedError(src, good, perr))
+			}
+		}
 		return evo.Config{}, src, err
 	}
 	cfg, err := evo.ParseConfig(text)
 	if err != nil {
-		where := src.name
-		if len(f.sets) > 0 {
-			where += " with " + strings.Join(f.sets.flags(), " ")
-		}
-		if len(f.sets) > 0 || src.generated {
-			err = withoutLines{err}
-		}
-		return evo.Config{}, src, fmt.Errorf("%s: %w%s", where, err, f.sets.removeHint(src, err))
+		return evo.Config{}, src, mergedError(src, good, err)
 	}
 	return cfg, src, nil
+}
+
+// mergedError is err of the config src with the overrides sets, naming
+// where.
+func mergedError(src configSource, sets setFlags, err error) error {
+	where := src.name
+	if len(sets) > 0 {
+		where += " with " + strings.Join(sets.flags(), " ")
+	}
+	if len(sets) > 0 || src.generated {
+		err = withoutLines{err}
+	}
+	return fmt.Errorf("%s: %w%s", where, err, sets.removeHint(src, err))
 }
 
 // imageObservations reports whether env id (registered, made with its

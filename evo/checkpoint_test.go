@@ -223,9 +223,9 @@ func TestResumeOfAFileSaysItWantsARunDirectory(t *testing.T) {
 }
 
 // TestResumeWithoutItsConfigSaysSo: a run directory whose config.toml is
-// gone or empty, beside its checkpoints, is refused saying that and how to
-// put it back (it was "not a run directory", or for the empty file a list
-// of every key the file "changed").
+// gone or empty (blank, or comments alone), beside its checkpoints, is
+// refused saying that and how to put it back (it was "not a run directory",
+// or for the empty file a list of every key the file "changed").
 func TestResumeWithoutItsConfigSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o755); err != nil {
@@ -235,11 +235,13 @@ func TestResumeWithoutItsConfigSaysSo(t *testing.T) {
 		!strings.Contains(err.Error(), "population.json") {
 		t.Errorf("Resume without config.toml: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte("\n  \n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Resume(dir, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "config.toml is empty") {
-		t.Errorf("Resume of an empty config.toml: %v", err)
+	for _, text := range []string{"\n  \n", "# the run's config\n\n  # (lost)\n"} {
+		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Resume(dir, Options{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "config.toml is empty") {
+			t.Errorf("Resume of a config.toml of %q: %v", text, err)
+		}
 	}
 }
 

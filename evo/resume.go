@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/evolverl/evolve/agent"
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/atomicfile"
@@ -54,8 +56,8 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		}
 		return nil, badInput(fmt.Errorf("resume %s: not a run directory (no config.toml; a run directory holds config.toml and checkpoints/)", dir))
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err == nil && len(bytes.TrimSpace(b)) == 0 {
-		return nil, badInput(fmt.Errorf("resume %s: its config.toml is empty: %s", dir, configRestoreHint))
+	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err == nil && settingless(b) {
+		return nil, badInput(fmt.Errorf("resume %s: its config.toml is empty (no settings, only blanks or comments): %s", dir, configRestoreHint))
 	}
 	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
 	if err != nil {
@@ -87,6 +89,18 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 const configRestoreHint = `put back the run's config.toml (each checkpoint keeps a copy in the "config" field of ` +
 	`checkpoints/gen-NNNNNN/population.json, with population.max_steps and target zeroed: write those back), ` +
 	`or start a new run`
+
+// settingless reports whether a config file sets nothing: blank, or
+// comments alone. A run never writes one; read as a config it is every
+// default, and a resume would list every key of the run as changed.
+func settingless(b []byte) bool {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return true
+	}
+	var m map[string]any
+	md, err := toml.Decode(string(b), &m)
+	return err == nil && len(md.Keys()) == 0
+}
 
 // unstarted reports whether the run in dir was stopped before its first
 // checkpoint was whole (a SIGKILL while gen-000000 was written): its

@@ -247,7 +247,7 @@ def plot(args, results, budget):
     if len(results) > len(colors):  # one colour per method, none repeated
         tab20 = list(plt.get_cmap("tab20").colors)
         colors = tab20[0::2] + tab20[1::2]  # the ten dark shades first
-    best = -math.inf
+    best, lowest = -math.inf, math.inf
     for ax in axes:
         for i, (m, runs) in enumerate(results.items()):
             xs, med, low, high = [], [], [], []
@@ -263,14 +263,16 @@ def plot(args, results, budget):
                 high.append(max(fin))
             if not xs:
                 continue
-            best = max(best, max(high))
+            best, lowest = max(best, max(high)), min(lowest, min(low))
             c = colors[i % len(colors)]
             # Studies dashed; evolve runs imported from an earlier report
             # dash-dotted, so that a line of this report's that coincides
             # with one (the same runs, where a change did not touch them)
             # shows through.
             style = "--" if is_study(m) else "-." if m in args.imported_methods else "-"
-            ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)})")
+            imported = (", imported" if m in args.imported_methods else
+                        f", {len(args.imported_seeds[m])} imported" if args.imported_seeds.get(m) else "")
+            ax.step(xs, med, where="post", color=c, lw=2, ls=style, label=f"{m} (median of {len(runs)}{imported})")
             ax.fill_between(xs, low, high, step="post", color=c, alpha=0.07)
             ax.plot(xs[-1:], med[-1:], "o", color=c, ms=4)  # the end: visible where the line is one point
         ax.axhline(args.anchor, color="black", ls=":", lw=1.2, label=f"anchor {args.anchor:g}")
@@ -286,9 +288,10 @@ def plot(args, results, budget):
     axes[0].set_ylabel("best confirmed score so far")
     axes[0].set_title(f"{os.path.basename(args.config)}: median and range of each method's runs")
     # The right panel zooms on the anchor: three times the best score's
-    # distance from it below it (a tenth of it at least).
+    # distance from it below it (a tenth of it at least), but not below
+    # the lowest score drawn (runs that pass the anchor early).
     span = max(3 * abs(best - args.anchor), 0.1 * abs(args.anchor), 1)
-    axes[1].set_ylim(args.anchor - span, max(best, args.anchor) + 0.1 * span)
+    axes[1].set_ylim(max(args.anchor - span, lowest - 0.05 * span), max(best, args.anchor) + 0.1 * span)
     axes[1].set_title("near the anchor")
     axes[1].legend(fontsize=8, loc="lower right")
     fig.tight_layout()

@@ -232,12 +232,27 @@ def table(runs, ref, budget, methods):
     return "\n".join(lines)
 
 
+def split_methods(text, known):
+    """The method names in text, comma-separated. A name may hold commas
+    itself (an imported label, "fixed (kl off, clipped loss)"): at each
+    place the longest run of comma-separated parts that names a known method
+    is taken; a part that starts none is taken alone (and refused later)."""
+    parts, names, i = text.split(","), [], 0
+    while i < len(parts):
+        j = next((j for j in range(len(parts), i, -1) if ",".join(parts[i:j]) in known), i + 1)
+        name = ",".join(parts[i:j])
+        if name:
+            names.append(name)
+        i = j
+    return names
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     p.add_argument("curves", help="a curves.csv of python/evolve_compare.py")
     p.add_argument("-budget", type=evolve_tune.int_arg, default=0, help="the equal global budget B (default: as the report's)")
     p.add_argument("-ref", default="fixed", help="the method every other is tested against")
-    p.add_argument("-methods", default="", help="the methods to show, comma-separated (default: all)")
+    p.add_argument("-methods", default="", help="the methods to show, comma-separated; a name may hold commas (default: all)")
     p.add_argument("-paired", action="store_true", help="pair the runs by seed (paired t and Wilcoxon) instead of Welch's test")
     args = p.parse_args(argv)
     try:
@@ -253,7 +268,7 @@ def main(argv):
                                        f"run, global_steps, best_confirmed): {e!r}") from None
         if args.budget < 0:
             raise evolve_tune.BadInput(f"-budget {args.budget}: want global steps >= 1 (or 0 for the report's B)")
-        methods = [m for m in args.methods.split(",") if m] or list(runs)
+        methods = split_methods(args.methods, runs) or list(runs)
         for m in methods + [args.ref]:
             if m not in runs:
                 raise evolve_tune.BadInput(f"{args.curves}: no method {m!r} (it has {', '.join(runs)})")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
@@ -202,4 +203,25 @@ func wilcoxonByCount(xs, ys []float64) float64 {
 		}
 	}
 	return math.Min(1, float64(extreme)/float64(int(1)<<len(d)))
+}
+
+// TestSplitMethods: -methods names methods whose labels hold commas (an
+// imported method's, "fixed (kl off, clipped loss)") beside plain ones.
+func TestSplitMethods(t *testing.T) {
+	python := tomlPython(t)
+	known := []string{"pb2", "fixed", "fixed (kl off, clipped loss)", "a,b", "a"}
+	cases := map[string][]string{
+		"pb2,fixed (kl off, clipped loss)":   {"pb2", "fixed (kl off, clipped loss)"},
+		"fixed (kl off, clipped loss),pb2,,": {"fixed (kl off, clipped loss)", "pb2"},
+		"a,b,a":                              {"a,b", "a"},
+		"fixed (kl off,pb2":                  {"fixed (kl off", "pb2"},
+		"":                                   {},
+	}
+	for text, want := range cases {
+		var got []string
+		significance(t, python, "print(json.dumps(s.split_methods(a[0], set(a[1]))))", []any{text, known}, &got)
+		if len(got) != len(want) || !slices.Equal(got, want) {
+			t.Errorf("split_methods(%q) = %q, want %q", text, got, want)
+		}
+	}
 }
