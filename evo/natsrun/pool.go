@@ -208,9 +208,11 @@ type pending struct {
 	msg taskMsg
 	seq uint64 // its sequence in TaskStream
 	// done is set when a result was accepted (and is being fetched, or
-	// was applied); agent names that result's file.
-	done  bool
-	agent string
+	// was applied); agent names that result's file, and result is its
+	// sequence in ResultStream.
+	done   bool
+	agent  string
+	result uint64
 }
 
 // fetched is a result whose agent file was fetched and decoded (or not).
@@ -322,7 +324,7 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 				return nil, err
 			}
 			if pd != nil {
-				pd.done, pd.agent = true, res.Agent
+				pd.done, pd.agent, pd.result = true, res.Agent, streamSeq(m)
 				go func() { fetches <- p.fetch(ctx, pd, m, res) }()
 			}
 		case f := <-fetches:
@@ -381,6 +383,16 @@ func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pen
 		return nil, res, nil
 	}
 	pd, ok := byID[res.Task]
+	if ok && pd.done && pd.result != 0 && streamSeq(m) == pd.result {
+		// Another delivery of the result accepted (redelivered after the
+		// results consumer's ack wait): it is left unsettled. The server
+		// settles a message by its stream sequence, whichever delivery
+		// the ack names, so acking this one would delete the result while
+		// its first delivery's fetch may still fail and ask for it again:
+		// the run would wait for ever.
+		p.log.Info("left a redelivery of a result being applied", "task", res.Task, "worker", res.Worker)
+		return nil, res, nil
+	}
 	if !ok || pd.done {
 		p.log.Info("dropped a result that is not awaited (a duplicate, or one of an earlier session)", "task", res.Task, "worker", res.Worker)
 		if res.Agent != "" && (!ok || res.Agent != pd.agent) {
@@ -411,6 +423,16 @@ func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pen
 		return fail(fmt.Errorf("agent %d: worker %s returned the report of agent %d", pd.msg.Index, res.Worker, res.Report.Index))
 	}
 	return pd, res, nil
+}
+
+// streamSeq is m's sequence in its stream, 0 when its metadata cannot be
+// read.
+func streamSeq(m jetstream.Msg) uint64 {
+	md, err := m.Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.Sequence.Stream
 }
 
 // fetch reads and decodes the trained agent file of an accepted result,

@@ -162,11 +162,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) error {
 			return nil
 		}
 	}
+	// Reading the run's config and the ack wait can take seconds: the
+	// server hears at once, and every third of the ack wait read at start,
+	// that the task is in hand (a short ack wait redelivered it meanwhile).
+	stop := keepAlive(msg, w.ackWait)
 	cfg, err := w.accept(ctx, msg, t)
 	if cfg == nil {
+		stop()
 		return err
 	}
-	defer keepAlive(msg, w.ackWaitNow(ctx))()
+	wait := w.ackWaitNow(ctx)
+	stop()
+	defer keepAlive(msg, wait)()
 	return w.train(ctx, msg, t, cfg)
 }
 
@@ -259,10 +266,11 @@ func (w *Worker) ackWaitNow(ctx context.Context) time.Duration {
 	return w.ackWait
 }
 
-// keepAlive tells the server every third of ackWait that msg is still in
-// progress, until the returned stop is called.
+// keepAlive tells the server at once, and every third of ackWait, that msg
+// is still in progress, until the returned stop is called.
 func keepAlive(msg jetstream.Msg, ackWait time.Duration) (stop func()) {
 	done := make(chan struct{})
+	msg.InProgress()
 	go func() {
 		tick := time.NewTicker(max(ackWait/3, 50*time.Millisecond))
 		defer tick.Stop()
@@ -332,7 +340,11 @@ func (w *Worker) train(ctx context.Context, msg jetstream.Msg, t taskMsg, cfg *e
 		msg.NakWithDelay(time.Second)
 		return nil
 	}
-	if err := msg.DoubleAck(ctx); err != nil {
+	// Acked even when the worker is stopping: the result is stored, and a
+	// task left unsettled is trained again after the ack wait.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := msg.DoubleAck(actx); err != nil {
 		// The result is stored; a redelivery publishes a duplicate the
 		// stream drops.
 		w.Log.Warn("ack the task", "task", t.ID, "err", err)
