@@ -3,6 +3,7 @@ package natsrun
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,5 +77,51 @@ func TestKeepAliveReportsAtOnce(t *testing.T) {
 	defer stop()
 	if n := d.reports.Load(); n != 1 {
 		t.Errorf("%d InProgress reports as keepAlive started, want 1", n)
+	}
+}
+
+// TestTrainFailsWhenItsResultsConsumerGoes: a generation whose results
+// consumer is removed from the server fails saying so, rather than waiting
+// for ever for results it can no longer receive.
+func TestTrainFailsWhenItsResultsConsumerGoes(t *testing.T) {
+	nc := connected(t, true)
+	p := NewPool(nc, PoolOptions{})
+	defer p.Close()
+	cfg, tasks := oneTask(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Train(t.Context(), cfg, tasks, func(int) {})
+		errc <- err
+	}()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := false
+	for start := time.Now(); !deleted && time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		stream, err := js.Stream(t.Context(), ResultStream)
+		if err != nil {
+			continue // not made yet
+		}
+		names := stream.ConsumerNames(t.Context())
+		for name := range names.Name() {
+			if strings.HasPrefix(name, "run-") {
+				if err := js.DeleteConsumer(t.Context(), ResultStream, name); err != nil {
+					t.Fatal(err)
+				}
+				deleted = true
+			}
+		}
+	}
+	if !deleted {
+		t.Fatal("no results consumer within 10 s")
+	}
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "results consumer on the NATS server stopped") {
+			t.Errorf("Train: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Train went on waiting 20 s after its results consumer was removed")
 	}
 }

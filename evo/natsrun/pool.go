@@ -37,6 +37,7 @@ type Pool struct {
 	results jetstream.Consumer
 	cc      jetstream.ConsumeContext
 	inbox   chan jetstream.Msg
+	lost    chan error    // why the results consumer stopped for good
 	quit    chan struct{} // closed when the pool stops listening
 	advSub  *nats.Subscription
 	advice  chan uint64        // stream sequences of tasks that hit MaxDeliver
@@ -135,14 +136,22 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("create the run's results consumer: %w", err)
 	}
-	p.inbox, p.quit = make(chan jetstream.Msg, 256), make(chan struct{})
-	quit := p.quit
+	p.inbox, p.lost, p.quit = make(chan jetstream.Msg, 256), make(chan error, 1), make(chan struct{})
+	quit, lost := p.quit, p.lost
 	p.cc, err = p.results.Consume(func(m jetstream.Msg) {
 		select {
 		case p.inbox <- m:
 		case <-quit: // unacked: it comes back to the next session
 		}
-	})
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		// These stop the consumption for good; the run would wait for ever.
+		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) {
+			select {
+			case lost <- err:
+			default:
+			}
+		}
+	}))
 	return err
 }
 
@@ -313,6 +322,8 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 			}
 			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: %s",
 				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second), why))
+		case err := <-p.lost:
+			return nil, fmt.Errorf("the run's results consumer on the NATS server stopped (%w): was it removed, by hand or by another coordinator of this run (one host name, run directory and config)? Resume the run (evolve -resume DIR -nats URL)", err)
 		case seq := <-p.advice:
 			if pd, ok := bySeq[seq]; ok && !pd.done {
 				return nil, p.undelivered(pd)
