@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,25 +13,17 @@ import (
 )
 
 // TestNextTaskKeepsALateDelivery: a task the server sends just before the
-// worker's request for it expires is taken, however late it arrives, and
-// not left to wait the ack wait for its redelivery. A proxy that holds
-// back what the server sends by 500 ms stands for a loaded machine: the
-// worker's request once ended 200 ms after the server's, and a task sent
-// in between was lost to the worker (its run stalled for 30 s a time).
+// worker's request for it ends is taken, however late it arrives, not left
+// to wait the ack wait for its redelivery. A proxy that holds back what the
+// server sends by 1.5 s stands for a loaded machine: the worker's request
+// once ended 200 ms (then, with Fetch's margin, 1 s) after the server's,
+// and a task sent in between was lost to every worker (a CI run stalled
+// for 30 s a time).
 func TestNextTaskKeepsALateDelivery(t *testing.T) {
-	s := embedded(t, true)
-	js := jetStreamAt(t, s.ClientURL())
+	defer func(d time.Duration) { taskPullExpiry = d }(taskPullExpiry)
+	taskPullExpiry = 4 * time.Second // heartbeats every 2 s: the proxy's delay misses none
+	js, w := slowWorker(t, 1500*time.Millisecond)
 	ctx := context.Background()
-	if _, _, err := createResources(ctx, js, Settings{AckWait: time.Minute, MaxDeliver: 5}); err != nil {
-		t.Fatal(err)
-	}
-	slow := jetStreamAt(t, "nats://"+delayingProxy(t, s.Addr().String(), 500*time.Millisecond), nats.Timeout(5*time.Second))
-	_, cons, err := openResources(ctx, slow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &Worker{cons: cons}
-
 	type next struct {
 		msg jetstream.Msg
 		err error
@@ -41,26 +34,98 @@ func TestNextTaskKeepsALateDelivery(t *testing.T) {
 		m, err := w.nextTask(ctx)
 		got <- next{m, err}
 	}()
-	// Sent 0.3 s before the request's end on the server: the server sends
-	// it at once, and it reaches the worker 0.2 s after that end.
-	time.Sleep(time.Until(start.Add(pollWait - 300*time.Millisecond)))
+	// Sent 0.2 s before the request ends on the server: the server sends it
+	// at once, and it reaches the worker 1.3 s after that end (0.3 s after
+	// Fetch, with its one-second margin, stopped listening).
+	time.Sleep(time.Until(start.Add(taskPullExpiry - 200*time.Millisecond)))
 	if _, err := js.Publish(ctx, taskPrefix+"late", []byte("task")); err != nil {
 		t.Fatal(err)
 	}
-	if late := time.Since(start); late > pollWait-100*time.Millisecond {
+	if late := time.Since(start); late > taskPullExpiry-50*time.Millisecond {
 		t.Skipf("the task was stored %v after the request, too close to its end to test (a loaded machine)", late.Round(time.Millisecond))
 	}
 	select {
 	case n := <-got:
-		if n.msg == nil {
-			t.Fatalf("no task after %v (error %v): the late delivery was lost", time.Since(start).Round(time.Millisecond), n.err)
+		if n.err != nil {
+			t.Fatalf("no task after %v: %v", time.Since(start).Round(time.Millisecond), n.err)
 		}
 		if md, err := n.msg.Metadata(); err != nil || md.NumDelivered != 1 {
 			t.Errorf("the task came in delivery %+v (%v), want its first", md, err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("nextTask did not return within 10 s")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the late task did not come within 20 s: it was lost until the ack wait")
 	}
+}
+
+// TestNextTaskWaitsPastItsRequests: a worker waiting longer than one pull
+// request lives asks again, and takes a task that comes after several.
+func TestNextTaskWaitsPastItsRequests(t *testing.T) {
+	defer func(d time.Duration) { taskPullExpiry = d }(taskPullExpiry)
+	taskPullExpiry = time.Second
+	js, w := slowWorker(t, 0)
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		js.Publish(context.Background(), taskPrefix+"later", []byte("task"))
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := w.nextTask(ctx); err != nil {
+		t.Fatalf("no task: %v", err)
+	}
+}
+
+// TestNextTaskHandsBackATaskAsItStops: a task on its way to a worker whose
+// wait is cancelled goes back to the queue at once, for the next worker.
+func TestNextTaskHandsBackATaskAsItStops(t *testing.T) {
+	js, w := slowWorker(t, 500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := w.nextTask(ctx)
+		errc <- err
+	}()
+	time.Sleep(time.Second) // the request is on the server
+	if _, err := js.Publish(context.Background(), taskPrefix+"inflight", []byte("task")); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // while the task is in the proxy
+	if err := <-errc; err == nil {
+		t.Fatal("nextTask took the task after its context ended")
+	}
+	_, cons, err := openResources(context.Background(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, ncancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer ncancel()
+	msg, err := (&Worker{cons: cons}).nextTask(next)
+	if err != nil {
+		t.Fatalf("the task did not come back within 5 s (%v): it waits for the ack wait", err)
+	}
+	if md, err := msg.Metadata(); err != nil || md.NumDelivered != 2 {
+		t.Errorf("the task came back in delivery %+v (%v), want its second", md, err)
+	}
+}
+
+// slowWorker starts a server with the work queue (ack wait 1 min) and
+// returns a direct connection's JetStream and a worker connected through
+// a proxy that delays what the server sends by delay.
+func slowWorker(t *testing.T, delay time.Duration) (jetstream.JetStream, *Worker) {
+	t.Helper()
+	s := embedded(t, true)
+	js := jetStreamAt(t, s.ClientURL())
+	ctx := context.Background()
+	if _, _, err := createResources(ctx, js, Settings{AckWait: time.Minute, MaxDeliver: 5}); err != nil {
+		t.Fatal(err)
+	}
+	proxy, setDelay := delayingProxy(t, s.Addr().String())
+	slow := jetStreamAt(t, "nats://"+proxy)
+	_, cons, err := openResources(ctx, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setDelay(delay)
+	return js, &Worker{cons: cons}
 }
 
 // jetStreamAt connects to url, closing the connection when the test ends.
@@ -79,14 +144,16 @@ func jetStreamAt(t *testing.T, url string, opts ...nats.Option) jetstream.JetStr
 }
 
 // delayingProxy forwards TCP connections to addr and returns its own
-// address; what the server sends reaches the client delay later.
-func delayingProxy(t *testing.T, addr string, delay time.Duration) string {
+// address; what the server sends reaches the client by the delay set (at
+// first none) later.
+func delayingProxy(t *testing.T, addr string) (string, func(time.Duration)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	var delay atomic.Int64
 	go func() {
 		for {
 			client, err := ln.Accept()
@@ -99,14 +166,15 @@ func delayingProxy(t *testing.T, addr string, delay time.Duration) string {
 				return
 			}
 			go io.Copy(server, client)
-			go delayed(client, server, delay)
+			go delayed(client, server, &delay)
 		}
 	}()
-	return ln.Addr().String()
+	return ln.Addr().String(), func(d time.Duration) { delay.Store(int64(d)) }
 }
 
-// delayed copies from src to dst, each read written delay after it was read.
-func delayed(dst, src net.Conn, delay time.Duration) {
+// delayed copies from src to dst, each read written the delay after it was
+// read.
+func delayed(dst, src net.Conn, delay *atomic.Int64) {
 	type chunk struct {
 		at time.Time
 		b  []byte
@@ -118,7 +186,7 @@ func delayed(dst, src net.Conn, delay time.Duration) {
 			b := make([]byte, 32<<10)
 			n, err := src.Read(b)
 			if n > 0 {
-				chunks <- chunk{time.Now(), b[:n]}
+				chunks <- chunk{time.Now().Add(time.Duration(delay.Load())), b[:n]}
 			}
 			if err != nil {
 				return
@@ -127,7 +195,7 @@ func delayed(dst, src net.Conn, delay time.Duration) {
 	}()
 	defer dst.Close()
 	for c := range chunks {
-		time.Sleep(time.Until(c.at.Add(delay)))
+		time.Sleep(time.Until(c.at))
 		if _, err := dst.Write(c.b); err != nil {
 			return
 		}

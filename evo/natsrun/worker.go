@@ -116,9 +116,6 @@ func (w *Worker) Run(ctx context.Context) error {
 					}
 					continue
 				}
-				if msg == nil {
-					continue
-				}
 				if err := w.handle(ctx, msg); err != nil {
 					cancel(err)
 				}
