@@ -42,7 +42,10 @@
 //
 // # Delivery
 //
-// A worker fetches one task per free slot, sends InProgress every third of
+// A worker asks for one task per free slot, on a subscription that outlives
+// its pull requests (a task the server sends is received however late it
+// arrives, and one on its way as the worker stops is handed back), sends
+// InProgress as it takes the task and every third of
 // AckWait while it trains, stores the trained agent file, publishes the
 // result and waits for the stream's acknowledgement, and only then acks
 // the task (a double ack). A killed worker's task is redelivered after
@@ -55,7 +58,9 @@
 // the same task id, so within the stream's duplicate window (two minutes)
 // it keeps one result; any result for a task
 // that is no longer pending (a duplicate, or one from an earlier session)
-// is acked and dropped by the coordinator, so each task is applied once.
+// is acked and dropped by the coordinator, so each task is applied once;
+// a redelivery of the result being applied is left unsettled, since an
+// ack settles the stream message, not the delivery.
 // Training is deterministic, so whichever copy wins carries the same
 // bytes. A training error (bad env output, a panic) is a result too and
 // fails the run; trouble reaching the server is not, and the task is
