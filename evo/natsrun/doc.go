@@ -22,11 +22,12 @@
 //	                        and .../out-<unique>
 //
 // <run> is 16 hex digits of the hash of the config's generations digest
-// (which leaves out the stopping rules), the coordinator's host name and
-// the run directory, so a resumed coordinator finds its run again and two
-// runs share subjects only if all three are equal (two containers with
-// one host name, path and config would); <session> is new
-// for every coordinator process.
+// (which leaves out the stopping rules) and the run's key, drawn at random
+// by its first coordinator and kept in the run directory's .nats-run, so
+// a resumed coordinator finds its run again and two runs never share
+// subjects (host name and directory, which named runs before, can be the
+// same for two containers); <session> is new for every coordinator
+// process.
 //
 // # Messages
 //

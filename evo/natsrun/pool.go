@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -93,12 +92,15 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	if err != nil {
 		return err
 	}
-	host, _ := os.Hostname()
 	dir, err := filepath.Abs(cfg.OutDir)
 	if err != nil {
 		return err
 	}
-	p.run, p.digest = runID(gens, host, dir), digest
+	key, err := runKey(dir)
+	if err != nil {
+		return err
+	}
+	p.run, p.digest = runID(gens, key), digest
 	js, err := jetstream.New(p.nc)
 	if err != nil {
 		return err

@@ -91,9 +91,9 @@ func Version() string {
 }
 
 // runID names a run on the server: a hash of the config's
-// GenerationsDigest, the coordinator's host and the run directory.
-func runID(digest, host, dir string) string {
-	sum := sha256.Sum256([]byte(digest + "\n" + host + "\n" + dir))
+// GenerationsDigest and the run's key (runKey).
+func runID(digest, key string) string {
+	sum := sha256.Sum256([]byte(digest + "\n" + key))
 	return hex.EncodeToString(sum[:8])
 }
 
