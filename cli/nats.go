@@ -50,9 +50,9 @@ func (f *natsFlags) check() string {
 	case f.creds != "" && f.nkey != "":
 		return "-nats-creds and -nats-nkey exclude each other: a creds file holds its own NKey seed"
 	case f.ackWait < 0:
-		return fmt.Sprintf("-nats-ack-wait %v must not be negative", f.ackWait)
+		return fmt.Sprintf("-nats-ack-wait %v: want > 0 (leave it out for 30s)", f.ackWait)
 	case f.maxDeliver < 0:
-		return fmt.Sprintf("-nats-max-deliver %d must not be negative", f.maxDeliver)
+		return fmt.Sprintf("-nats-max-deliver %d: want > 0 (leave it out for 5)", f.maxDeliver)
 	}
 	return ""
 }
@@ -95,6 +95,14 @@ func (f *natsFlags) connect(name string) (*nats.Conn, error) {
 	urls, err := natsURLs(f.url)
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w", redact(f.url), err)
+	}
+	for i, u := range urls {
+		// nats.go dials any scheme as NATS: http://host:4222 would work,
+		// and http://host (port 80) fail with a timeout that says nothing.
+		if s := strings.ToLower(u.Scheme); s != "nats" && s != "tls" && s != "ws" && s != "wss" {
+			return nil, fmt.Errorf("cannot connect to the NATS server at %s: URL %d of the list is %s://…: want nats://HOST:PORT (or tls://, ws://, wss://)",
+				redact(f.url), i+1, u.Scheme)
+		}
 	}
 	nc, err := nats.Connect(f.url, opts...)
 	if err != nil {
@@ -153,10 +161,26 @@ func natsPool(nf *natsFlags, log *slog.Logger, stderr io.Writer) (*coordinatorPo
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
 		return nil, exitBadInput
 	}
-	if warning != "" {
-		fmt.Fprintf(stderr, "evolve: warning: %s\n", warning)
+	for _, w := range []string{warning, unversionedWarning()} {
+		if w != "" {
+			fmt.Fprintf(stderr, "evolve: warning: %s\n", w)
+		}
 	}
 	return &coordinatorPool{Pool: natsrun.NewPool(nc, natsrun.PoolOptions{Settings: nf.settings(), Log: log}), nc: nc}, exitOK
+}
+
+// unversionedWarning is a warning for a build without a version or a
+// version-control revision, "" for others: every such build reports
+// "(devel)", so the same-build check between a coordinator and its workers
+// cannot tell two of them apart.
+func unversionedWarning() string {
+	v := natsrun.Version()
+	if !strings.HasPrefix(v, "(devel) protocol") && !strings.HasPrefix(v, "(unknown) protocol") {
+		return ""
+	}
+	return "this build has no version (built without version-control stamps: go build -buildvcs=false, " +
+		"or from a source tarball), so another such build is not told apart from it: build the coordinator " +
+		"and every worker from one checkout, or copy one binary"
 }
 
 // coordinatorPool is a natsrun.Pool with its connection.

@@ -140,6 +140,11 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"workers with nats", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-workers", "2"}, []string{"-workers does not apply with -nats"}},
 		{"ack wait without nats", []string{"-config", "a.toml", "-nats-ack-wait", "5s"}, []string{"-nats-ack-wait and -nats-max-deliver need -nats URL"}},
 		{"zero ack wait", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-nats-ack-wait", "0s"}, []string{"-nats-ack-wait 0s: want > 0"}},
+		{"negative ack wait", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1", "-nats-ack-wait", "-1s"}, []string{"-nats-ack-wait -1s: want > 0"}},
+		{"nats over http", []string{"-config", "a.toml", "-nats", "nats://127.0.0.1:1,http://127.0.0.1:1"}, []string{"URL 2 of the list is http://…: want nats://HOST:PORT"}},
+		{"worker over http", []string{"worker", "-nats", "http://127.0.0.1:1"}, []string{"URL 1 of the list is http://…"}},
+		// Said before the server is reached: this one is unreachable.
+		{"resume of no run with nats", []string{"-resume", filepath.Join(dir, "nothing"), "-nats", "nats://127.0.0.1:1"}, []string{"nothing: no such run directory"}},
 		{"nats token hidden", []string{"-config", "a.toml", "-nats", "nats://TOPSECRET@127.0.0.1:1"}, []string{"nats://xxxxx@127.0.0.1:1"}},
 		{"nats list hidden", []string{"-config", "a.toml", "-nats", "nats://me:secret@127.0.0.1:1, nats://me:secret@127.0.0.1:2"}, []string{"nats://me:xxxxx@127.0.0.1:1, nats://me:xxxxx@127.0.0.1:2"}},
 		{"empty nats", []string{"-config", "a.toml", "-nats", ""}, []string{"-nats need a non-empty value"}},

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -174,6 +175,11 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := evo.Options{Workers: f.workers, Log: slog.New(slog.NewTextHandler(ui, &slog.HandlerOptions{Level: level})),
 		OnGeneration: ui.generation}
 	if f.nats.url != "" {
+		// Said before the server is reached (and warned about).
+		if _, err := os.Stat(f.resume); f.set["resume"] && errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "evolve: resume %s: no such run directory\n", f.resume)
+			return exitBadInput
+		}
 		pool, status := natsPool(&f.nats, opts.Log, stderr)
 		if pool == nil {
 			return status

@@ -59,8 +59,15 @@ func workerCmd(ctx context.Context, args []string, _, stderr io.Writer) int {
 	w := natsrun.NewWorker(nc)
 	w.Slots, w.Name, w.GymPython = *slots, *name, *gymPython
 	w.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if w := unversionedWarning(); w != "" {
+		fmt.Fprintf(stderr, "evolve worker: warning: %s\n", w)
+	}
 	if !*quiet {
-		fmt.Fprintf(stderr, "evolve worker: training up to %d tasks at once from %s (evolve %s)\n", *slots, redact(nf.url), natsrun.Version())
+		tasks := "tasks"
+		if *slots == 1 {
+			tasks = "task"
+		}
+		fmt.Fprintf(stderr, "evolve worker: training up to %d %s at once from %s (evolve %s)\n", *slots, tasks, redact(nf.url), natsrun.Version())
 	}
 	if err := w.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "evolve worker: %v\n", err)

@@ -91,7 +91,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		if w.h, w.cons, err = openResources(ctx, js); err == nil {
 			break
 		}
-		if !waited {
+		switch {
+		case waited:
+		case errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound):
+			w.Log.Info("waiting for a coordinator to create the work queue") // none has run on this server yet
+		default:
 			w.Log.Info("waiting for a coordinator to create the work queue", "err", err)
 		}
 		select {
