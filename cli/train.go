@@ -312,15 +312,16 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 		}
 		fmt.Fprintf(stderr, "evolve: stopped by %s; the checkpoint of generation %d is in %s\n", name, sum.Generations,
 			filepath.Join(tr.Dir(), "checkpoints"))
-		again := f.stopFlags()
-		if f.nats.url != "" { // on the same server, or it would train here
-			again += " -nats " + shellQuote(redact(f.nats.url))
-		}
-		fmt.Fprintf(stderr, "evolve: continue with: evolve -resume %s%s\n", shellQuote(tr.Dir()), again)
+		fmt.Fprintf(stderr, "evolve: continue with: %s\n", f.resumeCommand(tr))
 		printSummary(stdout, sum)
 		return status
 	case err != nil:
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
+		if errors.Is(err, natsrun.ErrMismatch) || errors.Is(err, natsrun.ErrRefused) {
+			// The run is whole up to its last checkpoint; what failed it
+			// is the workers'.
+			fmt.Fprintf(stderr, "evolve: once the workers are fixed, continue with: %s\n", f.resumeCommand(tr))
+		}
 		if errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) || errors.Is(err, envs.ErrBadOutput) {
 			return exitBadInput // the env's output is bad input too
 		}
@@ -328,6 +329,16 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 	}
 	printSummary(stdout, sum)
 	return exitOK
+}
+
+// resumeCommand is the command that continues tr: its stop flags given
+// again, and on the same NATS server (or it would train here).
+func (f *trainFlags) resumeCommand(tr *evo.Trainer) string {
+	again := f.stopFlags()
+	if f.nats.url != "" {
+		again += " -nats " + shellQuote(redact(f.nats.url))
+	}
+	return "evolve -resume " + shellQuote(tr.Dir()) + again
 }
 
 // announce says what is about to train, where, and on what.
