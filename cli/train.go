@@ -172,7 +172,7 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if f.quiet {
 		level = slog.LevelError
 	}
-	opts := evo.Options{Workers: f.workers, Log: slog.New(slog.NewTextHandler(ui, &slog.HandlerOptions{Level: level})),
+	opts := evo.Options{Workers: f.workers, Log: slog.New(newLineHandler(ui, "evolve", level)),
 		OnGeneration: ui.generation}
 	if f.nats.url != "" {
 		// Said before the server is reached (and warned about).
