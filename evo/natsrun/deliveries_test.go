@@ -116,12 +116,20 @@ func TestTrainFailsWhenItsResultsConsumerGoes(t *testing.T) {
 	if !deleted {
 		t.Fatal("no results consumer within 10 s")
 	}
+	ErrorWithin(t, errc, 20*time.Second, "Train", "results consumer on the NATS server stopped")
+}
+
+// ErrorWithin waits up to d for the error of what on errc and fails the
+// test unless it comes and holds want; exported for the natsrun_test
+// package.
+func ErrorWithin(t *testing.T, errc <-chan error, d time.Duration, what, want string) {
+	t.Helper()
 	select {
 	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "results consumer on the NATS server stopped") {
-			t.Errorf("Train: %v", err)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v; want an error saying %q", what, err, want)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Train went on waiting 20 s after its results consumer was removed")
+	case <-time.After(d):
+		t.Fatalf("%s did not fail within %v", what, d)
 	}
 }

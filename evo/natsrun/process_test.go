@@ -163,14 +163,7 @@ func TestWorkerRefusesAnotherVersion(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(log.String(), "v9.9.9") {
 		t.Fatalf("worker: %v, want exit status 2 and a message naming v9.9.9:\n%s", err, log.String())
 	}
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "v9.9.9") {
-			t.Fatalf("coordinator: %v; want an error naming the versions", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the coordinator did not fail")
-	}
+	natsrun.ErrorWithin(t, errc, 30*time.Second, "the coordinator", "v9.9.9")
 }
 
 // TestCoordinatorProcessKilledResumes runs `evolve -config -nats` as a
