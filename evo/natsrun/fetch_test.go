@@ -76,34 +76,63 @@ func TestNextTaskWaitsPastItsRequests(t *testing.T) {
 
 // TestNextTaskHandsBackATaskAsItStops: a task on its way to a worker whose
 // wait is cancelled goes back to the queue at once, for the next worker.
+// The test waits for the server's side of each step (the worker's request
+// waiting, the task sent) rather than sleeping: a CI run under load once
+// cancelled before the request reached the server.
 func TestNextTaskHandsBackATaskAsItStops(t *testing.T) {
-	js, w := slowWorker(t, 500*time.Millisecond)
+	const delay = 3 * time.Second
+	js, w := slowWorker(t, delay)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := w.nextTask(ctx)
 		errc <- err
 	}()
-	time.Sleep(time.Second) // the request is on the server
+	_, cons, err := openResources(context.Background(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitConsumer(t, cons, "the worker's request waiting", func(i *jetstream.ConsumerInfo) bool { return i.NumWaiting > 0 })
 	if _, err := js.Publish(context.Background(), taskPrefix+"inflight", []byte("task")); err != nil {
 		t.Fatal(err)
+	}
+	sent := time.Now()
+	waitConsumer(t, cons, "the task sent", func(i *jetstream.ConsumerInfo) bool { return i.NumAckPending == 1 })
+	if late := time.Since(sent); late > delay/2 {
+		t.Skipf("the server took %v to send the task, too close to the proxy's %v to test (a loaded machine)", late.Round(time.Millisecond), delay)
 	}
 	cancel() // while the task is in the proxy
 	if err := <-errc; err == nil {
 		t.Fatal("nextTask took the task after its context ended")
 	}
-	_, cons, err := openResources(context.Background(), js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, ncancel := context.WithTimeout(context.Background(), 5*time.Second)
+	next, ncancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer ncancel()
 	msg, err := (&Worker{cons: cons}).nextTask(next)
 	if err != nil {
-		t.Fatalf("the task did not come back within 5 s (%v): it waits for the ack wait", err)
+		t.Fatalf("the task did not come back within 10 s (%v): it waits for the ack wait", err)
 	}
 	if md, err := msg.Metadata(); err != nil || md.NumDelivered != 2 {
 		t.Errorf("the task came back in delivery %+v (%v), want its second", md, err)
+	}
+}
+
+// waitConsumer polls cons's info until ok holds, failing the test after
+// 10 s with what it waited for.
+func waitConsumer(t *testing.T, cons jetstream.Consumer, what string, ok func(*jetstream.ConsumerInfo) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := cons.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(info) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sign of %s within 10 s: %+v", what, info)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
