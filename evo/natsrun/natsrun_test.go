@@ -24,7 +24,8 @@ import (
 // TestSameResultsAsLocal trains the tiny run locally and through NATS with
 // one worker and with two workers of two slots each: metrics and elite
 // are the same bytes, and the TensorBoard scalars the same values (the
-// reports' per-update statistics cross the result messages whole).
+// reports' per-update statistics cross the result messages whole). The
+// run leaves nothing in the agent files' store, not even delete markers.
 func TestSameResultsAsLocal(t *testing.T) {
 	want := local(t)
 	for _, c := range []struct{ workers, slots int }{{1, 1}, {2, 2}} {
@@ -36,6 +37,28 @@ func TestSameResultsAsLocal(t *testing.T) {
 		}
 		sameRun(t, want, cfg.OutDir)
 		runtest.SameEvents(t, want, cfg.OutDir)
+		agentStoreEmpty(t, s)
+	}
+}
+
+// agentStoreEmpty fails the test unless the stream under the agent files'
+// object store holds no message.
+func agentStoreEmpty(t *testing.T, s *testServer) {
+	t.Helper()
+	js, err := jetstream.New(s.connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(context.Background(), "OBJ_"+natsrun.AgentBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := info.State.Msgs; n != 0 {
+		t.Errorf("%d messages left in the agent files' store after the run (files or delete markers), want 0", n)
 	}
 }
 

@@ -171,7 +171,7 @@ func (p *Pool) purge(ctx context.Context) error {
 	}
 	for _, o := range objs {
 		if len(o.Name) > len(p.run) && o.Name[:len(p.run)+1] == p.run+"/" {
-			if err := p.h.agents.Delete(ctx, o.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			if err := p.h.deleteAgentFile(ctx, o.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 				return fmt.Errorf("delete %s: %w", o.Name, err)
 			}
 		}
@@ -412,7 +412,7 @@ func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pen
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				p.h.agents.Delete(ctx, res.Agent)
+				p.h.deleteAgentFile(ctx, res.Agent)
 			}()
 		}
 		m.Ack()
@@ -461,7 +461,7 @@ func (p *Pool) fetch(ctx context.Context, pd *pending, m jetstream.Msg, res resu
 		f.err = fmt.Errorf("agent %d: the file worker %s returned: %w", pd.msg.Index, res.Worker, err)
 		return f
 	}
-	p.h.agents.Delete(ctx, res.Agent)
+	p.h.deleteAgentFile(ctx, res.Agent)
 	return f
 }
 
@@ -478,9 +478,9 @@ func (p *Pool) cleanup(order []*pending) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			p.h.agents.Delete(ctx, pd.msg.Agent)
+			p.h.deleteAgentFile(ctx, pd.msg.Agent)
 			if pd.agent != "" {
-				p.h.agents.Delete(ctx, pd.agent)
+				p.h.deleteAgentFile(ctx, pd.agent)
 			}
 		})
 	}

@@ -201,6 +201,9 @@ type handles struct {
 	results jetstream.Stream
 	runs    jetstream.KeyValue
 	agents  jetstream.ObjectStore
+	// agentStream is the stream under agents, to purge the delete
+	// markers the object store leaves (see deleteAgentFile).
+	agentStream jetstream.Stream
 }
 
 // createResources creates (or updates) the streams, buckets and the
@@ -221,6 +224,9 @@ func createResources(ctx context.Context, js jetstream.JetStream, s Settings) (h
 		return h, nil, wrap("key-value bucket "+RunBucket, err)
 	}
 	if h.agents, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: AgentBucket, Storage: jetstream.FileStorage}); err != nil {
+		return h, nil, wrap("object store "+AgentBucket, err)
+	}
+	if h.agentStream, err = js.Stream(ctx, agentStreamName); err != nil {
 		return h, nil, wrap("object store "+AgentBucket, err)
 	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, TaskStream, jetstream.ConsumerConfig{Durable: WorkerConsumer,
@@ -246,6 +252,9 @@ func openResources(ctx context.Context, js jetstream.JetStream) (handles, jetstr
 		return h, nil, err
 	}
 	if h.agents, err = js.ObjectStore(ctx, AgentBucket); err != nil {
+		return h, nil, err
+	}
+	if h.agentStream, err = js.Stream(ctx, agentStreamName); err != nil {
 		return h, nil, err
 	}
 	return h, cons, nil

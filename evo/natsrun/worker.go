@@ -333,7 +333,7 @@ func (w *Worker) train(ctx context.Context, msg jetstream.Msg, t taskMsg, cfg *e
 		// Another delivery would train the same result again: the run
 		// fails saying why (it was retried until max_deliver, blamed on
 		// the workers).
-		w.h.agents.Delete(ctx, name)
+		w.h.deleteAgentFile(ctx, name)
 		return w.fail(ctx, msg, t, fmt.Errorf("agent %d: its result (%d PPO updates' records) is larger than the NATS server's max_payload, %d bytes: "+
 			"raise max_payload in the server's config, or train fewer updates per generation (population.evo_steps over ppo.learn_step)",
 			t.Index, len(rep.Updates), w.nc.MaxPayload()))
@@ -387,7 +387,7 @@ func (w *Worker) publish(ctx context.Context, t taskMsg, r resultMsg, agentObj s
 		return err
 	}
 	if ack.Duplicate && agentObj != "" {
-		w.h.agents.Delete(ctx, agentObj)
+		w.h.deleteAgentFile(ctx, agentObj)
 	}
 	return nil
 }
