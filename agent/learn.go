@@ -61,6 +61,8 @@ type rollout struct {
 // vec must stay with this agent. ctx is checked between rollouts and
 // between an update's minibatches: a cancelled update stops part-way
 // (every minibatch step taken is whole) and Train returns ctx's error.
+// Once ctx ends, vec is interrupted (envs.InterruptWhenDone): a step in
+// progress of an env that can be interrupted fails, and vec is unusable.
 func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStats, error) {
 	var ts TrainStats
 	if vec == nil {
@@ -69,6 +71,9 @@ func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStat
 	if err := a.startRollout(vec); err != nil {
 		return ts, err
 	}
+	// An env that blocks (a gym: env's Python child) must not hold a
+	// cancelled run for its timeout.
+	defer envs.InterruptWhenDone(ctx, vec)()
 	retSum := 0.0
 	for ts.Steps < steps {
 		if err := ctx.Err(); err != nil {
@@ -76,6 +81,9 @@ func (a *PPO) Train(ctx context.Context, vec *envs.Vector, steps int) (TrainStat
 		}
 		n, eps, ret, err := a.collect(&ts.Returns)
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil { // interrupted, not the env's fault
+				return ts, cerr
+			}
 			return ts, err
 		}
 		ts.Steps += n

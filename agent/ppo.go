@@ -428,7 +428,9 @@ func (a *PPO) Play(env envs.Env, episodes, maxSteps int, seed int64) (Episodes, 
 }
 
 // PlayContext is Play that stops, with an error wrapping ctx.Err(), once
-// ctx is cancelled: it checks before every step.
+// ctx is cancelled: it checks before every step, and interrupts env
+// (envs.InterruptWhenDone), which is then unusable, should a step be under
+// way.
 func (a *PPO) PlayContext(ctx context.Context, env envs.Env, episodes, maxSteps int, seed int64) (Episodes, error) {
 	return a.play(ctx, env, episodes, maxSteps, seed, true)
 }
@@ -456,6 +458,7 @@ func (a *PPO) play(ctx context.Context, env envs.Env, episodes, maxSteps int, se
 		return out, fmt.Errorf("evaluate: env %T has spaces %v / %v, the agent %v / %v",
 			env, env.ObservationSpace(), env.ActionSpace(), a.obsSpace, a.actSpace)
 	}
+	defer envs.InterruptWhenDone(ctx, env)() // as Train does
 	done := ctx.Done()
 	for ep := range episodes {
 		s := envs.NoSeed
@@ -482,6 +485,9 @@ func (a *PPO) play(ctx context.Context, env envs.Env, episodes, maxSteps int, se
 			var term, trunc bool
 			obs, r, term, trunc, info = env.Step(act)
 			if err := envs.CheckOutput(env, a.obsSpace, a.actSpace, "step", obs, r, info); err != nil {
+				if ctx.Err() != nil { // interrupted, not the env's fault
+					err = ctx.Err()
+				}
 				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
 			}
 			out.total += r

@@ -261,7 +261,7 @@ func (o *benchOptions) runAll(ctx context.Context, cfgs []evo.Config, stderr io.
 // benchFailure is the status of a bench whose run failed with err.
 func benchFailure(ctx context.Context, err error, stderr io.Writer) int {
 	switch {
-	case ctx.Err() != nil:
+	case stopped(ctx, err):
 		fmt.Fprintf(stderr, "evolve bench: stopped; the same command continues (finished runs are reused, this one resumed)\n")
 		if sig, ok := stopSignal(ctx); ok {
 			return exitCode(sig)

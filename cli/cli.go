@@ -47,6 +47,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/evolverl/evolve/envs"
+
 	// The gorgonia reference backend, selectable with [ppo] backend = "gorgonia".
 	_ "github.com/evolverl/evolve/nn/gorgonia"
 )
@@ -166,6 +168,23 @@ func stopStatus(ctx context.Context) int {
 	}
 	return 130
 }
+
+// stopped reports whether ctx was cancelled (a signal), waiting a moment
+// for it when err says an env's Python child was interrupted: a
+// terminal's Ctrl-C reaches evolve and its children together, and the
+// child's end can be seen before evolve's own signal is.
+func stopped(ctx context.Context, err error) bool {
+	if ctx.Err() == nil && errors.Is(err, envs.ErrInterrupted) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(signalGrace):
+		}
+	}
+	return ctx.Err() != nil
+}
+
+// signalGrace is how long stopped waits for evolve's own signal.
+const signalGrace = 2 * time.Second
 
 // stopSignal returns the signal that cancelled ctx, if any.
 func stopSignal(ctx context.Context) (os.Signal, bool) {

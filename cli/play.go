@@ -189,14 +189,18 @@ func play(ctx context.Context, p playFlags, stdout, stderr io.Writer) int {
 	// Outputs are checked before anything is played.
 	s := &playSession{p: p, a: a, env: env}
 	if status, err := s.open(id); err != nil {
+		if stopped(ctx, err) {
+			return fail(stopStatus(ctx), "interrupted; nothing written")
+		}
 		return fail(status, "%v", err)
 	}
+	defer envs.InterruptWhenDone(ctx, env)() // a gym: env's step must not hold a stop back
 	returns := make([]float64, 0, p.episodes)
 	lengths := make([]float64, 0, p.episodes)
 	for ep := range p.episodes {
 		total, steps, err := s.episode(ctx, ep)
 		if err != nil {
-			if ctx.Err() != nil {
+			if stopped(ctx, err) {
 				return fail(stopStatus(ctx), "interrupted in episode %d; nothing written", ep+1)
 			}
 			if errors.Is(err, envs.ErrBadOutput) {

@@ -74,7 +74,7 @@ func sampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	steps, err := f.play(ctx, jobs, stderr)
 	switch {
-	case ctx.Err() != nil:
+	case stopped(ctx, err):
 		return fail(stopStatus(ctx), errors.New("interrupted; nothing written"))
 	case errors.Is(err, errBadInput) || errors.Is(err, envs.ErrBadOutput):
 		return fail(exitBadInput, err)
@@ -288,6 +288,7 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 	if err := sameSpaces(env, a, filepath.Join(f.run, "config.toml"), id, job.file); err != nil {
 		return nil, fmt.Errorf("%w%w", err, errBadInput)
 	}
+	defer envs.InterruptWhenDone(ctx, env)() // a gym: env's step must not hold a stop back
 	rng := rand.New(rand.NewPCG(uint64(f.seed), uint64(j)))
 	var steps []record.Step
 	for k := range f.episodes {

@@ -188,6 +188,10 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		opts.Pool = pool
 	}
 	tr, err := f.trainer(opts)
+	if err != nil && stopped(ctx, err) { // a Ctrl-C while the envs started
+		fmt.Fprintf(stderr, "evolve: stopped while the run was set up: %v\n", context.Cause(ctx))
+		return stopStatus(ctx)
+	}
 	if err != nil {
 		// One problem a line (a config's all of them), those after the
 		// first indented under the file they belong to.
@@ -304,7 +308,7 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 	sum, err := tr.Run(ctx)
 	ui.stop()
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && stopped(ctx, err):
 		sig, ok := stopSignal(ctx)
 		status, name := 130, "SIGINT"
 		if ok {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -33,6 +34,9 @@ type gymHost struct {
 	open      int   // GymEnvs not yet closed
 	exchanges int   // requests answered, for tests of the one-exchange vector
 	dead      error // sticky: the child is gone
+	// interrupted is set, from any goroutine, by interrupt: the call in
+	// progress and every later one fail, and the child is killed.
+	interrupted atomic.Bool
 
 	obsSpace, actSpace Space
 	obsSize, maskSize  int
@@ -147,8 +151,13 @@ func (h *gymHost) fail(err error) error {
 	io := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed) || timedOut
 	h.kill()
 	switch {
+	case h.interrupted.Load():
+		err = fmt.Errorf("python child (pid %d) killed: %w", pid, ErrInterrupted)
 	case timedOut:
 		err = fmt.Errorf("python child (pid %d) did not answer within %v; killed it", pid, h.timeout)
+	case io && diedOfSIGINT(h.waitErr):
+		// The terminal's Ctrl-C, which the child got beside evolve.
+		err = fmt.Errorf("python child (pid %d) died of SIGINT: %w", pid, ErrInterrupted)
 	case io && h.waitErr != nil:
 		err = fmt.Errorf("python child (pid %d) died (%w)", pid, h.waitErr)
 	case io:
@@ -161,6 +170,28 @@ func (h *gymHost) fail(err error) error {
 	}
 	h.dead = err
 	return err
+}
+
+// diedOfSIGINT reports whether waitErr, what the child's Wait returned,
+// says it was killed by SIGINT.
+func diedOfSIGINT(waitErr error) bool {
+	ee, ok := errors.AsType[*exec.ExitError](waitErr)
+	if !ok {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
+}
+
+// interrupt makes the exchange in progress, if any, fail at once, and
+// every later one; the child is killed by the goroutine that was calling
+// it. Safe from any goroutine: the flag is set before the deadlines, and a
+// call sets its own deadlines before it reads the flag.
+func (h *gymHost) interrupt() {
+	h.interrupted.Store(true)
+	now := time.Now()
+	h.in.SetWriteDeadline(now)
+	h.out.SetReadDeadline(now)
 }
 
 // kill ends the child and reaps it, giving it a moment to exit by itself

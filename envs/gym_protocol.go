@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -99,6 +100,13 @@ type gymEnvError struct {
 	env       int
 	traceback string
 	hint      string // added to the first line
+}
+
+// keyboardInterrupt reports whether the exception is Python's
+// KeyboardInterrupt, what a SIGINT raises.
+func (e *gymEnvError) keyboardInterrupt() bool {
+	lines := strings.Split(strings.TrimRight(e.traceback, "\n"), "\n")
+	return strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "KeyboardInterrupt")
 }
 
 // Error puts the exception's own line (type and message) first, then the
@@ -215,6 +223,9 @@ func (h *gymHost) call(req []byte) ([]byte, error) {
 	deadline := time.Now().Add(h.timeout)
 	h.in.SetWriteDeadline(deadline)
 	h.out.SetReadDeadline(deadline)
+	if h.interrupted.Load() {
+		return nil, h.fail(os.ErrDeadlineExceeded)
+	}
 	binary.LittleEndian.PutUint32(req, uint32(len(req)-4))
 	_, err := h.in.Write(req)
 	if err == nil {
@@ -244,7 +255,12 @@ func (h *gymHost) call(req []byte) ([]byte, error) {
 		if len(body) < 5 {
 			return nil, h.fail(errors.New("short exception answer"))
 		}
-		return nil, &gymEnvError{env: int(binary.LittleEndian.Uint32(body[1:])), traceback: string(body[5:])}
+		e := &gymEnvError{env: int(binary.LittleEndian.Uint32(body[1:])), traceback: string(body[5:])}
+		if e.keyboardInterrupt() {
+			// The terminal's Ctrl-C, which the child got beside evolve.
+			return nil, h.fail(fmt.Errorf("it raised KeyboardInterrupt (SIGINT): %w", ErrInterrupted))
+		}
+		return nil, e
 	}
 	return nil, h.fail(fmt.Errorf("unknown answer tag %q", body[0]))
 }

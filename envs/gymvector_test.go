@@ -142,17 +142,25 @@ func sameResult(t *testing.T, step int, a, b *StepResult) {
 	}
 }
 
-func TestGymVectorNamesTheEnvThatRaised(t *testing.T) {
-	v, err := MakeVector("gym:test", 3, gymTestOptions(t, "RaisesInSecond"))
+// resetGymVector makes a vector of n gym:test envs with opts, closed when
+// the test ends, and resets it with seed 0.
+func resetGymVector(t *testing.T, n int, opts Options) (*Vector, *StepResult) {
+	t.Helper()
+	v, err := MakeVector("gym:test", n, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer v.Close()
+	t.Cleanup(func() { v.Close() })
 	res, err := v.Reset(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = v.Step(legalActions(res))
+	return v, res
+}
+
+func TestGymVectorNamesTheEnvThatRaised(t *testing.T) {
+	v, res := resetGymVector(t, 3, gymTestOptions(t, "RaisesInSecond"))
+	_, err := v.Step(legalActions(res))
 	if err == nil {
 		t.Fatal("step succeeded")
 	}

@@ -281,8 +281,15 @@ func sharedGymHost(list []Env) *gymHost {
 
 // gymError names the env and the cause of a failed exchange with the
 // vector's Python child.
+//
+// It matches ErrBadOutput, as the same failure of a single gym env does
+// (CheckOutput refuses its missing observation): the env raised, died or
+// did not answer — unless it was interrupted.
 func (v *Vector) gymError(call string, err error) error {
-	if e, ok := err.(*gymEnvError); ok {
+	if !errors.Is(err, ErrInterrupted) {
+		err = fmt.Errorf("%w%w", err, quiet{ErrBadOutput})
+	}
+	if e, ok := errors.AsType[*gymEnvError](err); ok {
 		return fmt.Errorf("envs: vector env %d %s: %s: %s: %w", e.env, call, v.gym.id, call, err)
 	}
 	return fmt.Errorf("envs: vector of %d %s envs %s: %w", len(v.envs), v.gym.id, call, err)

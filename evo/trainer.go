@@ -330,6 +330,15 @@ func (t *Trainer) generation(ctx context.Context, g int, wall func() float64) (G
 // the run was stopped.
 func (t *Trainer) abandoned(ctx context.Context, g int, err error) error {
 	t.stopReason = StopError
+	if ctx.Err() == nil && errors.Is(err, envs.ErrInterrupted) {
+		// A terminal's Ctrl-C reaches the envs' Python children as it
+		// reaches the program that runs this; the child's end can be seen
+		// before the program has cancelled ctx.
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
 	if ctx.Err() == nil {
 		return err
 	}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evolverl/evolve/internal/pytest"
+)
+
+// gymTiny writes the tiny config on the standard-library test env class
+// of envs/testdata/gymtest, or skips without python3.
+func gymTiny(t *testing.T, class string) (config, out string) {
+	t.Helper()
+	pytest.StdlibEnvs(t, filepath.Join("..", "envs", "testdata", "gymtest"))
+	config, out = writeTiny(t, 4096)
+	text := strings.NewReplacer(`id = "CartPole-v1"`, `id = "gym:test"`, "eval_episodes = 2\n",
+		"eval_episodes = 2\n[env.options]\nmodule_env = \"gymtest:"+class+"\"\ntimeout = 30\n").Replace(string(mustRead(t, config)))
+	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return config, out
+}
+
+// TestStopWhileAGymEnvHangs: a run whose Python env hangs in step stops
+// at once when its context ends (a signal), exit 130 with the resume line,
+// not after the env's 30 s timeout; so does play.
+func TestStopWhileAGymEnvHangs(t *testing.T) {
+	config, _ := gymTiny(t, "Hangs")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
+	code, _, stderr := evolve(ctx, "-config", config)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the run ended %v after it started, %v after the stop", d, d-1500*time.Millisecond)
+	}
+	if code != 130 || !strings.Contains(stderr, "continue with") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 130 and how to continue", code, stderr)
+	}
+}
+
+// TestGymEnvFailingInTrainingExitsTwo: a Python env that raises in a
+// training step is bad env output (exit 2), as in evaluation and play.
+func TestGymEnvFailingInTrainingExitsTwo(t *testing.T) {
+	config, _ := gymTiny(t, "Raises")
+	code, _, stderr := evolve(context.Background(), "-config", config, "-quiet")
+	exitsTwoSaying(t, code, stderr, "boom from gymtest", "gym:test")
+}
