@@ -11,11 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // errConfigChanged marks a checkpoint refused because the run's config no
 // longer matches it, which no other checkpoint of the run would either.
-var errConfigChanged = errors.New("the config was changed after the checkpoint (only out_dir, workers, target and max_steps may change; max_steps not with anneal_lr)")
+var errConfigChanged = errors.New("the config was changed after the checkpoint (only out_dir, workers, target and max_steps may change, max_steps not with anneal_lr, and a gym: env's python, timeout and start_timeout)")
 
 // errPredatesChecksums is the error for a checkpoint of population.json
 // version 1, which has no checksums: it cannot be verified, so it is
@@ -218,8 +219,12 @@ func checkPopulation(p population, cfg Config, digest string, gen int) error {
 	if err != nil {
 		return err
 	}
+	legacy, err := cfg.legacyGenerationsTOML() // before gymRuntimeOptions were left out
+	if err != nil {
+		return err
+	}
 	switch {
-	case p.ConfigDigest != digest && p.ConfigDigest != full:
+	case p.ConfigDigest != digest && p.ConfigDigest != full && p.ConfigDigest != tomlDigest(legacy):
 		return configChangedError(p, cfg, digest)
 	case len(p.Members) != cfg.Population.Size:
 		return fmt.Errorf("%d members, population.size is %d: %w", len(p.Members), cfg.Population.Size, errConfigChanged)
@@ -238,7 +243,14 @@ func configChangedError(p population, cfg Config, digest string) error {
 		if err != nil {
 			return err
 		}
-		if ch, err := tomlChanges([]byte(p.Config), now); err == nil && len(ch) > 0 {
+		ch, err := tomlChanges([]byte(p.Config), now)
+		// A checkpoint from before gymRuntimeOptions were left out
+		// records them; they are not what changed.
+		ch = slices.DeleteFunc(ch, func(c ConfigChange) bool {
+			key, ok := strings.CutPrefix(c.Key, "env.options.")
+			return ok && slices.Contains(gymRuntimeOptions, key)
+		})
+		if err == nil && len(ch) > 0 {
 			show := func(c ConfigChange) string { return fmt.Sprintf("%s = %s (the checkpoint's: %s)", c.Key, c.Now, c.Was) }
 			return fmt.Errorf("config.toml sets %s: %w; to resume, write the checkpoint's values back, "+
 				"or train the changed config as a new run (evolve -config FILE -out NEW_DIR)", listChanges(ch, show), errConfigChanged)

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -136,8 +137,10 @@ func (c Config) Digest() (string, error) {
 // trains, which a checkpoint records: Digest's fields less the stopping
 // rules, population.target and population.max_steps, which only decide
 // when the run ends — except that with ppo.anneal_lr the budget is also
-// the learning rate's horizon, and stays. So a run can go on under a new
-// target or budget (Trainer.SetStopRules) and still resume.
+// the learning rate's horizon, and stays — and less a gym: env's python,
+// timeout and start_timeout options. So a run can go on under a new
+// target or budget (Trainer.SetStopRules), or with its Python moved or
+// given more time, and still resume.
 func (c Config) GenerationsDigest() (string, error) {
 	b, err := c.generationsTOML()
 	if err != nil {
@@ -148,7 +151,25 @@ func (c Config) GenerationsDigest() (string, error) {
 
 // generationsTOML is the config as GenerationsDigest hashes it, which a
 // checkpoint keeps so that a refused resume can name the keys that changed.
+// A gym: env's runtime options (gymRuntimeOptions) are left out.
 func (c Config) generationsTOML() ([]byte, error) {
+	if strings.HasPrefix(c.Env.ID, envs.GymPrefix) {
+		c.Env.Options = maps.Clone(c.Env.Options)
+		for _, k := range gymRuntimeOptions {
+			delete(c.Env.Options, k)
+		}
+	}
+	return c.legacyGenerationsTOML()
+}
+
+// gymRuntimeOptions are the gym: options that say where and how patiently
+// the env's Python runs, not what it computes: a run may go on with
+// another interpreter path (the same Python moved) or timeouts.
+var gymRuntimeOptions = []string{"python", "timeout", "start_timeout"}
+
+// legacyGenerationsTOML is generationsTOML as checkpoints recorded it
+// before gymRuntimeOptions were left out.
+func (c Config) legacyGenerationsTOML() ([]byte, error) {
 	c.Population.Target = 0
 	if !c.PPO.AnnealLR {
 		c.Population.MaxSteps = 0

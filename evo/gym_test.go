@@ -68,28 +68,11 @@ func TestGymnasiumCartPolePopulation(t *testing.T) {
 // are training, and checks that every Python child has been reaped.
 func TestGymChildrenEndWithTheRun(t *testing.T) {
 	pytest.StdlibEnvs(t, "../envs/testdata/gymtest")
-	cfg, err := ParseConfig([]byte(`
-seed = 1
-out_dir = "unused"
-[env]
-id = "gym:masked"
-num_envs = 4
-eval_episodes = 2
-[env.options]
-module_env = "gymtest:Masked"
-wrappers = [{ name = "gymtest.ScaleReward", kwargs = { factor = 2.0 } }, "gymtest.ScaleReward"]
-[population]
-size = 2
-max_steps = 100_000_000
-evo_steps = 512
-workers = 2
-[ppo]
-learn_step = 128
-batch_size = 64
-update_epochs = 1
-[net.mlp]
-hidden = [16]
-`))
+	cfg, err := ParseConfig([]byte(strings.NewReplacer("num_envs = 2", "num_envs = 4",
+		"max_steps = 3072", "max_steps = 100_000_000", "evo_steps = 512", "evo_steps = 512\nworkers = 2",
+		`module_env = "gymtest:Masked"`, `module_env = "gymtest:Masked"`+"\n"+
+			`wrappers = [{ name = "gymtest.ScaleReward", kwargs = { factor = 2.0 } }, "gymtest.ScaleReward"]`,
+	).Replace(gymMaskedConfig)))
 	if err != nil {
 		t.Fatal(err)
 	}
