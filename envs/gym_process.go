@@ -24,6 +24,7 @@ var gymBridge string
 type gymHost struct {
 	id        string // "gym:" included
 	timeout   time.Duration
+	timeoutOf string // the option timeout comes from
 	cmd       *exec.Cmd
 	in        *os.File // the child's stdin
 	out       *os.File // the child's stdout
@@ -60,19 +61,21 @@ func startGym(id string, n int, opts Options) (*gymHost, error) {
 	}
 	path, err := exec.LookPath(python)
 	if err != nil {
-		return nil, fmt.Errorf("python interpreter: %w", err)
+		return nil, fmt.Errorf("option \"python\" = %q: %w", python, err)
 	}
-	h := &gymHost{id: GymPrefix + id, timeout: start, stderr: &tailWriter{max: 8 << 10}, open: n}
+	h := &gymHost{id: GymPrefix + id, timeout: start, timeoutOf: "start_timeout", stderr: &tailWriter{max: 8 << 10}, open: n}
 	if err := h.start(path); err != nil {
 		return nil, err
 	}
 	reply, err := h.call(append(make([]byte, 4), conf...))
-	h.timeout = timeout
+	h.timeout, h.timeoutOf = timeout, "timeout"
 	if err != nil {
 		h.close()
 		var pe *gymEnvError
 		if errors.As(err, &pe) && strings.Contains(pe.traceback, "ModuleNotFoundError") {
-			pe.hint = fmt.Sprintf(" (interpreter %s, %s: give the env option \"python\" one that has the module, or install it there)", python, path)
+			// Not `option "python"`: the error is the import's, or
+			// module_env's, which the message names.
+			pe.hint = fmt.Sprintf(" (interpreter %s, %s: install the module there, or set the env option python to an interpreter that has it)", python, path)
 		}
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func (h *gymHost) fail(err error) error {
 	case h.interrupted.Load():
 		err = fmt.Errorf("python child (pid %d) killed: %w", pid, ErrInterrupted)
 	case timedOut:
-		err = fmt.Errorf("python child (pid %d) did not answer within %v; killed it", pid, h.timeout)
+		err = fmt.Errorf("python child (pid %d) did not answer within %v (option %q); killed it", pid, h.timeout, h.timeoutOf)
 	case io && diedOfSIGINT(h.waitErr):
 		// The terminal's Ctrl-C, which the child got beside evolve.
 		err = fmt.Errorf("python child (pid %d) died of SIGINT: %w", pid, ErrInterrupted)

@@ -186,10 +186,10 @@ def run_import(i, entry):
     register their envs in a function, such as MinAtar's
     "minatar.gym:register_envs")."""
     mod, sep, fn = entry.partition(":")
-    module = importlib.import_module(mod)
-    if not sep:
-        return
     try:
+        module = importlib.import_module(mod)
+        if not sep:
+            return
         obj = module
         for part in fn.split("."):
             obj = getattr(obj, part)
@@ -206,20 +206,38 @@ def make(cfg):
         mod, _, name = cfg["module_env"].partition(":")
         if not name:
             raise ValueError("envs gym bridge: module_env %r: want \"package.module:ClassName\"" % cfg["module_env"])
-        env = getattr(importlib.import_module(mod), name)(**kwargs)
+        try:
+            cls = getattr(importlib.import_module(mod), name)
+        except Exception as e:
+            raise ValueError("envs gym bridge: option module_env = %r: %s: %s" % (cfg["module_env"], type(e).__name__, e)) from e
+        env = cls(**kwargs)
     else:
         import gymnasium
         env = gymnasium.make(cfg["id"], **kwargs)
         if cfg.get("max_episode_steps") is not None:
-            # The bridge counts steps itself; drop Gymnasium's limit, the
-            # outermost wrapper that make adds.
-            if isinstance(env, gymnasium.wrappers.TimeLimit):
-                env = env.env
+            # The bridge counts steps itself: drop Gymnasium's limit.
+            env = without_time_limit(env, gymnasium.wrappers.TimeLimit)
     for i, w in enumerate(cfg.get("wrappers") or []):
         try:
             env = resolve(w["name"])(env, **(w.get("kwargs") or {}))
         except Exception as e:
             raise ValueError("envs gym bridge: option wrappers[%d] (%s): %s: %s" % (i, w["name"], type(e).__name__, e)) from e
+    return env
+
+
+def without_time_limit(env, time_limit):
+    """Returns env with the first wrapper of type time_limit in its chain
+    taken out. make puts its TimeLimit under the render wrappers it adds
+    for some render modes (RenderCollection for "rgb_array_list"), so it
+    is looked for all the way down."""
+    if isinstance(env, time_limit):
+        return env.env
+    outer = env
+    while hasattr(outer, "env"):
+        if isinstance(outer.env, time_limit):
+            outer.env = outer.env.env
+            break
+        outer = outer.env
     return env
 
 

@@ -115,3 +115,21 @@ func TestCheckpointOfTheOldDigestResumes(t *testing.T) {
 
 // tomlQuote quotes s as a TOML basic string.
 func tomlQuote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// TestGymImportErrorsNameTheirOption: a module of import that fails to
+// import (a missing dependency, an exception) or a missing module_env is
+// named under its own key, with its line, not under python's.
+func TestGymImportErrorsNameTheirOption(t *testing.T) {
+	pytest.StdlibEnvs(t, "../envs/testdata/gymtest")
+	for _, tc := range []struct{ options, key, want string }{
+		{`import = ["gymtest", "no_such_plugin"]` + "\nmodule_env = \"gymtest:Masked\"", "env.options.import: ", "import[1] = 'no_such_plugin': ModuleNotFoundError"},
+		{`module_env = "no_such_module:Env"`, "env.options.module_env: ", "No module named 'no_such_module'"},
+		{`module_env = "gymtest:Masked"` + "\nwrappers = [\"gymtest.NoSuchWrapper\"]", "env.options.wrappers: ", "wrappers[0] (gymtest.NoSuchWrapper)"},
+	} {
+		text := strings.Replace(gymMaskedConfig, `module_env = "gymtest:Masked"`, tc.options, 1)
+		_, err := ParseConfig([]byte(text))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.key) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "(line ") {
+			t.Errorf("%s: %v\nwant it led by %q, with %q and its line", tc.options, err, tc.key, tc.want)
+		}
+	}
+}

@@ -280,8 +280,10 @@ func (c Config) validateHP(name string, r HPRange) []error {
 	return errs
 }
 
-// optionValue matches the option an env's error about a value names.
-var optionValue = regexp.MustCompile(`option "([a-z0-9_]+)"`)
+// optionValue matches the option an env's error about a value names:
+// `option "key"`, or the gym bridge's `option key = …`, `option key[i] = …`
+// and `option key[i] (…)`.
+var optionValue = regexp.MustCompile(`option "([a-z0-9_]+)"|option ([a-z0-9_]+)(?:\[\d+\])? [=(]`)
 
 // optionOf returns the [env.options] key an error of envs.Make is about
 // (the first unknown one, or the one whose value is refused), or "".
@@ -294,7 +296,7 @@ func optionOf(err error) string {
 		return ""
 	}
 	if m := optionValue.FindStringSubmatch(err.Error()); m != nil {
-		return m[1]
+		return m[1] + m[2]
 	}
 	return ""
 }
