@@ -92,28 +92,28 @@ func TestEvaluateRefusesNonFiniteEnvOutput(t *testing.T) {
 				obs[1] = float32(nan)
 			}
 			return obs, r
-		}, "episode 0 step 5: env *agent.endlessEnv step returned observation[1] = NaN"},
+		}, "episode 1 step 5: env *agent.endlessEnv step returned observation[1] = NaN"},
 		{"Inf observation at a reset", func(n int, obs []float32, r float64) ([]float32, float64) {
 			if n == 0 {
 				obs[0] = float32(-inf)
 			}
 			return obs, r
-		}, "episode 0: env *agent.endlessEnv reset returned observation[0] = -Inf"},
+		}, "episode 1: env *agent.endlessEnv reset returned observation[0] = -Inf"},
 		{"Inf reward after 3 steps", func(n int, obs []float32, r float64) ([]float32, float64) {
 			if n >= 3 {
 				r = inf
 			}
 			return obs, r
-		}, "episode 0 step 3: env *agent.endlessEnv step returned reward +Inf"},
+		}, "episode 1 step 3: env *agent.endlessEnv step returned reward +Inf"},
 		{"NaN reward", func(n int, obs []float32, r float64) ([]float32, float64) {
 			return obs, nan
-		}, "episode 0 step 1: env *agent.endlessEnv step returned reward NaN"},
+		}, "episode 1 step 1: env *agent.endlessEnv step returned reward NaN"},
 		{"observation of the wrong size", func(n int, obs []float32, r float64) ([]float32, float64) {
 			if n == 2 {
 				return append(obs, obs...), r
 			}
 			return obs, r
-		}, "episode 0 step 2: env *agent.endlessEnv step returned 4 observation values, want 2"},
+		}, "episode 1 step 2: env *agent.endlessEnv step returned 4 observation values, want 2"},
 	}
 	a := endlessAgent(t)
 	for _, tc := range tests {

@@ -467,19 +467,19 @@ func (a *PPO) play(ctx context.Context, env envs.Env, episodes, maxSteps int, se
 		}
 		obs, info := env.Reset(s)
 		if err := envs.CheckOutput(env, a.obsSpace, a.actSpace, "reset", obs, 0, info); err != nil {
-			return out, fmt.Errorf("evaluate episode %d: %w", ep, err)
+			return out, fmt.Errorf("evaluate episode %d: %w", ep+1, err)
 		}
 		a.ResetState(-1)
 		ret := 0.0
 		for step := 1; step <= maxSteps; step++ {
 			select {
 			case <-done:
-				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, ctx.Err())
+				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep+1, step, ctx.Err())
 			default:
 			}
 			act, err := a.Act(obs, [][]bool{info.ActionMask}, deterministic)
 			if err != nil {
-				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
+				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep+1, step, err)
 			}
 			var r float64
 			var term, trunc bool
@@ -488,7 +488,7 @@ func (a *PPO) play(ctx context.Context, env envs.Env, episodes, maxSteps int, se
 				if ctx.Err() != nil { // interrupted, not the env's fault
 					err = ctx.Err()
 				}
-				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep, step, err)
+				return out, fmt.Errorf("evaluate episode %d step %d: %w", ep+1, step, err)
 			}
 			out.total += r
 			ret += r

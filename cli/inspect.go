@@ -390,9 +390,38 @@ func envOptionsText(o envs.Options) string {
 	}
 	parts := make([]string, 0, len(o))
 	for _, k := range slices.Sorted(maps.Keys(o)) {
-		parts = append(parts, fmt.Sprintf("%s = %v", k, o[k]))
+		parts = append(parts, k+" = "+inlineTOML(o[k]))
 	}
 	return " {" + strings.Join(parts, ", ") + "}"
+}
+
+// inlineTOML writes an option's value as a config file's one line would:
+// strings quoted, arrays in brackets, tables inline in key order (Go's %v
+// printed a table as map[k:v]).
+func inlineTOML(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case float64:
+		text := strconv.FormatFloat(x, 'g', -1, 64)
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			text += ".0" // 30.0, not 30: TOML's float, as a file writes it
+		}
+		return text
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = inlineTOML(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, k+" = "+inlineTOML(x[k]))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return fmt.Sprint(v)
 }
 
 // fieldText is a summary.json value as text: strings unquoted, the elite's

@@ -326,3 +326,14 @@ func TestSummaryText(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvOptionsTextIsTOML: inspect shows a gym: env's options as a config
+// file writes them, nested tables and arrays included.
+func TestEnvOptionsTextIsTOML(t *testing.T) {
+	got := envOptionsText(envs.Options{"kwargs": map[string]any{"log": "/tmp/x", "n": int64(3)},
+		"wrappers": []any{"a.B", map[string]any{"name": "c.D", "kwargs": map[string]any{"gamma": 0.99}}}, "timeout": 30.0})
+	want := ` {kwargs = { log = "/tmp/x", n = 3 }, timeout = 30.0, wrappers = ["a.B", { kwargs = { gamma = 0.99 }, name = "c.D" }]}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -20,6 +20,14 @@ import (
 //go:embed gymbridge.py
 var gymBridge string
 
+// gymBridgeVar is the environment variable that carries gymBridge to the
+// child, and gymBridgeLoader the child's -c program that runs it (named
+// as the file for tracebacks).
+const (
+	gymBridgeVar    = "EVOLVE_GYM_BRIDGE"
+	gymBridgeLoader = `import os; exec(compile(os.environ.pop("` + gymBridgeVar + `"), "envs/gymbridge.py", "exec"))`
+)
+
 // gymHost is one child process and the envs it runs.
 type gymHost struct {
 	id        string // "gym:" included
@@ -120,7 +128,11 @@ func (h *gymHost) start(python string) error {
 		inW.Close()
 		return err
 	}
-	h.cmd = exec.Command(python, "-c", gymBridge)
+	// The script travels in the environment, which the child empties of
+	// it before the env's code runs: as -c's argument it was the child's
+	// whole command line in ps (15 KB).
+	h.cmd = exec.Command(python, "-c", gymBridgeLoader)
+	h.cmd.Env = append(os.Environ(), gymBridgeVar+"="+gymBridge)
 	h.cmd.Stdin, h.cmd.Stdout, h.cmd.Stderr = inR, outW, h.stderr
 	h.cmd.SysProcAttr = childProcAttr()
 	h.cmd.WaitDelay = time.Second // in case a grandchild keeps stderr open

@@ -154,9 +154,14 @@ def decoder(d):
         return lambda a: int(a[0])
     shape = d["pyshape"]
     if t == "Box":
+        # An integer Box takes the nearest integer (ties to even), not the
+        # one toward zero, which gave 0 all of (-1, 1).
+        integer = "int" in d["dtype"]
         if np is not None:
+            if integer:
+                return lambda a: np.rint(np.asarray(a, dtype=np.float64)).astype(d["dtype"]).reshape(shape)
             return lambda a: np.asarray(a, dtype=d["dtype"]).reshape(shape)
-        conv = int if "int" in d["dtype"] else float
+        conv = round if integer else float
         if not shape:
             return lambda a: conv(a[0])
         return lambda a: reshape([conv(v) for v in a], shape)

@@ -33,31 +33,46 @@ func (q quiet) Unwrap() error { return q.err }
 
 func checkOutput(env Env, obsSpace, actSpace Space, call string, obs []float32, reward float64, info Info) error {
 	inner := Unwrapped(env)
+	name := envName{inner} // formatted only for an error: Step allocates nothing
 	if size := obsSpace.FlatSize(); len(obs) != size {
-		if f, ok := inner.(interface{ Err() error }); ok && f.Err() != nil {
-			return fmt.Errorf("env %T %s: %w", inner, call, f.Err())
+		if g, ok := inner.(*GymEnv); ok && g.Err() != nil {
+			return fmt.Errorf("env %w", g.Err()) // "gym:<id>: step: …"
 		}
-		return fmt.Errorf("env %T %s returned %d observation values, want %d for %v", inner, call, len(obs), size, obsSpace)
+		if f, ok := inner.(interface{ Err() error }); ok && f.Err() != nil {
+			return fmt.Errorf("env %s %s: %w", name, call, f.Err())
+		}
+		return fmt.Errorf("env %s %s returned %d observation values, want %d for %v", name, call, len(obs), size, obsSpace)
 	}
 	for j, x := range obs {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("env %T %s returned observation[%d] = %v", inner, call, j, x)
+			return fmt.Errorf("env %s %s returned observation[%d] = %v", name, call, j, x)
 		}
 	}
 	if math.IsNaN(reward) || math.IsInf(reward, 0) {
-		return fmt.Errorf("env %T %s returned reward %v", inner, call, reward)
+		return fmt.Errorf("env %s %s returned reward %v", name, call, reward)
 	}
 	if info.ActionMask != nil {
 		n, _ := MaskSize(actSpace)
 		if len(info.ActionMask) != n {
-			return fmt.Errorf("env %T %s returned an action mask of %d entries, want %d for %v", inner, call, len(info.ActionMask), n, actSpace)
+			return fmt.Errorf("env %s %s returned an action mask of %d entries, want %d for %v", name, call, len(info.ActionMask), n, actSpace)
 		}
 		if c := maskDeadComponent(actSpace, info.ActionMask); c >= 0 {
 			if _, multi := actSpace.(MultiDiscrete); multi {
-				return fmt.Errorf("env %T %s returned an action mask that leaves component %d of %v no legal choice", inner, call, c, actSpace)
+				return fmt.Errorf("env %s %s returned an action mask that leaves component %d of %v no legal choice", name, call, c, actSpace)
 			}
-			return fmt.Errorf("env %T %s returned an action mask that leaves no legal action", inner, call)
+			return fmt.Errorf("env %s %s returned an action mask that leaves no legal action", name, call)
 		}
 	}
 	return nil
+}
+
+// envName formats as an env's name in errors: a gym env's id, another
+// env's Go type (which says most about an env of one's own).
+type envName struct{ env Env }
+
+func (n envName) String() string {
+	if g, ok := n.env.(*GymEnv); ok {
+		return g.ID()
+	}
+	return fmt.Sprintf("%T", n.env)
 }

@@ -117,9 +117,9 @@ func TestBadEnvOutputFailsTheRun(t *testing.T) {
 		// env 0 of the training vector, whose count goes on from 128 (this
 		// env's count survives Reset), so step 23 of the first episode.
 		{"NaN observation in evaluation", "observation", 150,
-			[]string{"agent 0 on env Endless-v0: evaluate episode 0 step 23: env *evo.endlessEnv step returned observation[0] = NaN"}},
+			[]string{"agent 0 on env Endless-v0: evaluate episode 1 step 23: env *evo.endlessEnv step returned observation[0] = NaN"}},
 		{"Inf reward in evaluation", "reward", 150,
-			[]string{"agent 0 on env Endless-v0: evaluate episode 0 step 23: env *evo.endlessEnv step returned reward +Inf"}},
+			[]string{"agent 0 on env Endless-v0: evaluate episode 1 step 23: env *evo.endlessEnv step returned reward +Inf"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -227,3 +227,17 @@ class RenderRaises(Masked):
 
     def render(self):
         raise RuntimeError("DependencyNotInstalled: pygame is not installed, run `pip install gymnasium[classic-control]`")
+
+
+class IntBoxEcho(Masked):
+    """Integer Box(-2, 2, (3,)) actions, observed back as they arrive."""
+
+    observation_space = {"type": "Box", "shape": [3], "low": -2, "high": 2, "dtype": "float32"}
+    action_space = {"type": "Box", "shape": [3], "low": -2, "high": 2, "dtype": "int64"}
+
+    def reset(self, seed=None):
+        return [0, 0, 0], {}
+
+    def step(self, a):
+        assert all(int(v) == v for v in a), a  # ints, or NumPy's
+        return [int(v) for v in a], 0.0, False, False, {}
