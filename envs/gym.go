@@ -35,7 +35,9 @@ const GymPrefix = "gym:"
 //   - "start_timeout": seconds the child has to start, import and make its
 //     envs (default 120);
 //   - "max_episode_steps": given, it replaces Gymnasium's own time limit
-//     (0: none), counted in the child exactly as TimeLimit counts.
+//     (0: none), counted in the child exactly as TimeLimit counts;
+//   - "channels_first": true moves the channels of an [H, W, C] Box
+//     observation first, as [C, H, W] (what the CNN encoder reads).
 //
 // Spaces Box (any shape and dtype, ±Inf bounds), Discrete (with start),
 // MultiDiscrete, MultiBinary and Dict of those are supported; any other

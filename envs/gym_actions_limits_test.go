@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/evolverl/evolve/internal/pytest"
@@ -69,5 +70,62 @@ func integerActionsRound(t *testing.T, opts Options) {
 		if !slices.Equal(obs, tc.want) {
 			t.Errorf("action %v arrived as %v, want %v", tc.act, obs, tc.want)
 		}
+	}
+}
+
+// TestGymChannelsFirst: the option channels_first gives an [H, W, C] Box
+// env as the [C, H, W] Box evolve's CNN reads, values and bounds moved
+// alike, in the bridge's pure-Python and NumPy code; other spaces are
+// refused naming the option.
+func TestGymChannelsFirst(t *testing.T) {
+	opts := gymTestOptions(t, "ImageHWC")
+	opts["channels_first"] = true
+	t.Run("python", func(t *testing.T) { channelsFirst(t, opts) })
+	t.Run("numpy", func(t *testing.T) {
+		o := maps.Clone(opts)
+		o["python"] = pytest.NumPy(t)
+		channelsFirst(t, o)
+	})
+	o := gymTestOptions(t, "Masked")
+	o["channels_first"] = true
+	if env, err := Make("gym:test", o); err == nil {
+		Close(env)
+		t.Error("channels_first on a [1] Box: Make succeeded")
+	} else if !strings.Contains(err.Error(), "option channels_first = true") || !strings.Contains(err.Error(), "want a Box of shape [H, W, C]") {
+		t.Errorf("channels_first on a [1] Box: %v", err)
+	}
+}
+
+func channelsFirst(t *testing.T, opts Options) {
+	env, _ := makeGym(t, opts)
+	box, ok := env.ObservationSpace().(Box)
+	if !ok || !slices.Equal(box.Dims, []int{2, 2, 3}) {
+		t.Fatalf("observation space %v, want a Box of [2 2 3]", env.ObservationSpace())
+	}
+	var want []float32 // [C, H, W] order
+	for c := range 2 {
+		for h := range 2 {
+			for w := range 3 {
+				want = append(want, float32(100*h+10*w+c))
+			}
+		}
+	}
+	low := make([]float32, len(want))
+	for i, v := range want {
+		low[i] = -v
+	}
+	if !slices.Equal(box.Low, low) {
+		t.Errorf("low %v, want %v", box.Low, low)
+	}
+	obs, _ := env.Reset(0)
+	if !slices.Equal(obs, want) {
+		t.Errorf("reset %v, want %v", obs, want)
+	}
+	obs, _, _, _, _ = env.Step([]float32{0})
+	for i := range want {
+		want[i]++
+	}
+	if !slices.Equal(obs, want) {
+		t.Errorf("step %v, want %v", obs, want)
 	}
 }

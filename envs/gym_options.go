@@ -18,6 +18,7 @@ type gymConfig struct {
 	Wrappers        []gymWrapper   `json:"wrappers,omitempty"`
 	ModuleEnv       string         `json:"module_env,omitempty"`
 	MaxEpisodeSteps *int           `json:"max_episode_steps,omitempty"`
+	ChannelsFirst   bool           `json:"channels_first,omitempty"`
 }
 
 // gymWrapper names a Python wrapper class and its keyword arguments.
@@ -29,7 +30,7 @@ type gymWrapper struct {
 // gymOptions reads the options of a gym env into the child's
 // configuration, the interpreter and the timeout.
 func gymOptions(id string, n int, opts Options) (cfg gymConfig, python string, timeout, start time.Duration, err error) {
-	if err := opts.Only("python", "import", "kwargs", "wrappers", "module_env", "timeout", "start_timeout", "max_episode_steps"); err != nil {
+	if err := opts.Only("python", "import", "kwargs", "wrappers", "module_env", "timeout", "start_timeout", "max_episode_steps", "channels_first"); err != nil {
 		return cfg, "", 0, 0, err
 	}
 	cfg = gymConfig{ID: id, NumEnvs: n}
@@ -66,6 +67,9 @@ func gymOptions(id string, n int, opts Options) (cfg gymConfig, python string, t
 			return cfg, "", 0, 0, err
 		}
 		cfg.MaxEpisodeSteps = &limit
+	}
+	if cfg.ChannelsFirst, err = opts.Bool("channels_first", false); err != nil {
+		return cfg, "", 0, 0, err
 	}
 	if timeout, err = seconds(opts, "timeout", 30); err == nil {
 		start, err = seconds(opts, "start_timeout", 120)

@@ -246,6 +246,31 @@ def without_time_limit(env, time_limit):
     return env
 
 
+def channels_first(d, enc):
+    """For the option channels_first: the description of an [H, W, C] Box
+    as the [C, H, W] Box evolve's CNN reads, and an encoder that moves the
+    channels of enc's [H, W, C] values first."""
+    if d["type"] != "Box" or len(d["pyshape"]) != 3:
+        raise ValueError("envs gym bridge: option channels_first = true: the observation space is a %s of shape %s, want a Box of shape [H, W, C]"
+                         % (d["type"], d.get("pyshape")))
+    h, w, c = d["pyshape"]
+    # perm[k] is the [H, W, C] index of the k-th value in [C, H, W] order.
+    perm = [(y * w + x) * c + ch for ch in range(c) for y in range(h) for x in range(w)]
+    moved = dict(d, shape=[c, h, w], pyshape=[c, h, w],
+                 low=[d["low"][i] for i in perm], high=[d["high"][i] for i in perm])
+    n = h * w * c
+
+    def enc_first(x):
+        b = enc(x)
+        if len(b) != 4 * n:
+            return b  # the size check names it
+        if np is not None:
+            return np.frombuffer(b, dtype="<f4").reshape(h, w, c).transpose(2, 0, 1).tobytes()
+        v = struct.unpack("<%df" % n, b)
+        return struct.pack("<%df" % n, *(v[i] for i in perm))
+    return moved, enc_first
+
+
 def mask_size(d):
     """The length of an action mask for the action space d (0: no mask)."""
     if d["type"] == "Discrete":
@@ -329,6 +354,9 @@ def main():
                 raise ValueError("envs gym bridge: env %d has spaces %r, env 0 %r" % (i, d, descs))
         obs_desc, act_desc = descs["observation_space"], descs["action_space"]
         enc, dec = encoder(obs_desc), decoder(act_desc)
+        if cfg.get("channels_first"):
+            obs_desc, enc = channels_first(obs_desc, enc)
+            descs["observation_space"] = obs_desc
         nobs, nact, nmask = size(obs_desc), size(act_desc), mask_size(act_desc)
     except BaseException:
         error(0)

@@ -241,3 +241,27 @@ class IntBoxEcho(Masked):
     def step(self, a):
         assert all(int(v) == v for v in a), a  # ints, or NumPy's
         return [int(v) for v in a], 0.0, False, False, {}
+
+
+IMAGE_H, IMAGE_W, IMAGE_C = 2, 3, 2
+
+
+class ImageHWC(Masked):
+    """A [2, 3, 2] (H, W, C) Box whose value at (h, w, c) is
+    100h + 10w + c + t (t the step), and whose low bound there is its
+    negative at t = 0."""
+
+    observation_space = {"type": "Box", "shape": [IMAGE_H, IMAGE_W, IMAGE_C], "dtype": "float32",
+                         "low": [-(100 * h + 10 * w + c) for h in range(IMAGE_H) for w in range(IMAGE_W) for c in range(IMAGE_C)],
+                         "high": 1000}
+
+    def _image(self):
+        return [[[100 * h + 10 * w + c + self.t for c in range(IMAGE_C)] for w in range(IMAGE_W)] for h in range(IMAGE_H)]
+
+    def reset(self, seed=None):
+        self.t = 0
+        return self._image(), {}
+
+    def step(self, a):
+        self.t += 1
+        return self._image(), 0.0, False, False, {}
