@@ -49,3 +49,24 @@ func TestGymEnvFailingInTrainingExitsTwo(t *testing.T) {
 	code, _, stderr := evolve(context.Background(), "-config", config, "-quiet")
 	exitsTwoSaying(t, code, stderr, "boom from gymtest", "gym:test")
 }
+
+// TestPlayEnvOption: a run whose recorded interpreter is gone plays with
+// -env-option python=..., and says so when it is not given.
+func TestPlayEnvOption(t *testing.T) {
+	config, run := gymTiny(t, "Masked")
+	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
+		t.Fatalf("training: exit %d: %s", code, stderr)
+	}
+	path := filepath.Join(run, "config.toml")
+	text := strings.Replace(string(mustRead(t, path)), "[env.options]\n", "[env.options]\npython = \"/nonexistent/python3\"\n", 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := evolve(context.Background(), "play", "-agent", run, "-episodes", "1")
+	exitsTwoSaying(t, code, stderr, `option "python" = "/nonexistent/python3"`, "-env-option python=")
+	if code, stdout, stderr := evolve(context.Background(), "play", "-agent", run, "-episodes", "1", "-env-option", "python=python3"); code != exitOK || !strings.Contains(stdout, "episode 1") {
+		t.Errorf("play with -env-option python=python3: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, _, stderr = evolve(context.Background(), "play", "-agent", run, "-env-option", "nokey")
+	exitsTwoSaying(t, code, stderr, "-env-option", "KEY=VALUE")
+}

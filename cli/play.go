@@ -38,13 +38,14 @@ type playFlags struct {
 	maxSteps    int
 	maxFrames   int
 	envSet      bool
+	envOptions  envOptionFlags
 }
 
 // playCmd is `evolve play -agent FILE|DIR [...]`: it plays episodes with a
 // saved agent, prints each episode's return and length and their mean ±
 // std, and optionally writes an animated GIF and a trajectory file.
 func playCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newCommand("evolve play", "usage: evolve play -agent FILE|DIR [-env ID] [-episodes N] [-seed S] [-stochastic]\n"+
+	c := newCommand("evolve play", "usage: evolve play -agent FILE|DIR [-env ID] [-env-option KEY=VALUE ...] [-episodes N] [-seed S] [-stochastic]\n"+
 		"                   [-gif OUT.gif [-max-frames N]] [-record OUT.npz] [-max-steps N]\n\n"+
 		"Plays episodes with a saved agent (a run directory means its elite.safetensors and the\n"+
 		"env of its config.toml; an agent file, the env it records) and prints each episode's\n"+
@@ -60,6 +61,7 @@ func playCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&p.maxFrames, "max-frames", gifMaxFrames, "end the GIF after `N` frames over all episodes (0: no limit)")
 	fs.StringVar(&p.record, "record", "", "write the trajectories to `OUT.npz` (NumPy arrays in a zip)")
 	fs.IntVar(&p.maxSteps, "max-steps", 100000, "cut episodes at `N` steps")
+	fs.Var(&p.envOptions, "env-option", "set the env's option `KEY=VALUE` over the recorded ones (python=/usr/bin/python3; TOML values, repeatable)")
 	if status, ok := c.parse(args); !ok {
 		return status
 	}
@@ -116,12 +118,19 @@ func loadPlay(p playFlags) (a *agent.PPO, env envs.Env, id, note string, err err
 	if err != nil {
 		return nil, nil, "", "", err
 	}
+	opts, with := p.envOptions.apply(opts)
+	where += with
 	if legacy := envs.LegacyMinAtarID(id, opts, a.ActionSpace()); legacy != id {
 		note = fmt.Sprintf("%s: %s now names MinAtar's minimal action set; agent %s has the full set of 6, which %s named when it was trained, so it plays %s",
 			where, id, file, id, legacy)
 		id = legacy
 	}
 	if env, err = envs.Make(id, opts); err != nil {
+		if strings.HasPrefix(id, envs.GymPrefix) && !p.envSet {
+			// The options recorded where the agent was trained may not
+			// hold here (an interpreter path above all).
+			err = fmt.Errorf("%w (-env-option KEY=VALUE replaces a recorded option, as -env-option python=python3)", err)
+		}
 		return nil, nil, "", "", fmt.Errorf("%s: %w", where, err)
 	}
 	if err := sameSpaces(env, a, where, id, file); err != nil {
