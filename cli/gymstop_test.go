@@ -51,7 +51,8 @@ func TestGymEnvFailingInTrainingExitsTwo(t *testing.T) {
 }
 
 // TestPlayEnvOption: a run whose recorded interpreter is gone plays with
-// -env-option python=..., and says so when it is not given.
+// -env-option python=..., and says so when it is not given; a stop while
+// play's env starts ends it at once.
 func TestPlayEnvOption(t *testing.T) {
 	config, run := gymTiny(t, "Masked")
 	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
@@ -69,4 +70,13 @@ func TestPlayEnvOption(t *testing.T) {
 	}
 	code, _, stderr = evolve(context.Background(), "play", "-agent", run, "-env-option", "nokey")
 	exitsTwoSaying(t, code, stderr, "-env-option", "KEY=VALUE")
+
+	// A stop while the env starts (it takes 30 s) ends play at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	start := time.Now()
+	code, _, stderr = evolve(ctx, "play", "-agent", run, "-env-option", "python=python3", "-env-option", `module_env="gymtest:SlowInit"`)
+	if d := time.Since(start); code != 130 || d > 10*time.Second || !strings.Contains(stderr, "interrupted") {
+		t.Errorf("play stopped while its env started: exit %d after %v: %s; want 130 at once", code, d, stderr)
+	}
 }

@@ -397,17 +397,13 @@ func envOptionsText(o envs.Options) string {
 
 // inlineTOML writes an option's value as a config file's one line would:
 // strings quoted, arrays in brackets, tables inline in key order (Go's %v
-// printed a table as map[k:v]).
+// printed a table as map[k:v]). Numbers print as Go prints them, 30 for
+// 30.0: an agent file's options are JSON, whose numbers do not say which
+// were integers.
 func inlineTOML(v any) string {
 	switch x := v.(type) {
 	case string:
 		return strconv.Quote(x)
-	case float64:
-		text := strconv.FormatFloat(x, 'g', -1, 64)
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			text += ".0" // 30.0, not 30: TOML's float, as a file writes it
-		}
-		return text
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {

@@ -332,7 +332,7 @@ func TestSummaryText(t *testing.T) {
 func TestEnvOptionsTextIsTOML(t *testing.T) {
 	got := envOptionsText(envs.Options{"kwargs": map[string]any{"log": "/tmp/x", "n": int64(3)},
 		"wrappers": []any{"a.B", map[string]any{"name": "c.D", "kwargs": map[string]any{"gamma": 0.99}}}, "timeout": 30.0})
-	want := ` {kwargs = { log = "/tmp/x", n = 3 }, timeout = 30.0, wrappers = ["a.B", { kwargs = { gamma = 0.99 }, name = "c.D" }]}`
+	want := ` {kwargs = { log = "/tmp/x", n = 3 }, timeout = 30, wrappers = ["a.B", { kwargs = { gamma = 0.99 }, name = "c.D" }]}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

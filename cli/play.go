@@ -103,7 +103,7 @@ func playCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the file or flag at fault. An agent trained on MinAtar's full action set
 // under a "-v1" id, which named that set before it named the minimal one,
 // plays the "-v0" id (envs.LegacyMinAtarID); note then says so.
-func loadPlay(p playFlags) (a *agent.PPO, env envs.Env, id, note string, err error) {
+func loadPlay(ctx context.Context, p playFlags) (a *agent.PPO, env envs.Env, id, note string, err error) {
 	file, dir := p.agent, ""
 	if st, err := os.Stat(p.agent); err == nil && st.IsDir() {
 		dir = p.agent
@@ -125,7 +125,7 @@ func loadPlay(p playFlags) (a *agent.PPO, env envs.Env, id, note string, err err
 			where, id, file, id, legacy)
 		id = legacy
 	}
-	if env, err = envs.Make(id, opts); err != nil {
+	if env, err = envs.MakeContext(ctx, id, opts); err != nil {
 		if strings.HasPrefix(id, envs.GymPrefix) && !p.envSet {
 			// The options recorded where the agent was trained may not
 			// hold here (an interpreter path above all).
@@ -187,7 +187,10 @@ func play(ctx context.Context, p playFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "evolve play: "+format+"\n", a...)
 		return status
 	}
-	a, env, id, note, err := loadPlay(p)
+	a, env, id, note, err := loadPlay(ctx, p)
+	if err != nil && stopped(ctx, err) { // a Ctrl-C while a gym: env started
+		return fail(stopStatus(ctx), "interrupted; nothing written")
+	}
 	if err != nil {
 		return fail(exitBadInput, "%v", err)
 	}
@@ -282,6 +285,9 @@ func (s *playSession) open(id string) (int, error) {
 		}
 		s.env.Reset(p.seed)
 		if _, err := envs.RenderErr(s.env); err != nil {
+			if strings.HasPrefix(err.Error(), id+":") { // a gym env's error names it
+				return exitBadInput, fmt.Errorf("-gif %s: env %w", p.gif, err)
+			}
 			return exitBadInput, fmt.Errorf("-gif %s: env %s: %w", p.gif, id, err)
 		}
 		s.gif = &gifWriter{}

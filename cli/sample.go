@@ -69,6 +69,9 @@ func sampleCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return status
 	}
 	jobs, err := f.sources()
+	if err != nil && stopped(ctx, err) { // a Ctrl-C while a run's config made its gym: env
+		return fail(stopStatus(ctx), errors.New("interrupted; nothing written"))
+	}
 	if err != nil {
 		return fail(exitBadInput, err)
 	}
@@ -280,7 +283,7 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 		return nil, fmt.Errorf("%w%w", err, errBadInput)
 	}
 	id = envs.LegacyMinAtarID(id, opts, a.ActionSpace())
-	env, err := envs.Make(id, opts)
+	env, err := envs.MakeContext(ctx, id, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: [env]: %w%w", filepath.Join(f.run, "config.toml"), err, errBadInput)
 	}
@@ -302,6 +305,11 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 		}
 		a.ResetState(-1)
 		for n := 0; n < f.maxSteps; n++ {
+			select {
+			case <-ctx.Done(): // within an episode too: they can be long
+				return nil, ctx.Err()
+			default:
+			}
 			p, err := a.Policy(obs, [][]bool{info.ActionMask})
 			if err != nil {
 				return nil, fmt.Errorf("%s: episode %d step %d: %w", job.file, k+1, n+1, err)

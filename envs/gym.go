@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"context"
 	_ "embed"
 	"encoding/binary"
 	"errors"
@@ -76,7 +77,7 @@ type GymEnv struct {
 // (without the "gym:" prefix) with the options described at GymEnv. Make
 // is the usual way in.
 func NewGymEnv(id string, opts Options) (*GymEnv, error) {
-	h, err := startGym(id, 1, opts)
+	h, err := startGym(context.Background(), id, 1, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -88,10 +89,15 @@ func NewGymEnv(id string, opts Options) (*GymEnv, error) {
 // exchange with the child (the auto-reset of finished episodes included).
 // MakeVector is the usual way in.
 func NewGymVector(id string, n int, opts Options) (*Vector, error) {
+	return newGymVector(context.Background(), id, n, opts)
+}
+
+// newGymVector is NewGymVector, giving up once ctx is done.
+func newGymVector(ctx context.Context, id string, n int, opts Options) (*Vector, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%d envs, want at least 1", n)
 	}
-	h, err := startGym(id, n, opts)
+	h, err := startGym(ctx, id, n, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,4 +68,19 @@ func gymParent() {
 	fmt.Printf("child %d\n", g.pid())
 	g.Step([]float32{0}) // hangs in Python until the kernel ends both
 	os.Exit(1)
+}
+
+// TestGymChildKilledAloneIsBadOutput: a vector's child that dies of
+// SIGINT or SIGTERM (a terminal's Ctrl-C, a service manager stopping the
+// process group) fails the step with ErrInterrupted, which a program that
+// was not stopped itself reports as the env's failure (ErrBadOutput).
+func TestGymChildKilledAloneIsBadOutput(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		v, res := resetGymVector(t, 2, gymTestOptions(t, "Hangs"))
+		time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(v.gym.cmd.Process.Pid, sig) })
+		_, err := v.Step(legalActions(res))
+		if !errors.Is(err, ErrInterrupted) || !errors.Is(err, ErrBadOutput) || !strings.Contains(err.Error(), "died of SIG") {
+			t.Errorf("%v: step error %v, want ErrInterrupted and ErrBadOutput", sig, err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -57,8 +58,9 @@ type gymHost struct {
 	res    []gymResult // per env, the outcome of its last call
 }
 
-// startGym starts the child for n copies of env id and reads the spaces.
-func startGym(id string, n int, opts Options) (*gymHost, error) {
+// startGym starts the child for n copies of env id and reads the spaces;
+// once ctx is done it kills the child and fails with ErrInterrupted.
+func startGym(ctx context.Context, id string, n int, opts Options) (*gymHost, error) {
 	cfg, python, timeout, start, err := gymOptions(id, n, opts)
 	if err != nil {
 		return nil, err
@@ -71,11 +73,16 @@ func startGym(id string, n int, opts Options) (*gymHost, error) {
 	if err != nil {
 		return nil, fmt.Errorf("option \"python\" = %q: %w", python, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w before the python child started", ErrInterrupted)
+	}
 	h := &gymHost{id: GymPrefix + id, timeout: start, timeoutOf: "start_timeout", stderr: &tailWriter{max: 8 << 10}, open: n}
 	if err := h.start(path); err != nil {
 		return nil, err
 	}
+	stop := context.AfterFunc(ctx, h.interrupt) // imports can take long
 	reply, err := h.call(append(make([]byte, 4), conf...))
+	stop()
 	h.timeout, h.timeoutOf = timeout, "timeout"
 	if err != nil {
 		h.close()
@@ -170,9 +177,10 @@ func (h *gymHost) fail(err error) error {
 		err = fmt.Errorf("python child (pid %d) killed: %w", pid, ErrInterrupted)
 	case timedOut:
 		err = fmt.Errorf("python child (pid %d) did not answer within %v (option %q); killed it", pid, h.timeout, h.timeoutOf)
-	case io && diedOfSIGINT(h.waitErr):
-		// The terminal's Ctrl-C, which the child got beside evolve.
-		err = fmt.Errorf("python child (pid %d) died of SIGINT: %w", pid, ErrInterrupted)
+	case io && stopSignal(h.waitErr) != "":
+		// A terminal's Ctrl-C, or a service manager's SIGTERM to the
+		// whole process group, which the child got beside evolve.
+		err = fmt.Errorf("python child (pid %d) died of %s: %w", pid, stopSignal(h.waitErr), ErrInterrupted)
 	case io && h.waitErr != nil:
 		err = fmt.Errorf("python child (pid %d) died (%w)", pid, h.waitErr)
 	case io:
@@ -187,15 +195,23 @@ func (h *gymHost) fail(err error) error {
 	return err
 }
 
-// diedOfSIGINT reports whether waitErr, what the child's Wait returned,
-// says it was killed by SIGINT.
-func diedOfSIGINT(waitErr error) bool {
+// stopSignal returns "SIGINT" or "SIGTERM" when waitErr, what the child's
+// Wait returned, says it was killed by that signal, else "".
+func stopSignal(waitErr error) string {
 	ee, ok := errors.AsType[*exec.ExitError](waitErr)
 	if !ok {
-		return false
+		return ""
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
+	switch {
+	case !ok || !ws.Signaled():
+		return ""
+	case ws.Signal() == syscall.SIGINT:
+		return "SIGINT"
+	case ws.Signal() == syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return ""
 }
 
 // interrupt makes the exchange in progress, if any, fail at once, and

@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -216,14 +217,21 @@ func IDs() []string {
 // Ids of the form "gym:ID" run Gymnasium's env ID in a child Python process
 // (see GymEnv); close such envs when done.
 func Make(id string, opts Options) (Env, error) {
+	return MakeContext(context.Background(), id, opts)
+}
+
+// MakeContext is Make that gives up, with an error matching
+// ErrInterrupted, once ctx is done: a gym: env's Python child, which may
+// take long to import and build its env, is killed then.
+func MakeContext(ctx context.Context, id string, opts Options) (Env, error) {
 	spec, ok := Lookup(id)
 	if gymID, isGym := strings.CutPrefix(id, GymPrefix); isGym && !ok {
 		// The child applies max_episode_steps itself.
-		env, err := NewGymEnv(gymID, opts)
+		h, err := startGym(ctx, gymID, 1, opts)
 		if err != nil {
 			return nil, fmt.Errorf("envs: make %s: %w", id, err)
 		}
-		return env, nil
+		return &GymEnv{h: h}, nil
 	}
 	if !ok {
 		if near := nearest.Name(id, IDs(), 3); near != "" {
@@ -280,12 +288,18 @@ func Make(id string, opts Options) (Env, error) {
 // MakeVector builds n copies of the env registered under id in a Vector.
 // For a "gym:ID" id one Python child runs all n (see NewGymVector).
 func MakeVector(id string, n int, opts Options) (*Vector, error) {
+	return MakeVectorContext(context.Background(), id, n, opts)
+}
+
+// MakeVectorContext is MakeVector that gives up, with an error matching
+// ErrInterrupted, once ctx is done (see MakeContext).
+func MakeVectorContext(ctx context.Context, id string, n int, opts Options) (*Vector, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("envs: make vector of %s: %d envs, want at least 1", id, n)
 	}
 	if gymID, isGym := strings.CutPrefix(id, GymPrefix); isGym {
 		if _, registered := Lookup(id); !registered {
-			v, err := NewGymVector(gymID, n, opts)
+			v, err := newGymVector(ctx, gymID, n, opts)
 			if err != nil {
 				return nil, fmt.Errorf("envs: make %s: %w", id, err)
 			}

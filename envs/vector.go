@@ -283,12 +283,11 @@ func sharedGymHost(list []Env) *gymHost {
 // vector's Python child.
 //
 // It matches ErrBadOutput, as the same failure of a single gym env does
-// (CheckOutput refuses its missing observation): the env raised, died or
-// did not answer — unless it was interrupted.
+// (CheckOutput refuses its missing observation): the env raised, died,
+// did not answer or was interrupted (which a stopped program tells apart
+// by its context first).
 func (v *Vector) gymError(call string, err error) error {
-	if !errors.Is(err, ErrInterrupted) {
-		err = fmt.Errorf("%w%w", err, quiet{ErrBadOutput})
-	}
+	err = fmt.Errorf("%w%w", err, quiet{ErrBadOutput})
 	if e, ok := errors.AsType[*gymEnvError](err); ok {
 		return fmt.Errorf("envs: vector env %d %s: %s: %s: %w", e.env, call, v.gym.id, call, err)
 	}

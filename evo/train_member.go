@@ -186,7 +186,7 @@ func (t taskRunner) trainOne(ctx context.Context, m Task) (r MemberReport, err e
 		return MemberReport{}, fmt.Errorf("agent %d: %w", m.Index, err)
 	}
 	r = MemberReport{Index: m.Index, Parent: m.Parent, Mutation: m.Mutation, Config: a.Config(), TrainReturn: math.NaN()}
-	vec, err := envs.MakeVector(id, t.cfg.Env.NumEnvs, t.cfg.Env.Options)
+	vec, err := envs.MakeVectorContext(ctx, id, t.cfg.Env.NumEnvs, t.cfg.Env.Options) // a stop does not wait for a gym: child to start
 	if err != nil {
 		return r, fmt.Errorf("agent %d: %w", m.Index, err)
 	}

@@ -467,7 +467,7 @@ func (t *Trainer) eliteScore(ctx context.Context, r MemberReport, a *agent.PPO, 
 	}
 	if t.confirmEnv == nil {
 		id := envs.LegacyMinAtarID(t.cfg.Env.ID, t.cfg.Env.Options, a.ActionSpace())
-		env, err := envs.Make(id, t.cfg.Env.Options)
+		env, err := envs.MakeContext(ctx, id, t.cfg.Env.Options)
 		if err != nil {
 			return 0, fmt.Errorf("confirm the elite: env %s: %w", id, err)
 		}
