@@ -254,9 +254,9 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 		cfg.Population.Workers = f.workers
 	}
 	cfg.Population.MaxSteps, cfg.Population.Target = f.stopRules(cfg)
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+	// No Validate here: ParseConfig checked the config, and New checks it
+	// again with the flags applied (each check makes the env, a gym: env's
+	// Python child among them, which is slow to start).
 	// Whether the run can be written is known before anything is built,
 	// trained or written.
 	if err := evo.CheckOutDir(cfg.OutDir); err != nil {

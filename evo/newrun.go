@@ -32,9 +32,11 @@ func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.validate(true); err != nil {
+	env, err := cfg.validateEnv(true) // the env the agents are made for
+	if err != nil {
 		return nil, err
 	}
+	defer envs.Close(env)
 	if !restarting {
 		if err := CheckNewOutDir(cfg.OutDir); err != nil {
 			if !strings.HasPrefix(err.Error(), cfg.OutDir+" ") { // about a directory above it
@@ -57,11 +59,6 @@ func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
 		return nil, err
 	}
 	t.restarting = restarting
-	env, err := envs.Make(cfg.Env.ID, cfg.Env.Options)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("env %s: %w", cfg.Env.ID, err))
-	}
-	defer envs.Close(env)
 	for i := range cfg.Population.Size {
 		ppo := cfg.PPO
 		if cfg.Population.Init == InitSample {

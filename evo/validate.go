@@ -35,6 +35,17 @@ func (c Config) Validate() error {
 
 // validate is Validate; without build it does not build the agent.
 func (c Config) validate(build bool) error {
+	env, err := c.validateEnv(build)
+	if env != nil {
+		envs.Close(env)
+	}
+	return err
+}
+
+// validateEnv is validate, returning the env it made, for the caller to
+// use and close (nil with an error): a gym: env's Python child is slow to
+// start.
+func (c Config) validateEnv(build bool) (envs.Env, error) {
 	var ps problems
 	c.checkEnv(&ps)
 	c.checkPopulation(&ps)
@@ -53,13 +64,16 @@ func (c Config) validate(build bool) error {
 			ps.add(c.validateHP(name, c.HP[name])...)
 		}
 	}
+	var env envs.Env
 	if len(ps) == 0 {
-		ps.add(c.tryBuild(build))
+		var err error
+		env, err = c.tryBuild(build)
+		ps.add(err)
 	}
 	if err := errors.Join(ps...); err != nil {
-		return badInput(err)
+		return nil, badInput(err)
 	}
-	return nil
+	return env, nil
 }
 
 // problems collects what is wrong with a config, each naming its key.
@@ -304,25 +318,29 @@ func optionOf(err error) string {
 // tryBuild makes the env with its options and, with build, one agent for
 // it. Before the agent it estimates what the whole run needs (checkMemory),
 // so that a config too big for the machine is refused before anything is
-// allocated for it, rather than crashing the run with "out of memory".
-func (c Config) tryBuild(build bool) error {
+// allocated for it, rather than crashing the run with "out of memory". It
+// returns the env, open, when all went well.
+func (c Config) tryBuild(build bool) (envs.Env, error) {
 	env, err := envs.Make(c.Env.ID, c.Env.Options)
 	if err != nil {
 		if k := optionOf(err); k != "" {
 			// Led by the option's key, the error gets the option's line
 			// (withKeyLines), not the [env] table's.
-			return fmt.Errorf("env.options.%s: env %s: %w", k, c.Env.ID, err)
+			return nil, fmt.Errorf("env.options.%s: env %s: %w", k, c.Env.ID, err)
 		}
-		return fmt.Errorf("env %s: %w", c.Env.ID, err)
+		return nil, fmt.Errorf("env %s: %w", c.Env.ID, err)
 	}
-	defer envs.Close(env)
-	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil || !build {
-		return err
+	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil {
+		envs.Close(env)
+		return nil, err
 	}
-	if _, err := agent.New(env.ObservationSpace(), env.ActionSpace(), c.PPO, 0); err != nil {
-		return fmt.Errorf("net and ppo for %s: %w", c.Env.ID, err)
+	if build {
+		if _, err := agent.New(env.ObservationSpace(), env.ActionSpace(), c.PPO, 0); err != nil {
+			envs.Close(env)
+			return nil, fmt.Errorf("net and ppo for %s: %w", c.Env.ID, err)
+		}
 	}
-	return nil
+	return env, nil
 }
 
 // Upper bounds of config values, far above any run this program is made
