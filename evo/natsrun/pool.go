@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/evolverl/evolve/agent"
@@ -139,22 +140,65 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 		return fmt.Errorf("create the run's results consumer: %w", err)
 	}
 	p.inbox, p.lost, p.quit = make(chan jetstream.Msg, 256), make(chan error, 1), make(chan struct{})
-	quit, lost := p.quit, p.lost
+	quit, lost, name := p.quit, p.lost, "run-"+p.run
+	var checking atomic.Bool
 	p.cc, err = p.results.Consume(func(m jetstream.Msg) {
 		select {
 		case p.inbox <- m:
 		case <-quit: // unacked: it comes back to the next session
 		}
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		// These stop the consumption for good; the run would wait for ever.
-		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) {
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest):
+			// These stop the consumption for good; the run would wait
+			// for ever.
 			select {
 			case lost <- err:
 			default:
 			}
+		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoHeartbeat):
+			// A consumer removed while no request of ours was waiting
+			// tells us nothing: its requests find no one, or (a request
+			// that raced the removal) fall silent until the heartbeats
+			// are missed. So may a server restarting; the consumer's
+			// absence tells them apart (asked once at a time, off the
+			// handler).
+			if checking.CompareAndSwap(false, true) {
+				go func() {
+					defer checking.Store(false)
+					if err := p.resultsConsumerGone(name); err != nil {
+						select {
+						case lost <- err:
+						default:
+						}
+					}
+				}()
+			}
 		}
-	}))
+	}), jetstream.PullHeartbeat(resultsHeartbeat))
 	return err
+}
+
+// resultsHeartbeat is how often the server tells a waiting coordinator it
+// is there: two missed, and the coordinator asks whether its results
+// consumer still exists (nats.go's default, half the 30 s expiry, took a
+// minute to notice a removal that raced a request).
+const resultsHeartbeat = 5 * time.Second
+
+// lostError is the error of a run whose results consumer stopped with err.
+func (p *Pool) lostError(err error) error {
+	return fmt.Errorf("the run's results consumer on the NATS server stopped (%w): was it removed, by hand or by another coordinator of this run directory? Resume the run (evolve -resume DIR -nats URL)", err)
+}
+
+// resultsConsumerGone returns an error when the server says the results
+// consumer name does not exist, nil when it does or cannot tell.
+func (p *Pool) resultsConsumerGone(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := p.h.js.Consumer(ctx, ResultStream, name); errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return err
+	}
+	return nil
 }
 
 // purge removes the run's tasks, results and agent files from the server.
@@ -311,6 +355,9 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-quiet.C:
+			if err := p.resultsConsumerGone("run-" + p.run); err != nil { // however it went
+				return nil, p.lostError(err)
+			}
 			// Twice in a row: a worker's ack leaves the consumer's count
 			// a moment before the task leaves the stream.
 			pd := p.exhausted(ctx, order)
@@ -325,7 +372,7 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: %s",
 				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second), why))
 		case err := <-p.lost:
-			return nil, fmt.Errorf("the run's results consumer on the NATS server stopped (%w): was it removed, by hand or by another coordinator of this run (one host name, run directory and config)? Resume the run (evolve -resume DIR -nats URL)", err)
+			return nil, p.lostError(err)
 		case seq := <-p.advice:
 			if pd, ok := bySeq[seq]; ok && !pd.done {
 				return nil, p.undelivered(pd)
