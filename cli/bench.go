@@ -63,7 +63,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Every config is read and checked before the first run starts.
 	cfgs := make([]evo.Config, len(o.configs))
 	for i, p := range o.configs {
-		cfg, err := loadBenchConfig(p)
+		cfg, err := loadBenchConfig(ctx, p)
+		if err != nil && stopped(ctx, err) { // a stop while a gym: env started
+			fmt.Fprintf(stderr, "evolve bench: stopped while the configs were checked: %v\n", context.Cause(ctx))
+			return stopStatus(ctx)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "evolve bench: %v\n", err)
 			return exitBadInput
@@ -275,17 +279,17 @@ func benchFailure(ctx context.Context, err error, stderr io.Writer) int {
 
 // loadBenchConfig loads the config file p, or the shipped config of that
 // name when no such file exists (evolve configs lists them).
-func loadBenchConfig(p string) (evo.Config, error) {
+func loadBenchConfig(ctx context.Context, p string) (evo.Config, error) {
 	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		if b, serr := configs.Read(filepath.ToSlash(p)); serr == nil {
-			cfg, err := evo.ParseConfig(b)
+			cfg, err := evo.ParseConfigContext(ctx, b)
 			if err != nil {
 				return evo.Config{}, fmt.Errorf("shipped config %s: %w", p, err)
 			}
 			return cfg, nil
 		}
 	}
-	return evo.LoadConfig(p)
+	return evo.LoadConfigContext(ctx, p)
 }
 
 // emptyCollect returns why -collect must not write its report, or "": a

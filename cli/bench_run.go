@@ -137,7 +137,7 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 			return benchRun{}, errNotRun
 		}
 	}
-	tr, err := o.trainer(cfg)
+	tr, err := o.trainer(ctx, cfg)
 	if err != nil {
 		return benchRun{}, err
 	}
@@ -164,20 +164,17 @@ func (o benchOptions) run(ctx context.Context, name string, v benchVariant, base
 // trainer resumes the run of cfg in its directory (a finished one is
 // reused as it is) or prepares it there. A run of another config in that
 // directory is an error, never overwritten.
-func (o benchOptions) trainer(cfg evo.Config) (*evo.Trainer, error) {
+func (o benchOptions) trainer(ctx context.Context, cfg evo.Config) (*evo.Trainer, error) {
 	opts := evo.Options{Workers: o.workers, Log: slog.New(slog.DiscardHandler)}
 	// A run directory has its config.toml before anything else of it: a run
 	// stopped before its first checkpoint is started again by Resume.
 	if _, err := os.Stat(filepath.Join(cfg.OutDir, "config.toml")); err != nil {
-		if err := cfg.Validate(); err != nil {
-			return nil, err
-		}
 		if err := evo.CheckOutDir(cfg.OutDir); err != nil {
 			return nil, fmt.Errorf("-out %s: %w", o.out, err)
 		}
-		return evo.New(cfg, opts)
+		return evo.NewContext(ctx, cfg, opts) // which checks the config, making the env once
 	}
-	old, err := evo.LoadConfig(filepath.Join(cfg.OutDir, "config.toml"))
+	old, err := evo.LoadConfigContext(ctx, filepath.Join(cfg.OutDir, "config.toml"))
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +196,7 @@ func (o benchOptions) trainer(cfg evo.Config) (*evo.Trainer, error) {
 		}
 		return nil, fmt.Errorf("%s holds a run of another config%s: %s%w", cfg.OutDir, what, advice, errBadInput)
 	}
-	return evo.Resume(cfg.OutDir, opts)
+	return evo.ResumeContext(ctx, cfg.OutDir, opts)
 }
 
 // measure reads what the finished run r of cfg reports (summary,

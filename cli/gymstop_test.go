@@ -80,3 +80,55 @@ func TestPlayEnvOption(t *testing.T) {
 		t.Errorf("play stopped while its env started: exit %d after %v: %s; want 130 at once", code, d, stderr)
 	}
 }
+
+// TestStopWhileTheRunIsSetUp: before the first generation a run makes its
+// env to check the config (a new run) or the run's config.toml (-resume);
+// a stop then kills a Python child still starting, exit 130 at once, not
+// after the child's start (30 s here), and nothing of the run is written.
+// So does evolve bench while it checks its configs.
+func TestStopWhileTheRunIsSetUp(t *testing.T) {
+	stopAfter := func(d time.Duration) context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		time.AfterFunc(d, cancel)
+		return ctx
+	}
+	atOnce := func(what string, start time.Time, code int, stderr string) {
+		t.Helper()
+		if d := time.Since(start); code != 130 || d > 10*time.Second || !strings.Contains(stderr, "stopped while") {
+			t.Errorf("%s: exit %d after %v: %s; want 130 at once", what, code, d, stderr)
+		}
+	}
+	config, out := gymTiny(t, "SlowInit")
+	start := time.Now()
+	code, _, stderr := evolve(stopAfter(time.Second), "-config", config)
+	atOnce("new run", start, code, stderr)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the stopped new run left %s (%v)", out, err)
+	}
+	start = time.Now()
+	code, _, stderr = evolve(stopAfter(time.Second), "bench", "-out", filepath.Join(t.TempDir(), "bench"), "-seeds", "1", config)
+	atOnce("bench", start, code, stderr)
+
+	// A finished run whose interpreter now takes 30 s to start.
+	config, run := gymTiny(t, "Masked")
+	if code, _, stderr := evolve(context.Background(), "-config", config, "-quiet"); code != exitOK {
+		t.Fatalf("training: exit %d: %s", code, stderr)
+	}
+	slow := filepath.Join(t.TempDir(), "slowpython")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 30\nexec python3 \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(run, "config.toml")
+	before := mustRead(t, path)
+	text := strings.Replace(string(before), "[env.options]\n", "[env.options]\npython = \""+slow+"\"\n", 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	code, _, stderr = evolve(stopAfter(time.Second), "-resume", run, "-max-steps", "1e6")
+	atOnce("resume", start, code, stderr)
+	if got := string(mustRead(t, path)); got != text {
+		t.Errorf("the stopped resume changed config.toml:\n%s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -107,7 +108,7 @@ func dirName(id string) string {
 
 // loadConfig reads the run's config from its source with the -set
 // overrides, checked as the file is.
-func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
+func (f *trainFlags) loadConfig(ctx context.Context) (evo.Config, configSource, error) {
 	src, err := f.sourceConfig()
 	if err != nil {
 		return evo.Config{}, src, err
@@ -116,7 +117,7 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 	// -set, all of the file's problems at once.
 	if _, err := evo.DecodeConfig(src.text); err != nil {
 		if len(f.sets) == 0 {
-			_, err = evo.ParseConfig(src.text)
+			_, err = evo.ParseConfigContext(ctx, src.text)
 		}
 		if src.generated {
 			err = withoutLines{err}
@@ -128,13 +129,13 @@ func (f *trainFlags) loadConfig() (evo.Config, configSource, error) {
 		// The good overrides' values are checked too, so that one run names
 		// every bad -set.
 		if text != nil {
-			if _, perr := evo.ParseConfig(text); perr != nil {
+			if _, perr := evo.ParseConfigContext(ctx, text); perr != nil {
 				err = fmt.Errorf("%w\n%w", err, mergedError(src, good, perr))
 			}
 		}
 		return evo.Config{}, src, err
 	}
-	cfg, err := evo.ParseConfig(text)
+	cfg, err := evo.ParseConfigContext(ctx, text)
 	if err != nil {
 		return evo.Config{}, src, mergedError(src, good, err)
 	}

@@ -187,7 +187,7 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer pool.Close()
 		opts.Pool = pool
 	}
-	tr, err := f.trainer(opts)
+	tr, err := f.trainer(ctx, opts)
 	if err != nil && stopped(ctx, err) { // a Ctrl-C while the envs started
 		fmt.Fprintf(stderr, "evolve: stopped while the run was set up: %v\n", context.Cause(ctx))
 		return stopStatus(ctx)
@@ -206,11 +206,11 @@ func trainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // trainer resumes the run of -resume, or prepares the new run of -config
 // with the flags applied and checked, before anything is built or written.
-func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
+func (f *trainFlags) trainer(ctx context.Context, opts evo.Options) (*evo.Trainer, error) {
 	if f.set["resume"] {
-		return f.resumed(opts)
+		return f.resumed(ctx, opts)
 	}
-	cfg, src, err := f.loadConfig()
+	cfg, src, err := f.loadConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -266,12 +266,12 @@ func (f *trainFlags) trainer(opts evo.Options) (*evo.Trainer, error) {
 		fmt.Fprintf(f.stderr, "evolve: note: max_steps %s is less than one generation (%s × evo_steps %s = %s steps): the run trains one generation\n",
 			commas(cfg.Population.MaxSteps), counted(cfg.Population.Size, "agent"), commas(cfg.Population.EvoSteps), commas(gen))
 	}
-	return evo.New(cfg, opts)
+	return evo.NewContext(ctx, cfg, opts)
 }
 
 // resumed resumes the run of -resume with the flags' stopping rules.
-func (f *trainFlags) resumed(opts evo.Options) (*evo.Trainer, error) {
-	tr, err := evo.Resume(f.resume, opts)
+func (f *trainFlags) resumed(ctx context.Context, opts evo.Options) (*evo.Trainer, error) {
+	tr, err := evo.ResumeContext(ctx, f.resume, opts)
 	if err != nil || !f.newRules() {
 		return tr, err
 	}

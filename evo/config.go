@@ -2,6 +2,7 @@ package evo
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -199,12 +200,18 @@ const MaxConfigBytes = 16 << 20
 // line and key, unknown keys are listed with their line and the nearest
 // known key of their table, and each bad value is named with what is
 // allowed. All of its errors match ErrBadInput.
-func LoadConfig(path string) (Config, error) {
+func LoadConfig(path string) (Config, error) { return LoadConfigContext(context.Background(), path) }
+
+// LoadConfigContext is LoadConfig with a context: once ctx is done, the
+// env it builds to check the config (a gym: env's Python child, which may
+// take long to start) is stopped, and it fails with an error matching
+// envs.ErrInterrupted.
+func LoadConfigContext(ctx context.Context, path string) (Config, error) {
 	data, err := readcap.File(path, MaxConfigBytes)
 	if err != nil {
 		return Config{}, badInput(fmt.Errorf("config: %w", err))
 	}
-	cfg, err := ParseConfig(data)
+	cfg, err := ParseConfigContext(ctx, data)
 	if err != nil {
 		return Config{}, badInput(fmt.Errorf("config %s: %w", path, err))
 	}
@@ -213,18 +220,23 @@ func LoadConfig(path string) (Config, error) {
 
 // ParseConfig is LoadConfig for a file's contents. An empty file, or one
 // of comments only, is the defaults.
-func ParseConfig(data []byte) (Config, error) { return parseConfig(data, true) }
+func ParseConfig(data []byte) (Config, error) { return parseConfig(context.Background(), data, true) }
 
-// parseConfig is ParseConfig; without build it checks everything but
-// building an agent (the fuzz test's fast path).
-func parseConfig(data []byte, build bool) (Config, error) {
+// ParseConfigContext is ParseConfig with a context, as LoadConfigContext.
+func ParseConfigContext(ctx context.Context, data []byte) (Config, error) {
+	return parseConfig(ctx, data, true)
+}
+
+// parseConfig is ParseConfigContext; without build it checks everything
+// but building an agent (the fuzz test's fast path).
+func parseConfig(ctx context.Context, data []byte, build bool) (Config, error) {
 	cfg, keysErr, err := decodeConfig(data)
 	if err != nil {
 		return Config{}, errors.Join(keysErr, err)
 	}
 	// With unknown keys the values are still checked, but no agent is
 	// built: the file is not the one the user meant yet.
-	if err := errors.Join(keysErr, withKeyLines(data, cfg.validate(build && keysErr == nil))); err != nil {
+	if err := errors.Join(keysErr, withKeyLines(data, cfg.validate(ctx, build && keysErr == nil))); err != nil {
 		return Config{}, badInput(err)
 	}
 	return cfg, nil

@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func FuzzParseConfig(f *testing.F) {
 		if len(data) > 16<<10 {
 			return
 		}
-		cfg, err := parseConfig(data, false)
+		cfg, err := parseConfig(context.Background(), data, false)
 		if err != nil {
 			if !errors.Is(err, ErrBadInput) {
 				t.Fatalf("error does not match ErrBadInput: %v", err)
@@ -61,7 +62,7 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted config does not encode: %v", err)
 		}
-		back, err := parseConfig(b, false)
+		back, err := parseConfig(context.Background(), b, false)
 		if err != nil {
 			t.Fatalf("the resolved config does not parse: %v\n%s", err, b)
 		}

@@ -4,6 +4,7 @@ package evo
 // checked, the initial population made.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,18 +22,28 @@ import (
 // It refuses an out_dir that already holds a run or anything else, or
 // lies inside a run (CheckNewOutDir), so that nothing written is ever
 // overwritten. Run writes the files.
-func New(cfg Config, opts Options) (*Trainer, error) { return newRun(cfg, opts, false) }
+func New(cfg Config, opts Options) (*Trainer, error) {
+	return newRun(context.Background(), cfg, opts, false)
+}
 
-// newRun is New; restarting is set when Resume starts again a run of its
-// own directory that stopped before its first checkpoint, whose files New
-// would otherwise refuse to write over.
-func newRun(cfg Config, opts Options, restarting bool) (*Trainer, error) {
+// NewContext is New with a context: once ctx is done, the env it builds to
+// check the config and size the agents (a gym: env's Python child, which
+// may take long to start) is stopped, and it fails with an error matching
+// envs.ErrInterrupted. Run takes its own context.
+func NewContext(ctx context.Context, cfg Config, opts Options) (*Trainer, error) {
+	return newRun(ctx, cfg, opts, false)
+}
+
+// newRun is NewContext; restarting is set when Resume starts again a run
+// of its own directory that stopped before its first checkpoint, whose
+// files New would otherwise refuse to write over.
+func newRun(ctx context.Context, cfg Config, opts Options, restarting bool) (*Trainer, error) {
 	// The run trains what its config.toml will say, which Resume reads.
 	cfg, err := cfg.Complete()
 	if err != nil {
 		return nil, err
 	}
-	env, err := cfg.validateEnv(true) // the env the agents are made for
+	env, err := cfg.validateEnv(ctx, true) // the env the agents are made for
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package evo
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,6 +38,14 @@ import (
 // exactly as the run would have without the stop. Resume leaves every
 // file as it was.
 func Resume(dir string, opts Options) (*Trainer, error) {
+	return ResumeContext(context.Background(), dir, opts)
+}
+
+// ResumeContext is Resume with a context: once ctx is done, the env it
+// builds to check the run's config (a gym: env's Python child, which may
+// take long to start) is stopped, and it fails with an error matching
+// envs.ErrInterrupted. Run takes its own context.
+func ResumeContext(ctx context.Context, dir string, opts Options) (*Trainer, error) {
 	switch st, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, badInput(fmt.Errorf("resume %s: no such run directory", dir))
@@ -59,7 +68,7 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err == nil && settingless(b) {
 		return nil, badInput(fmt.Errorf("resume %s: its config.toml is empty (no settings, only blanks or comments): %s", dir, configRestoreHint))
 	}
-	cfg, err := LoadConfig(filepath.Join(dir, "config.toml"))
+	cfg, err := LoadConfigContext(ctx, filepath.Join(dir, "config.toml"))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +83,7 @@ func Resume(dir string, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	if unstarted(dir) {
-		return t.restart()
+		return t.restart(ctx)
 	}
 	t, err = t.resume()
 	if err != nil {
@@ -157,14 +166,14 @@ func unstarted(dir string) bool {
 // nothing of it could be resumed, and New refuses the directory while the
 // checkpoints directory is there. t holds the run directory's lock, which
 // is let go before New takes it again.
-func (t *Trainer) restart() (*Trainer, error) {
+func (t *Trainer) restart(ctx context.Context) (*Trainer, error) {
 	err := os.RemoveAll(filepath.Join(t.dir, "checkpoints"))
 	t.release()
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: the run stopped before its first checkpoint; removing what it left: %w", t.dir, err)
 	}
 	t.log.Warn("the run stopped before its first checkpoint was whole: starting it again from config.toml", "dir", t.dir)
-	return newRun(t.cfg, t.opts, true)
+	return newRun(ctx, t.cfg, t.opts, true)
 }
 
 // resume reads the newest checkpoint of t's run into t, releasing the run

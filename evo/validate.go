@@ -1,6 +1,7 @@
 package evo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -25,17 +26,22 @@ import (
 // whose estimated memory exceeds the machine's (docs/config.md, "memory"). Building
 // a "gym:" env starts its Python child; a tool that only reads a config
 // uses DecodeConfig, which starts nothing. Its errors match ErrBadInput.
-func (c Config) Validate() error {
+func (c Config) Validate() error { return c.ValidateContext(context.Background()) }
+
+// ValidateContext is Validate with a context: once ctx is done, the env it
+// builds (a gym: env's Python child, which may take long to start) is
+// stopped, and it fails with an error matching envs.ErrInterrupted.
+func (c Config) ValidateContext(ctx context.Context) error {
 	c, err := c.Complete() // what New trains (a config built in Go is completed first)
 	if err != nil {
 		return err
 	}
-	return c.validate(true)
+	return c.validate(ctx, true)
 }
 
-// validate is Validate; without build it does not build the agent.
-func (c Config) validate(build bool) error {
-	env, err := c.validateEnv(build)
+// validate is ValidateContext; without build it does not build the agent.
+func (c Config) validate(ctx context.Context, build bool) error {
+	env, err := c.validateEnv(ctx, build)
 	if env != nil {
 		envs.Close(env)
 	}
@@ -45,7 +51,7 @@ func (c Config) validate(build bool) error {
 // validateEnv is validate, returning the env it made, for the caller to
 // use and close (nil with an error): a gym: env's Python child is slow to
 // start.
-func (c Config) validateEnv(build bool) (envs.Env, error) {
+func (c Config) validateEnv(ctx context.Context, build bool) (envs.Env, error) {
 	var ps problems
 	c.checkEnv(&ps)
 	c.checkPopulation(&ps)
@@ -67,7 +73,7 @@ func (c Config) validateEnv(build bool) (envs.Env, error) {
 	var env envs.Env
 	if len(ps) == 0 {
 		var err error
-		env, err = c.tryBuild(build)
+		env, err = c.tryBuild(ctx, build)
 		ps.add(err)
 	}
 	if err := errors.Join(ps...); err != nil {
@@ -320,8 +326,8 @@ func optionOf(err error) string {
 // so that a config too big for the machine is refused before anything is
 // allocated for it, rather than crashing the run with "out of memory". It
 // returns the env, open, when all went well.
-func (c Config) tryBuild(build bool) (envs.Env, error) {
-	env, err := envs.Make(c.Env.ID, c.Env.Options)
+func (c Config) tryBuild(ctx context.Context, build bool) (envs.Env, error) {
+	env, err := envs.MakeContext(ctx, c.Env.ID, c.Env.Options)
 	if err != nil {
 		if k := optionOf(err); k != "" {
 			// Led by the option's key, the error gets the option's line

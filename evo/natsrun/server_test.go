@@ -240,7 +240,7 @@ func TestWorkerChecksTheMemoryOfItsSlots(t *testing.T) {
 		ok    bool
 	}{{1, true}, {16, false}} {
 		w := &Worker{Slots: tc.slots, parsed: map[string]*evo.Config{}}
-		_, err := w.checkedConfig(task, string(text))
+		_, err := w.checkedConfig(context.Background(), task, string(text))
 		if ok := err == nil; ok != tc.ok || (!ok && !strings.Contains(err.Error(), "as this worker trains it (16 at once)")) {
 			t.Errorf("%d slots: %v; want accepted %v", tc.slots, err, tc.ok)
 		}

@@ -211,7 +211,13 @@ func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo
 		w.Log.Warn("refused a task; still serving other runs", "task", t.ID, "why", why)
 		return nil, nil
 	}
-	cfg, err := w.checkedConfig(t, info.Config)
+	cfg, err := w.checkedConfig(ctx, t, info.Config)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while the check started the env: the config is not
+		// refused, the task goes back at once for another worker.
+		msg.Nak()
+		return nil, nil
+	}
 	if err != nil {
 		return nil, refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
 	}
@@ -223,7 +229,7 @@ func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo
 // memory estimate is of the agents this worker holds at once (its slots),
 // not of the coordinator's whole population, which refused runs a machine
 // smaller than the coordinator's could train.
-func (w *Worker) checkedConfig(t taskMsg, text string) (*evo.Config, error) {
+func (w *Worker) checkedConfig(ctx context.Context, t taskMsg, text string) (*evo.Config, error) {
 	key := t.Run + "/" + t.Session
 	w.mu.Lock()
 	cfg, ok := w.parsed[key]
@@ -244,7 +250,7 @@ func (w *Worker) checkedConfig(t taskMsg, text string) (*evo.Config, error) {
 	mine.Population.Size = min(c.Population.Size, max(1, w.Slots))
 	mine.Population.Workers = max(1, w.Slots)
 	mine.Tournament.Size = min(c.Tournament.Size, mine.Population.Size)
-	if err := mine.Validate(); err != nil {
+	if err := mine.ValidateContext(ctx); err != nil {
 		return nil, fmt.Errorf("as this worker trains it (%d at once): %w", mine.Population.Size, err)
 	}
 	w.mu.Lock()
