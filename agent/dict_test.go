@@ -125,7 +125,7 @@ func TestDictObservationsRejectedClearly(t *testing.T) {
 		{"2-D box key", dict([]string{"grid"}, envs.NewBox(0, 1, 4, 4)), netconf.EncoderMLP, `dict key "grid": Box of shape [4 4]`},
 		{"dotted key", dict([]string{"a.b"}, envs.NewBox(0, 1, 4)), netconf.EncoderMLP, `key "a.b"`},
 		{"lstm", dict([]string{"pos"}, envs.NewBox(0, 1, 4)), netconf.EncoderLSTM, `encoder "lstm" does not take dict observations`},
-		{"image too small for the cnn", dict([]string{"img"}, envs.NewBox(0, 1, 1, 3, 3)), netconf.EncoderMLP, `key "img"`},
+		{"image too small for the cnn", dict([]string{"img"}, envs.NewBox(0, 1, 1, 3, 3)), netconf.EncoderMLP, `key "img": the default CNN does not fit its image: cnn layer 1`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -443,4 +444,71 @@ func safetensorsBytes(header string, n int) []byte {
 	b := make([]byte, 8, 8+len(header)+n)
 	binary.LittleEndian.PutUint64(b, uint64(len(header)))
 	return append(append(b, header...), make([]byte, n)...)
+}
+
+// TestPyReaderCommandTakesMasks: the reader's command takes each step's
+// action masks ("masks") and picks legal actions as Act does with them;
+// masks of the wrong shape, leaving no legal action, or given for a Box
+// agent are errors naming the step (exit 2).
+func TestPyReaderCommandTakesMasks(t *testing.T) {
+	py, pydir := readerPython(t)
+	a, err := New(envs.NewBox(-1, 1, 2), envs.Discrete{N: 3}, probeConfig(netconf.EncoderMLP), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file, _ := savedFile(t, a, dir)
+	obs := []float32{0.1, -0.4, -0.7, 0.9}
+	masks := [][]bool{{false, true, true}, {true, false, false}}
+	want, err := a.Act(obs, masks, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := a.Act(obs, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := `"steps": [[[0.1, -0.4], [-0.7, 0.9]]]`
+	run := func(name, req string) (string, error) {
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, []byte("{"+req+"}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(py, filepath.Join(pydir, "evolve_agent.py"), file, path).Output()
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+			return string(exit.Stderr), err
+		}
+		return string(out), err
+	}
+	out, err := run("masked", steps+`, "masks": [[[false, true, true], [true, false, false]]]`)
+	if err != nil {
+		t.Fatalf("masked: %v: %s", err, out)
+	}
+	var res struct{ Actions [][][]float64 }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := []float32{float32(res.Actions[0][0][0]), float32(res.Actions[0][1][0])}
+	if !slices.Equal(got, want) || got[1] != 0 || got[0] == 0 {
+		t.Errorf("python's masked actions %v, Go's %v (unmasked %v): want Go's, legal", got, want, free)
+	}
+	for _, tc := range []struct{ name, req, want string }{
+		{"short", steps + `, "masks": [[[true, true], [true, true]]]`, "step 0: action masks of shape [2, 2]"},
+		{"dead", steps + `, "masks": [[[false, false, false], [true, true, true]]]`, "step 0: row 0: action mask leaves component 0 no legal choice"},
+		{"numbers", steps + `, "masks": [[[0.5, 1, 1], [1, 1, 1]]]`, "step 0: action masks: want rows of true/false"},
+		{"steps", steps + `, "masks": []`, `"masks" must be a list of one batch of mask rows per step`},
+	} {
+		out, err := run(tc.name, tc.req)
+		if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: %v: %q; want exit 2 and %q", tc.name, err, out, tc.want)
+		}
+	}
+	box, err := New(envs.NewBox(-1, 1, 2), envs.NewBox(-1, 1, 1), probeConfig(netconf.EncoderMLP), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _ = savedFile(t, box, t.TempDir())
+	if out, err := run("box", steps+`, "masks": [[[true], [true]]]`); err == nil || !strings.Contains(out, "action masks given for a box action space") {
+		t.Errorf("masks for a Box agent: %v: %q", err, out)
+	}
 }

@@ -44,6 +44,12 @@ func deriveSpecs(obsSpace, actSpace envs.Space, net netconf.Spec) (derivedSpecs,
 	spec := net.Clone()
 	var scale []imageScale
 	var hot *oneHot
+	if _, dict := obsSpace.(envs.Dict); !dict {
+		if other := spec.DictTable(); other != "" {
+			return derivedSpecs{}, fmt.Errorf("net has a %s table beside its %s encoder, which only a Dict observation's keys use, and the observation space %v is not one",
+				other, spec.Encoder, obsSpace)
+		}
+	}
 	switch obs := obsSpace.(type) {
 	case envs.Discrete, envs.MultiDiscrete:
 		if spec.Dict() {
@@ -121,9 +127,9 @@ type imageScale struct {
 	low, high []float32
 }
 
-// dictInputs returns one encoder per key of obs: the configured MLP (or
-// netconf's default MLP when the configured encoder is not an MLP) for a
-// 1-D Box, the configured CNN (or the default CNN) for a [C, H, W] Box. When
+// dictInputs returns one encoder per key of obs: net's MLP table (or
+// netconf's default MLP when it has none) for a 1-D Box, net's CNN table
+// (or the default CNN) for a [C, H, W] Box, whichever the encoder. When
 // net already lists them (a mutated or loaded agent), they are checked
 // against obs and kept. It also returns the bounded image keys to scale.
 func dictInputs(obs envs.Dict, net netconf.Spec) ([]netconf.KeyInput, []imageScale, error) {
@@ -163,15 +169,18 @@ func dictInputs(obs envs.Dict, net netconf.Spec) ([]netconf.KeyInput, []imageSca
 					i, got.Key, got.Encoder, key, want)
 			}
 			k.MLP, k.CNN = got.MLP, got.CNN
-		case want == netconf.EncoderMLP && net.Encoder == netconf.EncoderMLP && net.MLP != nil:
+		case want == netconf.EncoderMLP && net.MLP != nil:
 			k.MLP = net.MLP
 		case want == netconf.EncoderMLP:
 			m := netconf.DefaultMLP()
 			k.MLP = &m
-		case net.Encoder == netconf.EncoderCNN && net.CNN != nil:
+		case net.CNN != nil:
 			k.CNN = net.CNN
 		default:
 			c := netconf.DefaultCNN()
+			if _, err := c.OutputShape(box.Dims); err != nil {
+				return nil, nil, fmt.Errorf("dict key %q: the default CNN does not fit its image: %w; give the network a CNN that does (a config's [net.cnn])", key, err)
+			}
 			k.CNN = &c
 		}
 		inputs[i] = k

@@ -88,6 +88,7 @@ func TestSetBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"-env", "CartPole-v1", "-set", "ppo.lrr=1e-3"}, "-set ppo.lrr=1e-3: unknown keys: ppo.lrr (did you mean lr?)"},
+		{[]string{"-env", "CartPole-v1", "-set", "net.head.gain=2"}, "-set net.head.gain=2: unknown keys: net.head.gain\n"}, // no line of the snippet
 		{[]string{"-env", "CartPole-v1", "-set", "population.size=abc"}, "population.size: want integer (got string)"},
 		// Each bad -set is named, as each bad key of a file is.
 		{[]string{"-config", "cartpole", "-set", "ppo.lrr=1", "-set", "ppo.lr=0.001", "-set", "population.sise=0"},

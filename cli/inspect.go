@@ -243,7 +243,7 @@ func printInspection(w io.Writer, in *inspection) {
 	if in.Env != nil {
 		l.add("env", "%s%s", in.Env.ID, envOptionsText(in.Env.Options))
 	} else {
-		l.add("env", "not recorded (file written before agent files held it)")
+		l.add("env", "not recorded (an agent saved without one, or by a build before agent files held it)")
 	}
 	l.add("observation space", "%v", in.obs)
 	l.add("action space", "%v", in.act)

@@ -161,7 +161,7 @@ func playEnv(p playFlags, dir, file string, a *agent.PPO) (id string, opts envs.
 		}
 	}
 	if !a.Env.Known() {
-		return "", nil, "", fmt.Errorf("-env is needed: agent file %s does not store its env (written before agent files did; give -env ID, or the run directory)", file)
+		return "", nil, "", fmt.Errorf("-env is needed: agent file %s does not record its env (saved without one, or by a build before agent files held it): give -env ID, or the run directory", file)
 	}
 	return a.Env.ID, a.Env.Options, file + ": env", nil
 }
@@ -406,7 +406,7 @@ func (s *playSession) episode(ctx context.Context, ep int) (total float64, steps
 		if err != nil {
 			return total, steps, fmt.Errorf("episode %d step %d: %w", ep+1, steps+1, err)
 		}
-		prev := slices.Clone(obs)
+		prev, mask := slices.Clone(obs), slices.Clone(info.ActionMask) // the env may reuse both
 		var r float64
 		var term, trunc bool
 		obs, r, term, trunc, info = s.env.Step(act)
@@ -421,7 +421,7 @@ func (s *playSession) episode(ctx context.Context, ep int) (total float64, steps
 			cut := !term && steps == s.p.maxSteps
 			err := s.rec.Add(record.Step{Obs: prev, Action: act, Reward: r,
 				Terminated: term, Truncated: trunc || cut, EpisodeStart: start,
-				Value: value[0], LogProb: logp[0]})
+				Value: value[0], LogProb: logp[0], ActionMask: mask})
 			if err != nil {
 				return total, steps, fmt.Errorf("-record: %w", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -293,6 +294,23 @@ func TestPlayMasksAndRecurrent(t *testing.T) {
 			}
 			if n := strings.Count(stdout, "\n") - 1; starts != n || !tr.EpisodeStarts[0] {
 				t.Errorf("%d episode starts in %s, want %d:\n%s", starts, npzPath, n, stdout)
+			}
+			// The recording keeps a masked env's masks, and every action
+			// taken was legal under its step's.
+			if masked := tc.env == "ConnectFour-v0"; masked != (tr.ActionMasks != nil) {
+				t.Fatalf("masks recorded: %v, want %v", tr.ActionMasks != nil, masked)
+			}
+			full := 0
+			for i, m := range tr.ActionMasks {
+				if !m[int(tr.Actions[i][0])] {
+					t.Fatalf("step %d: action %v, illegal under its recorded mask %v", i, tr.Actions[i], m)
+				}
+				if !slices.Contains(m, false) {
+					full++
+				}
+			}
+			if len(tr.ActionMasks) > 0 && full == len(tr.ActionMasks) {
+				t.Errorf("every recorded mask allows every column: not the env's")
 			}
 		})
 	}

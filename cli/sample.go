@@ -315,7 +315,7 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 				return nil, fmt.Errorf("%s: episode %d step %d: %w", job.file, k+1, n+1, err)
 			}
 			c := f.method.pick(p, a.ActionSpace(), info.ActionMask, rng)
-			prev := slices.Clone(obs)
+			prev, mask := slices.Clone(obs), slices.Clone(info.ActionMask) // the env may reuse both
 			var r float64
 			var term, trunc bool
 			obs, r, term, trunc, info = env.Step(c.action)
@@ -325,7 +325,7 @@ func (f *sampleFlags) playAgent(ctx context.Context, job sampleJob, j int, id st
 			cut := !term && n+1 == f.maxSteps // cut by -max-steps: truncated, as by a time limit
 			steps = append(steps, record.Step{Obs: prev, Action: c.action, Reward: r,
 				Terminated: term, Truncated: trunc || cut, EpisodeStart: n == 0,
-				Value: p.Values[0], LogProb: c.logProb,
+				Value: p.Values[0], LogProb: c.logProb, ActionMask: mask,
 				Source: &record.Source{Agent: job.index, Generation: job.gen, Episode: ep,
 					Fitness: job.fitness, BehaviorLogProb: c.behaviorProb}})
 			if term || trunc {

@@ -122,7 +122,7 @@ func checkSet(path []string, v any) error {
 	if err := evo.CheckKeys(b.Bytes()); err != nil {
 		// Line numbers refer to the snippet, not to anything the user wrote.
 		msg := snippetLine.ReplaceAllString(err.Error(), "")
-		msg = strings.NewReplacer("(line 1, ", "(", "(line 2, ", "(", " (line 1)", "", " (line 2)", "").Replace(msg)
+		msg = snippetLineNote.ReplaceAllString(msg, "${1}")
 		// A value where a table belongs (-set hp.lr=1e-3): name the keys.
 		msg = tableMismatch.ReplaceAllString(msg, "${1} is a table, not a value: set its keys (-set ${1}.KEY=VALUE)")
 		return errors.New(msg)
@@ -154,6 +154,10 @@ var tableMismatch = regexp.MustCompile(`^([\w.]+): want a table \(got \w+\)`)
 
 // snippetLine matches the "line N: " evo puts before a key's type error.
 var snippetLine = regexp.MustCompile(`^line \d+: `)
+
+// snippetLineNote matches a line note within a message, " (line 3)" or
+// "(line 3, " (the snippet of a key deep in tables spans several lines).
+var snippetLineNote = regexp.MustCompile(` \(line \d+\)|(\()line \d+, `)
 
 // removeHint says how to remove the [pbt] table that err, the error of the
 // config src with the overrides s, asks to remove (selection set away from

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
 	"slices"
+	"strings"
 
 	"github.com/evolverl/evolve/internal/panicsite"
 )
@@ -68,28 +68,64 @@ type checker struct {
 	maskSize int
 	maskable bool
 	problems []error
-	where    string // the call in progress, for reporting a panic
+	repeats  []int          // how many more times each problem was seen
+	kinds    map[string]int // a problem's kind: its index in problems
+	omitted  int            // problems of new kinds beyond maxProblems
+	where    string         // the call in progress, for reporting a panic
 }
 
+// problem records a problem, once per kind: a problem reported where it
+// happened ("run 1: step 7: …") is of the same kind at every step, so that
+// a fault of every step is one line with its count, not twenty.
 func (c *checker) problem(format string, args ...any) {
-	if len(c.problems) < 20 { // enough to act on, short enough to read
-		c.problems = append(c.problems, fmt.Errorf(format, args...))
+	err := fmt.Errorf(format, args...)
+	kind := err.Error()
+	if strings.HasPrefix(format, "%s: ") {
+		kind = format
 	}
+	if i, ok := c.kinds[kind]; ok {
+		c.repeats[i]++
+		return
+	}
+	if len(c.problems) == maxProblems {
+		c.omitted++
+		return
+	}
+	if c.kinds == nil {
+		c.kinds = map[string]int{}
+	}
+	c.kinds[kind] = len(c.problems)
+	c.problems = append(c.problems, err)
+	c.repeats = append(c.repeats, 0)
 }
 
 func (c *checker) err() error {
 	if len(c.problems) == 0 {
 		return nil
 	}
-	ps := c.problems
-	if len(ps) > maxProblems { // one per step of a long run says no more than the first few
-		ps = append(ps[:maxProblems:maxProblems], fmt.Errorf("and %d more problems", len(c.problems)-maxProblems))
+	ps := make([]error, 0, len(c.problems)+1)
+	for i, p := range c.problems {
+		if n := c.repeats[i]; n > 0 {
+			p = fmt.Errorf("%w (and %d more %s)", p, n, plural(n, "time", "times"))
+		}
+		ps = append(ps, p)
+	}
+	if c.omitted > 0 {
+		ps = append(ps, fmt.Errorf("and %d more %s", c.omitted, plural(c.omitted, "problem", "problems")))
 	}
 	return fmt.Errorf("envs: check %T: %w%w", Unwrapped(c.env), errors.Join(ps...), quiet{ErrBadOutput})
 }
 
-// maxProblems is the most problems Check's error lists.
+// maxProblems is the most kinds of problem Check's error lists: enough to
+// act on, short enough to read.
 const maxProblems = 20
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
 
 func (c *checker) spaces() {
 	c.obsSpace, c.actSpace = c.env.ObservationSpace(), c.env.ActionSpace()
@@ -205,14 +241,18 @@ func (c *checker) sample(rng *rand.Rand, mask []bool, dst []float32) {
 	c.actSpace.Sample(rng, dst)
 }
 
+// same reports whether x and y are the same value: NaN is NaN, so that an
+// env giving NaN at the same step of both runs is not called random.
+func same[F float32 | float64](x, y F) bool { return x == y || (x != x && y != y) }
+
 func (c *checker) compareRuns(a, b trace) {
 	for i := range min(len(a.obs), len(b.obs)) {
-		if !slices.Equal(a.obs[i], b.obs[i]) {
+		if !slices.EqualFunc(a.obs[i], b.obs[i], same[float32]) {
 			c.problem("not deterministic: observation %d differs between two runs with the same seed (%v vs %v)", i, a.obs[i], b.obs[i])
 			return
 		}
 	}
-	if !slices.Equal(a.rewards, b.rewards) || !slices.Equal(a.flags, b.flags) || len(a.obs) != len(b.obs) {
+	if !slices.EqualFunc(a.rewards, b.rewards, same[float64]) || !slices.Equal(a.flags, b.flags) || len(a.obs) != len(b.obs) {
 		c.problem("not deterministic: rewards or episode ends differ between two runs with the same seed")
 	}
 }

@@ -99,6 +99,13 @@ func TestCheckFindsProblems(t *testing.T) {
 			if tt.fault == "panic" && !strings.Contains(err.Error(), "check_test.go:") {
 				t.Errorf("a panic's problem does not say where: %v", err)
 			}
+			// A fault of every step is one line with its count; NaN at
+			// the same step of both runs is not randomness.
+			if tt.fault != "random start" && tt.fault != "bad space" && tt.fault != "panic" {
+				if msg := err.Error(); strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "more times)") {
+					t.Errorf("a problem of every step, not once with its count:\n%s", msg)
+				}
+			}
 		})
 	}
 }

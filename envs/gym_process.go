@@ -90,7 +90,11 @@ func startGym(ctx context.Context, id string, n int, opts Options) (*gymHost, er
 		if errors.As(err, &pe) && strings.Contains(pe.traceback, "ModuleNotFoundError") {
 			// Not `option "python"`: the error is the import's, or
 			// module_env's, which the message names.
-			pe.hint = fmt.Sprintf(" (interpreter %s, %s: install the module there, or set the env option python to an interpreter that has it)", python, path)
+			where := python
+			if path != python {
+				where += ", " + path
+			}
+			pe.hint = fmt.Sprintf(" (interpreter %s: install the module there, or set the env option python to an interpreter that has it)", where)
 		}
 		return nil, err
 	}

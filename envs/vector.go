@@ -74,10 +74,10 @@ func NewVector(list []Env) (*Vector, error) {
 			return nil, fmt.Errorf("envs: vector env %d is nil", i)
 		}
 		if err := e.ObservationSpace().Validate(); err != nil {
-			return nil, fmt.Errorf("envs: vector env %d (%T): observation space: %w", i, e, err)
+			return nil, fmt.Errorf("envs: vector env %d (%s): observation space: %w", i, envName{Unwrapped(e)}, err)
 		}
 		if err := e.ActionSpace().Validate(); err != nil {
-			return nil, fmt.Errorf("envs: vector env %d (%T): action space: %w", i, e, err)
+			return nil, fmt.Errorf("envs: vector env %d (%s): action space: %w", i, envName{Unwrapped(e)}, err)
 		}
 	}
 	obsSpace, actSpace := list[0].ObservationSpace(), list[0].ActionSpace()
@@ -220,7 +220,7 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 			a := actions[i*v.actSize : (i+1)*v.actSize]
 			if !v.validAction(a) {
 				v.ready = false
-				return nil, fmt.Errorf("envs: vector env %d (%T): action %v is not in %v", i, e, a, v.actSpace)
+				return nil, fmt.Errorf("envs: vector env %d (%s): action %v is not in %v", i, envName{Unwrapped(e)}, a, v.actSpace)
 			}
 			obs, reward, term, trunc, info = e.Step(a)
 		}

@@ -195,8 +195,9 @@ func TestVectorRequiresResetBeforeStepAndAfterErrors(t *testing.T) {
 		t.Fatalf("step before reset: %v", err)
 	}
 	v.Reset(1)
-	if _, err := v.Step([]float32{0, 2}); err == nil || !strings.Contains(err.Error(), "env 1") || !strings.Contains(err.Error(), "not in Discrete(2)") {
-		t.Fatalf("illegal action: %v, want an error naming env 1 and the space", err)
+	if _, err := v.Step([]float32{0, 2}); err == nil || !strings.Contains(err.Error(), "env 1") || !strings.Contains(err.Error(), "not in Discrete(2)") ||
+		!strings.Contains(err.Error(), "*envs.CartPole") {
+		t.Fatalf("illegal action: %v, want an error naming env 1, its type under its wrappers and the space", err)
 	}
 	if _, err := v.Step([]float32{0, 1}); err == nil {
 		t.Fatal("stepped on after an error without Reset")

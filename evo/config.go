@@ -406,7 +406,7 @@ func completeNet(md toml.MetaData, cfg *Config) error {
 		listed = listed && m.Recurrent() && !slices.Contains(cfg.Net.Memories[:i], m)
 	}
 	for _, k := range []netconf.EncoderKind{netconf.EncoderMLP, netconf.EncoderCNN, netconf.EncoderLSTM, netconf.EncoderGRU, netconf.EncoderTransformer} {
-		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) && !memoryTable(cfg.Net, k) && listed {
+		if k != cfg.Net.Encoder && md.IsDefined("net", string(k)) && !memoryTable(cfg.Net, k) && !dictPair(cfg.Net.Encoder, k) && listed {
 			if len(cfg.Net.Memories) > 0 {
 				errs = append(errs, fmt.Errorf("[net.%s] given, but net.encoder = %q and net.memory does not list %q: remove the table, or list it",
 					k, cfg.Net.Encoder, k))
@@ -463,6 +463,15 @@ func memoryTable(n netconf.Spec, k netconf.EncoderKind) bool {
 	return k == netconf.EncoderTransformer || n.Encoder == netconf.EncoderTransformer
 }
 
+// dictPair reports whether the table of encoder kind k may stand beside the encoder's
+// for a Dict observation's keys: an MLP's and a CNN's (1-D keys through the MLP, images
+// through the CNN). Whether the observation is a Dict is known when the env is made
+// (tryBuild).
+func dictPair(encoder, k netconf.EncoderKind) bool {
+	mlpOrCNN := func(e netconf.EncoderKind) bool { return e == netconf.EncoderMLP || e == netconf.EncoderCNN }
+	return mlpOrCNN(encoder) && mlpOrCNN(k)
+}
+
 // fillMemoryDefaults fills the tables of the memory models the gene lists beside the
 // encoder: the Transformer's, and while the encoder is a Transformer the LSTM's or GRU's
 // (one table: the one given, its absent keys filled, else the first listed).
@@ -502,16 +511,20 @@ func fillMemoryDefaults(md toml.MetaData, n *netconf.Spec) {
 // (netconf's FillDefaults cannot tell a zero from an absent key.)
 func fillNetDefaults(md toml.MetaData, n *netconf.Spec) {
 	switch n.Encoder {
-	case netconf.EncoderMLP:
-		if n.MLP == nil {
+	case netconf.EncoderMLP, netconf.EncoderCNN:
+		// The encoder's table, and the other one when given (dictPair).
+		if n.MLP == nil && n.Encoder == netconf.EncoderMLP {
 			n.MLP = &netconf.MLP{}
 		}
-		fillAbsent(md, n.MLP, netconf.DefaultMLP(), "net", "mlp")
-	case netconf.EncoderCNN:
-		if n.CNN == nil {
+		if n.CNN == nil && n.Encoder == netconf.EncoderCNN {
 			n.CNN = &netconf.CNN{}
 		}
-		fillAbsent(md, n.CNN, netconf.DefaultCNN(), "net", "cnn")
+		if n.MLP != nil {
+			fillAbsent(md, n.MLP, netconf.DefaultMLP(), "net", "mlp")
+		}
+		if n.CNN != nil {
+			fillAbsent(md, n.CNN, netconf.DefaultCNN(), "net", "cnn")
+		}
 	case netconf.EncoderLSTM:
 		if n.LSTM == nil {
 			n.LSTM = &netconf.LSTM{}

@@ -3,6 +3,7 @@ package evo
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -511,6 +512,13 @@ func TestValueErrorsNameTheirLines(t *testing.T) {
 	}
 	if strings.Contains(msg, "bad input") {
 		t.Errorf("the errors show the bad-input mark as a message:\n%s", msg)
+	}
+	// An error of several lines (a Python traceback) has its line noted on
+	// its first, not after the traceback's last.
+	inner := errors.New("boom")
+	err = withKeyLines([]byte(data), fmt.Errorf("pbt.quantile: %w\n  Traceback:\n    File \"x.py\", line 2", inner))
+	if want := "pbt.quantile: boom (line 7)\n  Traceback:\n    File \"x.py\", line 2"; err == nil || err.Error() != want || !errors.Is(err, inner) {
+		t.Errorf("a traceback's error: %v, want %q wrapping the cause", err, want)
 	}
 }
 

@@ -55,7 +55,7 @@ func withKeyLines(data []byte, err error) error {
 		}
 		if m := leadingKey.FindStringSubmatch(e.Error()); m != nil {
 			if line := keyLine(data, toml.Key(strings.Split(m[1], "."))); line > 0 {
-				e = fmt.Errorf("%w (line %d)", e, line)
+				e = lineNoted{e, line}
 			}
 		}
 		out = append(out, e)
@@ -63,6 +63,24 @@ func withKeyLines(data []byte, err error) error {
 	add(err)
 	return errors.Join(out...)
 }
+
+// lineNoted is a config error with the line of its key, noted at the end
+// of the error's first line: what follows (a Python traceback) is not the
+// config's.
+type lineNoted struct {
+	err  error
+	line int
+}
+
+func (e lineNoted) Error() string {
+	first, rest, more := strings.Cut(e.err.Error(), "\n")
+	if more {
+		rest = "\n" + rest
+	}
+	return fmt.Sprintf("%s (line %d)%s", first, e.line, rest)
+}
+
+func (e lineNoted) Unwrap() error { return e.err }
 
 // didYouMean returns the key of the same table as the unknown config key k
 // that is at most 2 edits from k's last part (the closest, the first in

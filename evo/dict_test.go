@@ -95,3 +95,37 @@ func TestDictEnvEvolves(t *testing.T) {
 		t.Error("no architecture mutation applied to any member")
 	}
 }
+
+// TestDictConfigTakesBothTables: for a Dict observation a config may give
+// [net.mlp] and [net.cnn] together, whichever the encoder — the 1-D keys
+// take the MLP, the image keys the CNN — and a config giving both for an
+// env that observes no Dict is refused naming the table and its line.
+func TestDictConfigTakesBothTables(t *testing.T) {
+	if err := registerSignEnv(); err != nil {
+		t.Fatal(err)
+	}
+	tables := "\n[net.mlp]\nhidden = [16]\n\n[net.cnn]\nchannels = [8]\nkernels = [2]\nstrides = [1]\n"
+	for _, encoder := range []string{"mlp", "cnn"} {
+		text := "[env]\nid = \"DictSign-v0\"\n\n[net]\nencoder = \"" + encoder + "\"\n" + tables
+		cfg, err := ParseConfig([]byte(text))
+		if err != nil {
+			t.Fatalf("encoder %s: %v", encoder, err)
+		}
+		env, err := envs.Make(cfg.Env.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := agent.New(env.ObservationSpace(), env.ActionSpace(), cfg.PPO, 1)
+		if err != nil {
+			t.Fatalf("encoder %s: %v", encoder, err)
+		}
+		if got := a.Config().Net.String(); !strings.HasPrefix(got, "dict{pos: mlp[16] ReLU, img: cnn[8] k[2] s[1] ReLU}") {
+			t.Errorf("encoder %s: the agent's net is %s, want the given tables per key", encoder, got)
+		}
+	}
+	text := "[env]\nid = \"CartPole-v1\"\n\n[net]\nencoder = \"mlp\"\n" + tables
+	_, err := ParseConfig([]byte(text))
+	if err == nil || !strings.Contains(err.Error(), `[net.cnn] given, but net.encoder = "mlp" and CartPole-v1 observes`) || !strings.Contains(err.Error(), "(line 10)") {
+		t.Errorf("both tables for a Box env: %v, want the CNN table refused with its line", err)
+	}
+}

@@ -336,6 +336,13 @@ func (c Config) tryBuild(ctx context.Context, build bool) (envs.Env, error) {
 		}
 		return nil, fmt.Errorf("env %s: %w", c.Env.ID, err)
 	}
+	if other := c.Net.DictTable(); other != "" {
+		if _, dict := env.ObservationSpace().(envs.Dict); !dict {
+			envs.Close(env)
+			return nil, fmt.Errorf("[net.%s] given, but net.encoder = %q and %s observes %v, not a Dict (whose image keys take a CNN and 1-D keys an MLP): remove it or set encoder = %q",
+				other, c.Net.Encoder, c.Env.ID, env.ObservationSpace(), other)
+		}
+	}
 	if err := c.checkMemory(env.ObservationSpace(), env.ActionSpace()); err != nil {
 		envs.Close(env)
 		return nil, err

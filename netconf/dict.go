@@ -240,3 +240,17 @@ func copySegments(d []float32, sl slot, o *Tensor, old Params) bool {
 	}
 	return true
 }
+
+// DictTable names the table a spec holds beside its encoder's for a Dict observation's
+// keys — "cnn" for an MLP encoder's spec, "mlp" for a CNN's — or "". A Dict network encodes
+// its 1-D keys with the MLP table and its image keys with the CNN table, so it may hold
+// both; any other network must not.
+func (s Spec) DictTable() string {
+	switch {
+	case s.Encoder == EncoderMLP && s.CNN != nil:
+		return string(EncoderCNN)
+	case s.Encoder == EncoderCNN && s.MLP != nil:
+		return string(EncoderMLP)
+	}
+	return ""
+}

@@ -440,6 +440,15 @@ func (s Spec) ValidateArchitecture() error {
 	if err != nil {
 		return err
 	}
+	switch s.DictTable() { // the other table of a Dict network's keys
+	case string(EncoderCNN):
+		err = wrapField("cnn", s.CNN.Validate())
+	case string(EncoderMLP):
+		err = wrapField("mlp", s.MLP.Validate())
+	}
+	if err != nil {
+		return err
+	}
 	if err := wrapField("memory", s.validateMemories()); err != nil {
 		return err
 	}

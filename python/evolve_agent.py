@@ -18,7 +18,10 @@ As a command (used by agent/pyreader_test.go):
 
 where OBS.json is {"steps": [batch, batch, ...]}, each batch a list of rows
 of raw observations; the recurrent state is carried from step to step. It
-prints {"outputs": [...], "values": [...], "actions": [...]} per step.
+prints {"outputs": [...], "values": [...], "actions": [...]} per step. For
+an agent of a masked env, "masks" (optional) gives each step's action masks,
+a list of rows of true/false per step as "steps" does (one entry per choice);
+without it every action is legal, so "actions" may hold illegal ones.
 """
 
 import hashlib
@@ -479,6 +482,8 @@ class Agent(nn.Module):
                 off += n
             a = np.stack(acts, axis=1).astype(np.float32)
             return a + s.get("start", 0) if s["type"] == "discrete" else a
+        if masks is not None:
+            raise ValueError(f"action masks given for a {s['type']} action space, which takes none")
         if s["type"] == "multi_binary":
             return (out >= 0).astype(np.float32)  # σ(z) ≥ 0.5
         lo = np.array([_float(v) for v in s["low"]], np.float32)
@@ -498,7 +503,16 @@ def load(path, verify=True):
         raise ValueError(f"{path}: the header does not describe the file's tensors ({type(e).__name__}: {e})") from None
 
 
-USAGE = "usage: evolve_agent.py AGENT.safetensors OBS.json  (OBS.json: {\"steps\": [[row, ...], ...]})"
+USAGE = ("usage: evolve_agent.py AGENT.safetensors OBS.json  "
+         "(OBS.json: {\"steps\": [[row, ...], ...]}, optionally \"masks\": [[mask row, ...], ...])")
+
+
+def _mask_rows(batch):
+    """A step's mask rows from JSON: true/false (or 1/0) entries, nothing else."""
+    m = np.asarray(batch)
+    if m.dtype == bool or (m.dtype.kind in "iu" and np.isin(m, (0, 1)).all()):
+        return m.astype(bool)
+    raise ValueError("action masks: want rows of true/false entries")
 
 
 def main(argv):
@@ -511,6 +525,10 @@ def main(argv):
             req = json.load(f)
         if not isinstance(req, dict) or not isinstance(req.get("steps"), list):
             raise ValueError(f"{argv[2]}: want a JSON object with a list \"steps\"")
+        masks = req.get("masks")
+        if masks is not None and (not isinstance(masks, list) or len(masks) != len(req["steps"])):
+            raise ValueError(f"{argv[2]}: \"masks\" must be a list of one batch of mask rows per step "
+                             f"({len(req['steps'])} steps)")
     except IsADirectoryError as e:
         print(f"evolve_agent: {e.filename}: a directory; give an agent file (a run's elite.safetensors)", file=sys.stderr)
         return 2
@@ -527,12 +545,13 @@ def main(argv):
                 raise ValueError("the network's outputs are not finite: "
                                  + ("its weights are not (a diverged agent)" if not agent.finite()
                                     else "its weights are, a number overflowed"))
+            acts = agent.actions(out, None if masks is None else _mask_rows(masks[i]))
         except ValueError as e:
             print(f"evolve_agent: {argv[2]}: step {i}: {e}", file=sys.stderr)
             return 2
         res["outputs"].append(out.astype(np.float64).tolist())
         res["values"].append(value.astype(np.float64).tolist())
-        res["actions"].append(agent.actions(out).astype(np.float64).tolist())
+        res["actions"].append(acts.astype(np.float64).tolist())
     json.dump(res, sys.stdout)
     return 0
 

@@ -13,9 +13,12 @@
 //	episode_starts  [N]       bool, true on an episode's first step
 //	values          [N]       float32, the critic's value of the observation
 //	log_probs       [N]       float32, log π(action | observation)
+//	action_masks    [N, mask] bool, the actions legal at the observation
 //
 // obs and act are the flat sizes of the spaces; a Discrete action is one
-// column. The entry spaces.npy, a uint8 ('|u1') array, holds the UTF-8 JSON
+// column. action_masks is there only when some step had a mask (a masked
+// env's; mask is envs.MaskSize of the action space), a step without one
+// legal everywhere. The entry spaces.npy, a uint8 ('|u1') array, holds the UTF-8 JSON
 // {"observation": …, "action": …}, both spaces in envs.MarshalSpace's form,
 // so that every entry of the file loads as an array in NumPy
 // (json.loads(d["spaces"].tobytes())). Read checks all of it, and also
@@ -35,6 +38,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/evolverl/evolve/envs"
 	"github.com/evolverl/evolve/internal/atomicfile"
@@ -46,6 +50,9 @@ type Step struct {
 	Reward                              float64
 	Terminated, Truncated, EpisodeStart bool
 	Value, LogProb                      float32
+	// ActionMask is the env's action mask for Obs (Info.ActionMask): nil
+	// when every action is legal.
+	ActionMask []bool
 	// Source is where a dataset's step came from (CreateDataset); nil in
 	// a recording (Create).
 	Source *Source
@@ -58,6 +65,7 @@ type Writer struct {
 	spaces   []byte // the JSON of spaces.npy
 	dataset  []byte // the JSON of dataset.npy; nil for a recording
 	t        Trajectory
+	masked   bool // some step had a mask: the file has action_masks
 	closed   bool
 }
 
@@ -122,6 +130,13 @@ func (w *Writer) Add(s Step) error {
 		// values are left as given (a policy's sample before the env clips it).
 		return fmt.Errorf("record %s: step %d: action %v is not in %v", w.path, n, s.Action, w.act)
 	}
+	if s.ActionMask != nil {
+		if m, ok := envs.MaskSize(w.act); !ok {
+			return fmt.Errorf("record %s: step %d: an action mask, but %v takes none", w.path, n, w.act)
+		} else if len(s.ActionMask) != m {
+			return fmt.Errorf("record %s: step %d: an action mask of %d entries, want %d for %v", w.path, n, len(s.ActionMask), m, w.act)
+		}
+	}
 	switch {
 	case w.dataset != nil && s.Source == nil:
 		return fmt.Errorf("record %s: step %d: a dataset's steps need their Source", w.path, n)
@@ -140,6 +155,8 @@ func (w *Writer) Add(s Step) error {
 	t.EpisodeStarts = append(t.EpisodeStarts, s.EpisodeStart)
 	t.Values = append(t.Values, s.Value)
 	t.LogProbs = append(t.LogProbs, s.LogProb)
+	t.ActionMasks = append(t.ActionMasks, slices.Clone(s.ActionMask))
+	w.masked = w.masked || s.ActionMask != nil
 	return nil
 }
 
@@ -174,6 +191,10 @@ func (w *Writer) writeNPZ(out io.Writer) error {
 		{"log_probs", dtypeF32, []int{n}, encodeF32(t.LogProbs)},
 		{"spaces", dtypeU8, []int{len(w.spaces)}, w.spaces},
 	}
+	if w.masked {
+		m, _ := envs.MaskSize(w.act)
+		entries = append(entries, npzEntry{"action_masks", dtypeBool, []int{n, m}, encodeBool(maskRows(t.ActionMasks, m))})
+	}
 	if w.dataset != nil {
 		entries = append(entries, datasetEntries(t.Sources)...)
 		entries = append(entries, npzEntry{"dataset", dtypeU8, []int{len(w.dataset)}, w.dataset})
@@ -197,6 +218,21 @@ type npzEntry struct {
 	data        []byte
 }
 
+// maskRows flattens masks of width m, a nil one all true.
+func maskRows(masks [][]bool, m int) []bool {
+	out := make([]bool, 0, len(masks)*m)
+	for _, r := range masks {
+		if r == nil {
+			for range m {
+				out = append(out, true)
+			}
+			continue
+		}
+		out = append(out, r...)
+	}
+	return out
+}
+
 func flatten(rows [][]float32) []float32 {
 	var out []float32
 	for _, r := range rows {
@@ -207,12 +243,15 @@ func flatten(rows [][]float32) []float32 {
 
 // Trajectory is a recorded trajectory: row i of every field is step i.
 type Trajectory struct {
-	Observations                  [][]float32
-	Actions                       [][]float32
-	Rewards                       []float64
-	Terminated, Truncated         []bool
-	EpisodeStarts                 []bool
-	Values, LogProbs              []float32
+	Observations          [][]float32
+	Actions               [][]float32
+	Rewards               []float64
+	Terminated, Truncated []bool
+	EpisodeStarts         []bool
+	Values, LogProbs      []float32
+	// ActionMasks is each step's action mask; nil when the file has none
+	// (no step had one, or it was written before recordings kept them).
+	ActionMasks                   [][]bool
 	ObservationSpace, ActionSpace envs.Space
 	// Sources is where each step came from, and Dataset the JSON of how
 	// the dataset was made: a dataset's (see CreateDataset); nil in a
@@ -283,10 +322,37 @@ func read(path string) (*Trajectory, error) {
 		return nil, err
 	}
 	t.LogProbs = decodeF32(b)
+	if err := readMasks(t, a); err != nil {
+		return nil, err
+	}
 	if err := readSources(t, a.files, a.array); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// readMasks reads action_masks.npy when the file has it.
+func readMasks(t *Trajectory, a *npzArchive) error {
+	if a.files["action_masks.npy"] == nil {
+		return nil
+	}
+	m, ok := envs.MaskSize(t.ActionSpace)
+	if !ok {
+		return fmt.Errorf("action_masks.npy, but the action space %v takes no mask", t.ActionSpace)
+	}
+	b, err := a.array("action_masks", dtypeBool, m)
+	if err != nil {
+		return err
+	}
+	v, err := decodeBool(b)
+	if err != nil {
+		return fmt.Errorf("action_masks.npy: %w", err)
+	}
+	t.ActionMasks = make([][]bool, a.steps)
+	for i := range t.ActionMasks {
+		t.ActionMasks[i] = v[i*m : (i+1)*m : (i+1)*m]
+	}
+	return nil
 }
 
 // npzArchive reads the entries of a trajectory's .npz. steps is the number

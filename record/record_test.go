@@ -321,3 +321,59 @@ func numpyPython(t *testing.T, what string) string {
 	t.Skipf("no python3 with numpy (tried python3 and /usr/bin/python3): numpy.load of %s untested", what)
 	return ""
 }
+
+// TestActionMasksRoundTrip: a recording of a masked env keeps each step's
+// mask (a step without one legal everywhere), NumPy reads it as a bool
+// array, a file without masks has none, and bad masks are refused.
+func TestActionMasksRoundTrip(t *testing.T) {
+	act := envs.MultiDiscrete{Nvec: []int{2, 3}}
+	path := filepath.Join(t.TempDir(), "masked.npz")
+	w, err := Create(path, testObs, act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks := [][]bool{{true, false, false, true, true}, nil, {false, true, true, false, false}}
+	for i, m := range masks {
+		if err := w.Add(Step{Obs: []float32{0, 0, 0}, Action: []float32{float32(i % 2), 1}, ActionMask: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []struct {
+		mask []bool
+		want string
+	}{{[]bool{true, true}, "an action mask of 2 entries, want 5"}} {
+		if err := w.Add(Step{Obs: []float32{0, 0, 0}, Action: []float32{0, 0}, ActionMask: bad.mask}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("mask %v: %v, want %q", bad.mask, err, bad.want)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]bool{masks[0], {true, true, true, true, true}, masks[2]}
+	if !reflect.DeepEqual(tr.ActionMasks, want) {
+		t.Errorf("masks %v, want %v", tr.ActionMasks, want)
+	}
+	if python := numpyPython(t, "action masks"); python != "" {
+		script := "import sys, numpy as np\nm = np.load(sys.argv[1])['action_masks']\nassert m.dtype == bool and m.shape == (3, 5), (m.dtype, m.shape)\nprint(m.astype(int).tolist())\n"
+		out, err := exec.Command(python, "-c", script, path).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "[[1, 0, 0, 1, 1], [1, 1, 1, 1, 1], [0, 1, 1, 0, 0]]" {
+			t.Errorf("numpy: %v\n%s", err, out)
+		}
+	}
+
+	plain, _ := writeTrajectory(t, 2)
+	if tr, err := Read(plain); err != nil || tr.ActionMasks != nil {
+		t.Errorf("a recording without masks: %v, masks %v", err, tr.ActionMasks)
+	}
+	box, err := Create(filepath.Join(t.TempDir(), "box.npz"), testObs, envs.NewBox(-1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := box.Add(Step{Obs: []float32{0, 0, 0}, Action: []float32{0}, ActionMask: []bool{true}}); err == nil || !strings.Contains(err.Error(), "takes none") {
+		t.Errorf("a mask for a Box action: %v", err)
+	}
+}
