@@ -44,19 +44,24 @@ import (
 
 // Demo is one demonstrated episode: observations (raw, as the env gave
 // them), the actions taken and the rewards, row i being step i, and
-// whether it ended terminated (else it was cut: truncated).
+// whether it ended terminated (else it was cut: truncated). Masks holds a
+// masked env's action mask of each step (nil, or a nil row, where every
+// action was legal): a replayed step is learnt under its mask, as the
+// env's own steps are.
 type Demo struct {
 	Obs, Actions [][]float32
 	Rewards      []float64
 	Terminated   bool
+	Masks        [][]bool
 }
 
 // DemosFrom splits a recorded trajectory (record.Read of a file that
 // `evolve play -record` or `evolve sample` wrote, or a user's own) into
-// demos, one per episode. The recording's spaces must be obs and act:
-// otherwise the error names the field ("observation space", "action
-// space") and both spaces; an action outside act is an error naming its
-// step.
+// demos, one per episode, with the recording's action masks when it has
+// them. The recording's spaces must be obs and act: otherwise the error
+// names the field ("observation space", "action space") and both spaces;
+// an action outside act, or one its step's mask forbids, is an error
+// naming its step.
 func DemosFrom(t *record.Trajectory, obs, act envs.Space) ([]Demo, error) {
 	for _, s := range []struct {
 		field     string
@@ -71,6 +76,9 @@ func DemosFrom(t *record.Trajectory, obs, act envs.Space) ([]Demo, error) {
 		if !act.Contains(t.Actions[i]) {
 			return nil, fmt.Errorf("step %d: action %v is not in the action space %v", i, t.Actions[i], act)
 		}
+		if t.ActionMasks != nil && !legal(act, t.Actions[i], t.ActionMasks[i]) {
+			return nil, fmt.Errorf("step %d: action %v is not legal under the step's action mask", i, t.Actions[i])
+		}
 		if t.EpisodeStarts[i] || len(out) == 0 {
 			out = append(out, Demo{})
 		}
@@ -79,6 +87,9 @@ func DemosFrom(t *record.Trajectory, obs, act envs.Space) ([]Demo, error) {
 		d.Actions = append(d.Actions, t.Actions[i])
 		d.Rewards = append(d.Rewards, t.Rewards[i])
 		d.Terminated = t.Terminated[i]
+		if t.ActionMasks != nil {
+			d.Masks = append(d.Masks, t.ActionMasks[i])
+		}
 	}
 	return out, nil
 }
@@ -92,10 +103,22 @@ func (a *PPO) SetDemos(demos []Demo) error {
 		if len(d.Obs) == 0 || len(d.Actions) != len(d.Obs) || len(d.Rewards) != len(d.Obs) {
 			return fmt.Errorf("agent: demo %d: %d observations, %d actions, %d rewards: want as many of each, at least one", k, len(d.Obs), len(d.Actions), len(d.Rewards))
 		}
+		if d.Masks != nil && len(d.Masks) != len(d.Obs) {
+			return fmt.Errorf("agent: demo %d: %d masks for %d steps: want one per step, or none", k, len(d.Masks), len(d.Obs))
+		}
 		for i := range d.Obs {
 			if len(d.Obs[i]) != n || len(d.Actions[i]) != m || !a.actSpace.Contains(d.Actions[i]) {
 				return fmt.Errorf("agent: demo %d step %d: an observation of %d values (want %d) or an action %v outside %v",
 					k, i, len(d.Obs[i]), n, d.Actions[i], a.actSpace)
+			}
+			if d.Masks == nil || d.Masks[i] == nil {
+				continue
+			}
+			if ms, ok := envs.MaskSize(a.actSpace); !ok || len(d.Masks[i]) != ms {
+				return fmt.Errorf("agent: demo %d step %d: an action mask of %d entries for %v (want %d)", k, i, len(d.Masks[i]), a.actSpace, ms)
+			}
+			if !legal(a.actSpace, d.Actions[i], d.Masks[i]) {
+				return fmt.Errorf("agent: demo %d step %d: action %v is not legal under its mask", k, i, d.Actions[i])
 			}
 		}
 	}
@@ -271,8 +294,13 @@ func (a *PPO) demoRows(s *demoState, slot buffer.Slot, out *actOut) error {
 		copy(slot.Actions[i*m:(i+1)*m], e.replay.Actions[e.k])
 		slot.LogProbs[i] = 0
 		if ms := len(slot.Masks) / len(s.envs); ms > 0 {
-			for j := range ms {
-				slot.Masks[i*ms+j] = true
+			row := slot.Masks[i*ms : (i+1)*ms]
+			if d := e.replay; d.Masks != nil && d.Masks[e.k] != nil {
+				copy(row, d.Masks[e.k])
+			} else {
+				for j := range row {
+					row[j] = true
+				}
 			}
 		}
 	}
@@ -338,6 +366,9 @@ func (a *PPO) demoStep(s *demoState, raw []float32, slot buffer.Slot, res *envs.
 			e.ep.Obs = append(e.ep.Obs, slices.Clone(raw[i*n:(i+1)*n]))
 			e.ep.Actions = append(e.ep.Actions, slices.Clone(slot.Actions[i*m:(i+1)*m]))
 			e.ep.Rewards = append(e.ep.Rewards, res.Rewards[i])
+			if ms := len(slot.Masks) / len(s.envs); ms > 0 {
+				e.ep.Masks = append(e.ep.Masks, slices.Clone(slot.Masks[i*ms:(i+1)*ms]))
+			}
 			e.epMax = max(e.epMax, float64(slot.Values[i]))
 		}
 		if !res.Done(i) {
@@ -397,4 +428,32 @@ func (a *PPO) considerDemo(s *demoState, ep Demo, maxV float64) {
 		}
 		s.reward = slices.Delete(s.reward, k, k+1)
 	}
+}
+
+// legal reports whether the Discrete or MultiDiscrete action is allowed by
+// mask (one entry per choice of each component, in order); any action is
+// under a nil mask.
+func legal(space envs.Space, action []float32, mask []bool) bool {
+	if mask == nil {
+		return true
+	}
+	var nvec []int
+	start := 0
+	switch s := space.(type) {
+	case envs.Discrete:
+		nvec, start = []int{s.N}, s.Start
+	case envs.MultiDiscrete:
+		nvec = s.Nvec
+	default:
+		return true
+	}
+	off := 0
+	for c, n := range nvec {
+		j := int(action[c]) - start
+		if j < 0 || j >= n || off+j >= len(mask) || !mask[off+j] {
+			return false
+		}
+		off += n
+	}
+	return true
 }

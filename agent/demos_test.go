@@ -149,3 +149,94 @@ func TestDemosFromRecordings(t *testing.T) {
 		t.Errorf("another action space: %v", err)
 	}
 }
+
+// TestDemoMasksReplayAndRecord: on a masked env a replayed step enters the
+// rollout under its demo's mask (not every action legal), an own episode
+// kept as a demo keeps its masks, and masks from a recording carry over,
+// an action its mask forbids refused.
+func TestDemoMasksReplayAndRecord(t *testing.T) {
+	env, err := envs.Make("ConnectFour-v0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Demo
+	obs, info := env.Reset(0)
+	for _, col := range []float32{3, 3, 3, 3, 3, 3, 2} { // fills column 3: the last step's mask forbids it
+		d.Obs = append(d.Obs, slices.Clone(obs))
+		d.Masks = append(d.Masks, slices.Clone(info.ActionMask))
+		d.Actions = append(d.Actions, []float32{col})
+		var r float64
+		obs, r, _, _, info = env.Step([]float32{col})
+		d.Rewards = append(d.Rewards, r)
+	}
+	if d.Masks[6][3] {
+		t.Fatal("column 3 still legal after six pieces")
+	}
+	cfg := probeConfig(netconf.EncoderCNN)
+	cfg.Net.CNN.Strides = []int{1, 1}
+	cfg.LearnStep, cfg.BatchSize, cfg.DemoRho = 4*14, 56, 1
+	a := boundAgent(t, "ConnectFour-v0", nil, cfg, 5, []Demo{d})
+	var ended []float64
+	if _, _, _, err := a.collect(&ended); err != nil {
+		t.Fatal(err)
+	}
+	buf := a.roll.buf
+	ms := len(buf.Masks) / (buf.Steps * buf.Envs)
+	for tt := range buf.Steps {
+		for i := range buf.Envs {
+			j := tt*buf.Envs + i
+			if got, want := buf.Masks[j*ms:(j+1)*ms], d.Masks[tt%len(d.Obs)]; !slices.Equal(got, want) {
+				t.Fatalf("step %d env %d: mask %v, want the demo's %v", tt, i, got, want)
+			}
+		}
+	}
+
+	// Own episodes: with demo_phi alone, the first finished one is a reward
+	// demo, with one mask per step.
+	cfg.DemoRho, cfg.DemoPhi = 0, 0.5
+	a = boundAgent(t, "ConnectFour-v0", nil, cfg, 5, nil)
+	for a.roll.demo == nil || len(a.roll.demo.reward) == 0 {
+		if _, _, _, err := a.collect(&ended); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := a.roll.demo.reward[0]
+	if len(own.Masks) != len(own.Obs) || len(own.Masks[0]) != 7 || !slices.Equal(own.Masks[0], slices.Repeat([]bool{true}, 7)) {
+		t.Errorf("an own demo of %d steps has %d masks, the first %v", len(own.Obs), len(own.Masks), own.Masks)
+	}
+
+	// A recording: its masks carry over, and an action a mask forbids is refused.
+	path := filepath.Join(t.TempDir(), "c4.npz")
+	w, err := record.Create(path, env.ObservationSpace(), env.ActionSpace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range d.Obs {
+		if err := w.Add(record.Step{Obs: d.Obs[k], Action: d.Actions[k], Reward: d.Rewards[k], EpisodeStart: k == 0, ActionMask: d.Masks[k]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Add(record.Step{Obs: d.Obs[6], Action: []float32{3}, ActionMask: d.Masks[6]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := record.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DemosFrom(tr, env.ObservationSpace(), env.ActionSpace()); err == nil || !strings.Contains(err.Error(), "step 7: action [3] is not legal") {
+		t.Errorf("an action its mask forbids: %v", err)
+	}
+	tr.ActionMasks[7][3] = true
+	demos, err := DemosFrom(tr, env.ObservationSpace(), env.ActionSpace())
+	if err != nil || len(demos) != 1 || !slices.Equal(demos[0].Masks[6], d.Masks[6]) {
+		t.Errorf("demos from a masked recording: %v; masks %v", err, demos)
+	}
+	bad := d
+	bad.Masks = d.Masks[:3]
+	if err := a.SetDemos([]Demo{bad}); err == nil || !strings.Contains(err.Error(), "3 masks for 7 steps") {
+		t.Errorf("too few masks: %v", err)
+	}
+}
