@@ -165,7 +165,7 @@ func (v *Vector) Reset(seed int64) (*StepResult, error) {
 		} else {
 			obs, info = e.Reset(v.seeds[i])
 		}
-		if err := v.accept(i, "reset", obs, 0, info); err != nil {
+		if err := v.accept(i, "reset", 0, obs, 0, info); err != nil {
 			return nil, err
 		}
 		copy(r.Obs[i*v.obsSize:], obs)
@@ -220,11 +220,11 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 			a := actions[i*v.actSize : (i+1)*v.actSize]
 			if !v.validAction(a) {
 				v.ready = false
-				return nil, fmt.Errorf("envs: vector env %d (%s): action %v is not in %v", i, envName{Unwrapped(e)}, a, v.actSpace)
+				return nil, fmt.Errorf("envs: vector env %d (%s) at step %d of its episode: action %v is not in %v", i, envName{Unwrapped(e)}, v.epLength[i]+1, a, v.actSpace)
 			}
 			obs, reward, term, trunc, info = e.Step(a)
 		}
-		if err := v.accept(i, "step", obs, reward, info); err != nil {
+		if err := v.accept(i, "step", v.epLength[i]+1, obs, reward, info); err != nil {
 			v.ready = false
 			return nil, err
 		}
@@ -254,7 +254,7 @@ func (v *Vector) Step(actions []float32) (*StepResult, error) {
 		} else {
 			obs, info = e.Reset(NoSeed)
 		}
-		if err := v.accept(i, "reset", obs, 0, info); err != nil {
+		if err := v.accept(i, "reset", 0, obs, 0, info); err != nil {
 			v.ready = false
 			return nil, err
 		}
@@ -308,9 +308,13 @@ func (v *Vector) validAction(a []float32) bool {
 	return true
 }
 
-// accept checks what env i returned (CheckOutput).
-func (v *Vector) accept(i int, call string, obs []float32, reward float64, info Info) error {
+// accept checks what env i returned (CheckOutput) at step of its episode
+// (0: its reset).
+func (v *Vector) accept(i int, call string, step int, obs []float32, reward float64, info Info) error {
 	if err := CheckOutput(v.envs[i], v.obsSpace, v.actSpace, call, obs, reward, info); err != nil {
+		if step > 0 {
+			return fmt.Errorf("envs: vector env %d at step %d of its episode: %w", i, step, err)
+		}
 		return fmt.Errorf("envs: vector env %d: %w", i, err)
 	}
 	return nil

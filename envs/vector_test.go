@@ -125,7 +125,7 @@ func TestVectorRejectsBadEnvOutput(t *testing.T) {
 		env  *countEnv
 		want string
 	}{
-		{"nan observation", &countEnv{length: 5, badObs: true}, "observation[1] = NaN"},
+		{"nan observation", &countEnv{length: 5, badObs: true}, "env 1 at step 1 of its episode: env *envs.countEnv step returned observation[1] = NaN"},
 		{"mask of wrong length", &countEnv{length: 5, mask: []bool{true}}, "action mask of 1 entries, want 2"},
 		// It was first noticed in the agent, as the agent's error (exit 1).
 		{"mask with no legal action", &countEnv{length: 5, mask: []bool{false, false}}, "action mask that leaves no legal action"},
@@ -196,7 +196,7 @@ func TestVectorRequiresResetBeforeStepAndAfterErrors(t *testing.T) {
 	}
 	v.Reset(1)
 	if _, err := v.Step([]float32{0, 2}); err == nil || !strings.Contains(err.Error(), "env 1") || !strings.Contains(err.Error(), "not in Discrete(2)") ||
-		!strings.Contains(err.Error(), "*envs.CartPole") {
+		!strings.Contains(err.Error(), "(*envs.CartPole) at step 1 of its episode") {
 		t.Fatalf("illegal action: %v, want an error naming env 1, its type under its wrappers and the space", err)
 	}
 	if _, err := v.Step([]float32{0, 1}); err == nil {
