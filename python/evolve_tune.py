@@ -44,7 +44,11 @@ learn_step (a bigger minibatch is the whole rollout in SB3, too). The zoo's
 nets map onto evolve's encoder -> latent -> head: tiny (pi = vf = [64]) is an
 MLP encoder without hidden layers, a 64-unit latent and a head without hidden
 layers; small ([64, 64]) is an encoder of [64] and a 64-unit latent; medium
-([256, 256]) an encoder of [256] and a 256-unit latent. -space ppo_lstm
+([256, 256]) an encoder of [256] and a 256-unit latent. For a BASE whose
+encoder is a CNN the zoo's net_arch follows its CNN features extractor: BASE's
+[net.cnn] is kept and net_arch is the latent and the head's hidden layers
+(tiny: a 64-unit latent; small: 64 and a head of [64]; medium: 256 and
+[256]), the activation theirs. -space ppo_lstm
 samples the LSTM's hidden size too and puts the LSTM in the encoder's place
 (the zoo's RecurrentPPO puts net_arch after the LSTM: here the latent and the
 head's hidden layers).
@@ -358,7 +362,18 @@ def net_table(base_net, p, space):
     latent = {"size": width}
     if width > EVOLVE_MAX_LATENT:
         latent["max"] = width
-    if space == "ppo":
+    if space == "ppo" and base_net.get("encoder") == "cnn":
+        # Images: the zoo's net_arch follows its CNN features extractor (a fixed
+        # ReLU CNN), as here the latent and the head's hidden layers follow BASE's
+        # [net.cnn], kept as it is.
+        net["encoder"] = "cnn"
+        net["cnn"] = copy.deepcopy(base_net.get("cnn", {}))
+        net["latent"] = latent
+        head = {"hidden": hidden, "activation": act}
+        if not hidden:
+            head["min_layers"] = 0
+        net["head"] = head
+    elif space == "ppo":
         net["encoder"] = "mlp"
         mlp = {"hidden": hidden, "activation": act}
         if not hidden:

@@ -339,6 +339,7 @@ func TestTune(t *testing.T) {
 	t.Run("study", func(t *testing.T) { tuneStudy(t, e) })
 	t.Run("budget", func(t *testing.T) { tuneBudget(t, e) })
 	t.Run("lstm", func(t *testing.T) { tuneLSTM(t, e) })
+	t.Run("cnn", func(t *testing.T) { tuneCNN(t, e) })
 	t.Run("margin", func(t *testing.T) { tuneMargin(t, e) })
 }
 
@@ -513,6 +514,36 @@ func tuneLSTM(t *testing.T, e tuneEnv) {
 		for _, want := range []string{`encoder = "lstm"`, "[net.lstm]\nhidden = " + h + "\n"} {
 			if h == "" || !bytes.Contains(cfg, []byte(want)) || bytes.Contains(cfg, []byte("[net.mlp]")) {
 				t.Errorf("trial %s (lstm_hidden_size %q): want %q and no [net.mlp] in\n%s", r["trial"], h, want, cfg)
+			}
+		}
+	}
+}
+
+// tuneCNN runs a base with a CNN encoder (MinAtar's images): the trials
+// keep its [net.cnn] and the zoo's net_arch becomes the latent and the
+// head, as its net_arch follows its CNN features extractor.
+func tuneCNN(t *testing.T, e tuneEnv) {
+	dir := t.TempDir()
+	base := strings.NewReplacer(`"CartPole-v1"`, `"MinAtar/Breakout-v1"`, "num_envs = 4", "num_envs = 1",
+		"encoder = \"mlp\"\n[net.mlp]\nhidden = [64]\n",
+		"encoder = \"cnn\"\n[net.cnn]\nchannels = [16]\nkernels = [3]\nstrides = [1]\n").Replace(tuneBase)
+	e.base = filepath.Join(dir, "cnn.toml")
+	if err := os.WriteFile(e.base, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "study")
+	e.study(t, out, "-sampler", "random", "-seed", "3", "-budget", "1_000_000", "-anchor", "50", "-trials", "3",
+		"-trial-steps", "512", "-evaluations", "1", "-evolve", e.evolve)
+	rows, _ := checkStudy(t, out, 3, 50)
+	for _, r := range rows {
+		cfg, err := os.ReadFile(filepath.Join(trialDir(out, r["trial"]), "config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		width := map[string]string{"tiny": "64", "small": "64", "medium": "256"}[r["net_arch"]]
+		for _, want := range []string{`encoder = "cnn"`, "channels = [16]", "[net.latent]\nsize = " + width + "\n"} {
+			if width == "" || !bytes.Contains(cfg, []byte(want)) || bytes.Contains(cfg, []byte("[net.mlp]")) {
+				t.Errorf("trial %s (net_arch %q): want %q and no [net.mlp] in\n%s", r["trial"], r["net_arch"], want, cfg)
 			}
 		}
 	}
