@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -285,15 +287,63 @@ func TestShippedConfigsValidate(t *testing.T) {
 	if !reflect.DeepEqual(ref, def) {
 		t.Errorf("configs/pop.toml differs from the defaults:\n%+v\n%+v", ref, def)
 	}
-	if b, err := os.ReadFile("../configs/pop.toml"); err == nil {
-		for _, key := range []string{"no_mutation", "mutate_elite", "eval_episodes", "min_generations", "keep", "max_seq_len",
-			"value_loss", "kl_threshold", "normalize_reward", "clip_reward", "normalize_value", "use_sde", "sde_sample_freq",
-			"advantage", "vtrace_rho_clip", "vtrace_c_clip", "actor_lag"} {
-			if !strings.Contains(string(b), key) {
-				t.Errorf("configs/pop.toml does not document %s", key)
-			}
+	b, err := os.ReadFile("../configs/pop.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range configKeys(reflect.TypeOf(Config{}), "") {
+		if !documentsKey(string(b), key) {
+			t.Errorf("configs/pop.toml does not document %s", key)
 		}
 	}
+}
+
+// configKeys lists the TOML keys of the struct type rt under table path,
+// tables and their keys, but for those no config may give: [ppo.net] (the
+// network is [net]) and the network's sizes the env sets.
+func configKeys(rt reflect.Type, path string) []string {
+	var keys []string
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("toml"), ",")
+		key := strings.TrimPrefix(path+"."+name, ".")
+		if name == "" || name == "-" || slices.Contains([]string{"ppo.net", "net.input", "net.output", "net.output_gain", "net.inputs"}, key) {
+			continue
+		}
+		keys = append(keys, key)
+		ft := rt.Field(i).Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			keys = append(keys, configKeys(ft, key)...)
+		}
+	}
+	return keys
+}
+
+// documentsKey reports whether the text of pop.toml documents key: as a
+// table header or a setting, commented out or not, or for the encoders'
+// tables it does not spell out ([net.cnn], ...) named in the comment that
+// lists their keys ("min/max_channels" for min_channels and max_channels).
+func documentsKey(text, key string) bool {
+	table, name := "", key
+	if i := strings.LastIndex(key, "."); i >= 0 {
+		table, name = key[:i], key[i+1:]
+	}
+	q := regexp.QuoteMeta
+	if regexp.MustCompile(`(?m)^[# ]*` + q(name) + `\s*=|\[` + q(key) + `\]`).MatchString(text) {
+		return true
+	}
+	if !slices.Contains([]string{"net.cnn", "net.lstm", "net.gru", "net.transformer"}, table) {
+		return false
+	}
+	short := name
+	if rest, ok := strings.CutPrefix(name, "min_"); ok {
+		short = "min/max_" + rest
+	} else if rest, ok := strings.CutPrefix(name, "max_"); ok {
+		short = "min/max_" + rest
+	}
+	return regexp.MustCompile(`\[` + q(table) + `\][^\n]*(\n *#[^\n]*)*\b` + q(short) + `\b`).MatchString(text)
 }
 
 // TestBackendIsChosenInNet: [net] backend selects the network backend of
