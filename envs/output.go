@@ -52,7 +52,10 @@ func checkOutput(env Env, obsSpace, actSpace Space, call string, obs []float32, 
 		return fmt.Errorf("env %s %s returned reward %v", name, call, reward)
 	}
 	if info.ActionMask != nil {
-		n, _ := MaskSize(actSpace)
+		n, maskable := MaskSize(actSpace)
+		if !maskable {
+			return fmt.Errorf("env %s %s returned an action mask, but %v takes none", name, call, actSpace)
+		}
 		if len(info.ActionMask) != n {
 			return fmt.Errorf("env %s %s returned an action mask of %d entries, want %d for %v", name, call, len(info.ActionMask), n, actSpace)
 		}
