@@ -121,6 +121,16 @@ def final_lr(run):
     return math.exp(statistics.mean(math.log(x) for x in last)) if last else None
 
 
+def none_here(args, why):
+    """The line of a section with no run of this report to list: where the
+    runs it would list are, or why there are none."""
+    imported = list(args.imported_methods) + [m for m in args.imported_seeds if m not in args.imported_methods]
+    if imported:
+        return (f"None here: {' and '.join(imported)} {'was' if len(imported) == 1 else 'were'} imported; "
+                f"the report beside {args.imported} lists theirs; {why}.")
+    return f"None here: {why}."
+
+
 def report(args, results, budget, study_budget):  # noqa: C901 (one table, written in order)
     # Without an evolve run there is no B: "at B" is each study's best at its end.
     plotted_budget, budget = budget, budget if budget > 0 else math.inf
@@ -193,17 +203,23 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
     start = "evolve's default" if lr0 is None else f"{lr0:g}"
     lines += ["", "## Where the learning rate went", "",
               f"The geometric mean of the last generation's lr in each run (the start: {start}, times F for pbt-lrF).", ""]
+    listed = len(lines)
     for m in results:
         if m in STUDY_METHODS or m in args.imported_methods:
             continue
         seeds = [s for s in range(1, (args.counts[m] or args.seeds) + 1)
                  if f"seed {s}" not in args.imported_seeds.get(m, [])]
+        if not seeds:
+            continue
         lrs = [final_lr(os.path.join(args.out, m, f"seed-{s}", "run")) for s in seeds]
         lines.append(f"- {m}: " + ", ".join(("–" if x is None else f"{x:.2g}") + (f" (seed {s})" if m in args.imported_seeds else "")
                                             for s, x in zip(seeds, lrs)))
+    if len(lines) == listed:
+        lines.append(none_here(args, "a study's trials keep their lr"))
     lines += ["", "## The winning agents' schedules", "",
               "Each PBT run's elite: its hyperparameters at the end and what its lineage received "
               "(generation: event), oldest first.", ""]
+    listed = len(lines)
     for m in results:
         if not m.startswith(("pbt", "pb2")) or m in args.imported_methods:
             continue
@@ -215,6 +231,8 @@ def report(args, results, budget, study_budget):  # noqa: C901 (one table, writt
             lines.append(f"- **{m} seed {s}**: " + ", ".join(f"{k} {v}" for k, v in values.items()))
             for g, a, e in events:
                 lines.append(f"  - gen {g}, agent {a}: {e}")
+    if len(lines) == listed:
+        lines.append(none_here(args, "only PBT and PB2 runs have schedules"))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "REPORT.md"), "w") as f:
         f.write(text)

@@ -398,3 +398,44 @@ func TestCompareStopStopsItsRuns(t *testing.T) {
 		t.Errorf("no message of the stop; stderr:\n%s", stderr.String())
 	}
 }
+
+// TestCompareReportSaysWhereImportedSchedulesAre: a report whose evolve
+// runs are all imported has no lr or schedule of its own to list; its two
+// sections say so and name the report that has them, instead of standing
+// empty under their headings.
+func TestCompareReportSaysWhereImportedSchedulesAre(t *testing.T) {
+	python := tomlPython(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "python", "evolve_compare.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	curves := filepath.Join(dir, "curves.csv")
+	text := "method,run,global_steps,best_confirmed\npb2,seed 1,1000,120.0\npb2,seed 1,2000,500.0\n"
+	if err := os.WriteFile(curves, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join("..", "..", "configs", "cartpole.toml")
+	cmd := exec.Command(python, script, "-config", config, "-anchor", "500", "-out", out,
+		"-methods", "pb2:1", "-import", curves, "-report-only")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, section := range []string{"## Where the learning rate went", "## The winning agents' schedules"} {
+		_, rest, ok := strings.Cut(string(b), section)
+		if !ok {
+			t.Fatalf("REPORT.md lacks %q:\n%s", section, b)
+		}
+		if !strings.Contains(rest, "None here: pb2 was imported; the report beside "+curves+" lists theirs") {
+			t.Errorf("%s does not say where the imported runs' are:\n%s", section, rest)
+		}
+	}
+}
