@@ -70,6 +70,12 @@ func newRun(ctx context.Context, cfg Config, opts Options, restarting bool) (*Tr
 		return nil, err
 	}
 	t.restarting = restarting
+	if _, box := env.ActionSpace().(envs.Box); !box && cfg.PPO.ActionStdInit != 0 {
+		// Not refused: runs begun before this note was added hold it in
+		// their config.toml, and must resume.
+		t.log.Warn(fmt.Sprintf("ppo.action_std_init = %g has no effect: it is the initial log standard deviation of a Gaussian policy, for Box actions, and %s acts in %v",
+			cfg.PPO.ActionStdInit, cfg.Env.ID, env.ActionSpace()), "config", "ppo.action_std_init")
+	}
 	for i := range cfg.Population.Size {
 		ppo := cfg.PPO
 		if cfg.Population.Init == InitSample {
