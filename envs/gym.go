@@ -38,7 +38,9 @@ const GymPrefix = "gym:"
 //   - "max_episode_steps": given, it replaces Gymnasium's own time limit
 //     (0: none), counted in the child exactly as TimeLimit counts;
 //   - "channels_first": true moves the channels of an [H, W, C] Box
-//     observation first, as [C, H, W] (what the CNN encoder reads).
+//     observation first, as [C, H, W] (what the CNN encoder reads); a Box
+//     whose first dimension is smaller than both others is [C, H, W]
+//     already, and refused.
 //
 // Spaces Box (any shape and dtype, ±Inf bounds), Discrete (with start),
 // MultiDiscrete, MultiBinary and Dict of those are supported; any other

@@ -94,6 +94,16 @@ func TestGymChannelsFirst(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "option channels_first = true") || !strings.Contains(err.Error(), "want a Box of shape [H, W, C]") {
 		t.Errorf("channels_first on a [1] Box: %v", err)
 	}
+	// An image that is [C, H, W] already would have rows moved into its
+	// channels: refused.
+	o = gymTestOptions(t, "ImageCHW")
+	o["channels_first"] = true
+	if env, err := Make("gym:test", o); err == nil {
+		Close(env)
+		t.Error("channels_first on a [2 4 4] Box: Make succeeded")
+	} else if !strings.Contains(err.Error(), "shape [2, 4, 4] is channels-first already (its first dimension is the smallest, 2 channels of 4×4): leave the option out") {
+		t.Errorf("channels_first on a [2 4 4] Box: %v", err)
+	}
 }
 
 func channelsFirst(t *testing.T, opts Options) {

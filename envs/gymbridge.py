@@ -254,6 +254,12 @@ def channels_first(d, enc):
         raise ValueError("envs gym bridge: option channels_first = true: the observation space is a %s of shape %s, want a Box of shape [H, W, C]"
                          % (d["type"], d.get("pyshape")))
     h, w, c = d["pyshape"]
+    if h < w and h < c:
+        # Images have more rows than channels: this one is [C, H, W] already,
+        # and moving its last axis first would mix rows into channels.
+        raise ValueError("envs gym bridge: option channels_first = true: the observation space's shape %s is channels-first "
+                         "already (its first dimension is the smallest, %d channels of %d×%d): leave the option out"
+                         % (list(d["pyshape"]), h, w, c))
     # perm[k] is the [H, W, C] index of the k-th value in [C, H, W] order.
     perm = [(y * w + x) * c + ch for ch in range(c) for y in range(h) for x in range(w)]
     moved = dict(d, shape=[c, h, w], pyshape=[c, h, w],

@@ -265,3 +265,15 @@ class ImageHWC(Masked):
     def step(self, a):
         self.t += 1
         return self._image(), 0.0, False, False, {}
+
+
+class ImageCHW(Masked):
+    """A [2, 4, 4] Box: two 4×4 channels, already channels-first."""
+
+    observation_space = {"type": "Box", "shape": [2, 4, 4], "dtype": "float32", "low": 0, "high": 1}
+
+    def reset(self, seed=None):
+        return [[[0.0] * 4] * 4] * 2, {}
+
+    def step(self, a):
+        return [[[0.0] * 4] * 4] * 2, 0.0, False, False, {}
