@@ -376,14 +376,16 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
         if not os.path.exists(summary):
             return [], {}, False
     elif not done:
-        if os.path.exists(sdir):
-            # A study cut short: its sampler's state is gone, so it starts over.
-            print(f"{PROG}: {sdir} holds a study that was stopped before its end: it starts over", file=sys.stderr, flush=True)
-            shutil.rmtree(sdir)
         cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "evolve_tune.py"),
                "-config", args.config, "-sampler", sampler, "-seed", str(seed), "-out", sdir,
                "-budget", str(budget), "-anchor", repr(args.anchor), "-evolve", evolve, "-space", args.space,
                "-stop-at-anchor", str(min_steps), "-confirm-margin", repr(args.confirm_margin)]
+        if os.path.exists(summary):
+            # A study cut short goes on where it stopped, as if it had not.
+            print(f"{PROG}: {sdir} holds a study that was stopped before its end: it goes on", file=sys.stderr, flush=True)
+            cmd.append("-resume")
+        elif os.path.exists(sdir):
+            shutil.rmtree(sdir)  # stopped before it wrote anything it could go on from
         print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         os.makedirs(os.path.dirname(sdir), exist_ok=True)
         with open(sdir + ".log", "w") as log:
@@ -446,7 +448,7 @@ def main(argv):
     except KeyboardInterrupt:
         halt()
         print(f"{PROG}: stopped, and its runs and studies with it: the same command again resumes the evolve runs "
-              "where they stopped (a study stopped before its end starts over)", file=sys.stderr)
+              "where they stopped, and the studies too", file=sys.stderr)
         raise
 
 

@@ -10,7 +10,7 @@ evaluation and confirmation. Only the standard library and optuna are needed
     /usr/bin/python3 python/evolve_tune.py -config BASE.toml -sampler tpe -seed 1 \\
         -out runs/tune-tpe-1 -budget 2_000_000 -anchor 500 [-trials N] [-trial-steps N] \\
         [-evaluations N] [-eval-episodes 5] [-confirm-episodes 100] [-space ppo|ppo_lstm] \\
-        [-startup-trials 10] [-pruner median|halving|none] [-evolve PATH]
+        [-startup-trials 10] [-pruner median|halving|none] [-evolve PATH] [-resume]
 
 The study. Each trial is one evolve run of a single agent ([population]
 size = 1, independent = true) on BASE's [env], trained for -trial-steps env
@@ -74,9 +74,24 @@ timing.csv (wall time per trial, the one output that differs between two
 runs of the same study). The same arguments and seed give the same
 trials.csv, curve.csv and summary.json (with the same optuna and evolve).
 
+Resume. A study stopped before its end (SIGINT or SIGTERM, a failure, a
+lost machine) goes on with the same command and -resume, as if it had not
+stopped: its trials are drawn again from a new sampler of the same seed,
+each checked against trials.csv and its config.toml (a changed base config,
+or an Optuna that draws otherwise, is refused), given the fitness values
+its run gave the pruner and told its end, so that the sampler and the
+pruner stand where they stood; the trial it stopped in is drawn again and
+its evolve run goes on from its last checkpoint (evolve -resume, bit for
+bit). trials.csv, curve.csv and summary.json then end as the study's
+would have without the stop. -budget, -trials, -stop-at-anchor and -evolve
+may differ from the first command (a study that ended on its budget goes
+on to a bigger one); the other settings may not. For the trial a study
+stopped in, timing.csv holds only the wall time of the session it ended in.
+
 Exit status: 0 done, 1 a failure (evolve failed, a file could not be
 written), 2 bad arguments or no optuna, 130 interrupted (SIGINT or SIGTERM:
-the outputs then hold the trials that ended; the running one is dropped).
+the outputs then hold the trials that ended; -resume goes on with the one
+that was running).
 """
 
 import argparse
@@ -87,6 +102,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -189,6 +205,9 @@ def parse_args(argv):
         help=f"TPE's random trials and the pruner's completed trials before pruning (default {ZOO_STARTUP_TRIALS}, the zoo's)")
     add("pruner", choices=["median", "halving", "none"], default="median", help="Optuna pruner, as the zoo sets it up")
     add("evolve", default=None, metavar="PATH", help="the evolve binary (default: go build -o DIR/evolve ./cmd/evolve)")
+    add("resume", action="store_true",
+        help="go on with the study in -out that stopped before its end (interrupted or failed) as if it had not "
+        "stopped: the same arguments, but -budget, -trials, -stop-at-anchor and -evolve may change")
     a = p.parse_args(argv)
     checks = [
         (a.seed >= 0, f"-seed {a.seed}: want >= 0"),
@@ -439,34 +458,35 @@ def trial_config(base, p, d, seed, max_steps, evo_steps, args):
 
 
 class MetricsTail:
-    """Reads the complete rows a running evolve appends to metrics.csv."""
+    """Reads the complete rows an evolve run of one agent writes to
+    metrics.csv, each generation once, in order. It reads the whole file
+    each time (a row per generation): a resumed run first rewrites it
+    without the rows after its checkpoint, and a row read before that is the
+    one the run writes again, since it repeats the generation bit for bit."""
 
     def __init__(self, path):
-        self.path, self.offset, self.buf, self.header = path, 0, b"", None
+        self.path, self.seen = path, 0
 
     def read(self):
         try:
             with open(self.path, "rb") as f:
-                f.seek(self.offset)
                 data = f.read()
         except FileNotFoundError:
             return []
-        self.offset += len(data)
-        self.buf += data
-        end = self.buf.rfind(b"\n")
-        if end < 0:
-            return []
-        done, self.buf = self.buf[: end + 1], self.buf[end + 1:]
-        rows = []
-        for rec in csv.reader(io.StringIO(done.decode())):
+        end = data.rfind(b"\n")  # a last line without its newline is still being written
+        header, rows = None, []
+        for rec in csv.reader(io.StringIO(data[: end + 1].decode())):
             if not rec:
                 continue
-            if self.header is None:
-                self.header = rec
+            if header is None:
+                header = rec
                 continue
-            if len(rec) != len(self.header):
-                raise Failure(f"{self.path}: a row of {len(rec)} fields under a header of {len(self.header)}")
-            rows.append(dict(zip(self.header, rec)))
+            if len(rec) != len(header):
+                raise Failure(f"{self.path}: a row of {len(rec)} fields under a header of {len(header)}")
+            row = dict(zip(header, rec))
+            if to_int(row["generation"]) == self.seen + 1:
+                self.seen += 1
+                rows.append(row)
         return rows
 
 
@@ -504,13 +524,19 @@ def tail_log(path, n=15):
 def run_evolve(evolve, tdir, trial):
     """Runs the trial's evolve, reports each generation's fitness to the trial
     and stops the run when the pruner says so. Returns the rows used (up to
-    the pruning generation) and whether it was pruned."""
+    the pruning generation) and whether it was pruned. A run the study
+    began before it was stopped goes on from its last checkpoint."""
     run, log = os.path.join(tdir, "run"), os.path.join(tdir, "evolve.log")
     tail = MetricsTail(os.path.join(run, "metrics.csv"))
     used, pruned = [], False
-    with open(log, "wb") as logf:
-        proc = subprocess.Popen([evolve, "-config", os.path.join(tdir, "config.toml"), "-out", run, "-quiet"],
-                                stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    if os.path.exists(os.path.join(run, "config.toml")):
+        cmd = [evolve, "-resume", run, "-quiet"]
+    else:
+        if os.path.isdir(run) and not os.listdir(run):
+            os.rmdir(run)  # made, and nothing written, when the study stopped
+        cmd = [evolve, "-config", os.path.join(tdir, "config.toml"), "-out", run, "-quiet"]
+    with open(log, "ab") as logf:
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             while True:
                 finished = proc.poll() is not None  # before reading: every row it wrote is read
@@ -528,7 +554,7 @@ def run_evolve(evolve, tdir, trial):
     if not pruned and rc in (130, 143, -signal.SIGINT, -signal.SIGTERM):
         raise KeyboardInterrupt  # a signal meant for the study (its process group) reached evolve first
     if not pruned and rc != 0:
-        raise Failure(f"{evolve} -config {tdir}/config.toml failed (exit {rc}):\n{tail_log(log)}")
+        raise Failure(f"{' '.join(cmd)} failed (exit {rc}):\n{tail_log(log)}")
     if not used:
         raise Failure(f"{run}/metrics.csv: no generation written (exit {rc}):\n{tail_log(log)}")
     return used, pruned
@@ -650,6 +676,139 @@ def study_objects(optuna, args, evaluations):
     return optuna.create_study(sampler=sampler, pruner=pruner, direction="maximize")
 
 
+# What a resumed study must share with the study it goes on with (the stop
+# rules and the binary may change), and the value of a key that summaries
+# written before it was recorded held.
+SAME_ON_RESUME = ("sampler", "pruner", "seed", "space", "anchor", "trial_steps", "evaluations", "eval_episodes",
+                  "confirm", "confirm_episodes", "confirm_margin", "startup_trials")
+RECORDED_LATER = {"confirm": "best"}
+
+
+def check_resumable(args, settings):
+    """The summary of the study in -out, which -resume goes on with; refused
+    when there is none or it ran with other settings."""
+    path = os.path.join(args.out, "summary.json")
+    try:
+        with open(path) as f:
+            before = json.load(f)
+    except FileNotFoundError:
+        raise BadInput(f"-resume: {args.out} holds no study (no summary.json)") from None
+    except (OSError, ValueError) as e:
+        raise BadInput(f"-resume: {path}: {e}") from None
+    if not os.path.exists(os.path.join(args.out, "trials.csv")):
+        raise BadInput(f"-resume: {args.out} holds no trials.csv")
+    differ = [f"{k} {before.get(k, RECORDED_LATER.get(k))!r} then, {settings[k]!r} now" for k in SAME_ON_RESUME
+              if before.get(k, RECORDED_LATER.get(k)) != settings[k]]
+    if differ:
+        raise BadInput(f"-resume: the study in {args.out} ran with other settings ({'; '.join(differ)}): "
+                       "give the arguments it was started with")
+    return before
+
+
+def read_rows(path):
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except FileNotFoundError:
+        return []
+
+
+def parse_cell(v):
+    """A value of trials.csv as the study had it before fmt wrote it."""
+    if v == "":
+        return None
+    if re.fullmatch(r"-?[0-9]+", v):
+        return int(v)
+    try:
+        return float(v)  # repr of a float, which reads back exactly
+    except ValueError:
+        return v
+
+
+def replay(optuna, study, args, base, num_envs, evo_steps, names, before):
+    """Puts the trials of the study in -out into study, a new one of the same
+    sampler and seed, so that its sampler and pruner stand where the
+    stopped study's stood: each trial is drawn again and checked against
+    trials.csv and its config.toml, reported the fitness values its run gave
+    the pruner, and told its end. Returns trials.csv's rows."""
+    path = os.path.join(args.out, "trials.csv")
+    rows = []
+    for line, r in enumerate(read_rows(path), start=2):
+        row = {h: parse_cell(v) for h, v in r.items()}
+        trial = study.ask()
+        n = trial.number
+        if row.get("trial") != n:
+            raise BadInput(f"-resume: {path} line {line}: trial {r.get('trial')!r}, want {n}")
+        p = sample_params(trial, args.space)
+        drawn = [k for k in names if p[k] != row.get(k)]
+        if drawn:
+            raise BadInput(f"-resume: trial {n} draws {', '.join(f'{k} {p[k]!r}' for k in drawn)} now, where {path} has "
+                           f"{', '.join(f'{k} {row.get(k)!r}' for k in drawn)}: the sampler does not repeat the study "
+                           f"(optuna {optuna.__version__} now, {before.get('optuna_version')} when it ran)")
+        d = evolve_values(p, num_envs)
+        tdir = os.path.join(args.out, f"trial-{n:04d}")
+        cfg = trial_config(base, p, d, args.seed * 1000 + n, row["max_steps"], min(evo_steps, row["max_steps"]), args)
+        try:
+            with open(os.path.join(tdir, "config.toml")) as f:
+                same = f.read() == toml_dumps(cfg)
+        except OSError as e:
+            raise BadInput(f"-resume: trial {n}: {e}") from None
+        if not same:
+            raise BadInput(f"-resume: {tdir}/config.toml is not the config trial {n} has now: "
+                           f"{args.config} (or this driver) changed since the study ran")
+        used = [u for u in MetricsTail(os.path.join(tdir, "run", "metrics.csv")).read()
+                if to_int(u["generation"]) <= row["generations"]]
+        if len(used) != row["generations"]:
+            raise BadInput(f"-resume: {tdir}/run/metrics.csv holds {len(used)} generations where {path} says "
+                           f"{row['generations']}: the fitness values its pruner was given are lost")
+        for u in used:
+            trial.report(float(u["fitness"]), to_int(u["generation"]))
+        if row["state"] == "pruned":
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(trial, float(used[-1]["fitness"]))
+        rows.append(row)
+    return rows
+
+
+def standing(rows, anchor):
+    """Where the study stands after rows, as its loop leaves it: cumulative
+    steps, the confirmation bar, the best confirmed score and its row, the
+    row that reached the anchor, the steps' bases and the curve."""
+    cumulative, bar, best, best_row, anchor_row, bases, curve = 0, -math.inf, None, None, None, set(), []
+    for row in rows:
+        cumulative = row["cumulative_global_steps"]
+        bases.add(row["steps_basis"])
+        score = row["confirmed_score"]
+        if score is not None:
+            if best is None or score > best:
+                bar, best, best_row = row["last_fitness"], score, row
+            if anchor_row is None and score >= anchor:
+                anchor_row = row
+        curve.append({"cumulative_global_steps": cumulative, "best_confirmed_so_far": best})
+    return cumulative, bar, best, best_row, anchor_row, bases, curve
+
+
+def start_trial_dir(tdir, config, n):
+    """Makes trial n's directory with its config.toml. The trial a resumed
+    study stopped in keeps its directory, and its run goes on, when its
+    config is the same (a changed -budget can cut its max_steps: then it
+    starts over)."""
+    path = os.path.join(tdir, "config.toml")
+    if os.path.isdir(tdir):
+        try:
+            with open(path) as f:
+                if f.read() == config:
+                    return
+        except FileNotFoundError:
+            pass
+        print(f"{PROG}: trial {n}, which the study stopped in, starts over: its config is not the one it began with",
+              file=sys.stderr, flush=True)
+        shutil.rmtree(tdir)
+    os.makedirs(tdir)
+    write_atomic(path, config)
+
+
 def interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -673,9 +832,15 @@ def main(argv):
     evo_steps = -(-trial_steps // evaluations)
     confirm_seed = 1_000_000_000 + args.seed  # one for the whole study; no trial trains with it
 
-    if os.path.exists(os.path.join(args.out, "trials.csv")) or (
+    settings = {"sampler": args.sampler, "pruner": args.pruner, "seed": args.seed, "space": args.space,
+                "anchor": args.anchor, "trial_steps": trial_steps, "evaluations": evaluations,
+                "eval_episodes": args.eval_episodes, "confirm": args.confirm, "confirm_episodes": args.confirm_episodes,
+                "confirm_margin": args.confirm_margin, "startup_trials": args.startup_trials}
+    if args.resume:
+        before = check_resumable(args, settings)
+    elif os.path.exists(os.path.join(args.out, "trials.csv")) or (
             os.path.isdir(args.out) and any(n.startswith("trial-") for n in os.listdir(args.out))):
-        raise BadInput(f"-out {args.out}: already holds a study; give a new directory")
+        raise BadInput(f"-out {args.out}: already holds a study; give a new directory, or -resume to go on with it")
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
@@ -689,10 +854,11 @@ def main(argv):
     header = (["trial", "state", "seed", "max_steps"] + names + DERIVED_NAMES +
               ["generations", "training_steps", "eval_steps", "confirm_steps", "trial_global_steps",
                "cumulative_global_steps", "last_fitness", "confirmed_score", "steps_basis", "note"])
-    rows, curve, timing = [], [], []
-    cumulative, best, best_row, anchor_row = 0, None, None, None
-    bar = -math.inf  # the last fitness a trial must reach to be confirmed (-confirm best)
-    bases = set()
+    rows, timing = [], []
+    if args.resume:
+        rows = replay(optuna, study, args, base, num_envs, evo_steps, names, before)
+        timing = read_rows(os.path.join(args.out, "timing.csv"))[: len(rows)]
+    cumulative, bar, best, best_row, anchor_row, bases, curve = standing(rows, args.anchor)
     stop_reason = "running"  # what summary.json says until the study stops
     t_study = time.monotonic()
 
@@ -713,6 +879,7 @@ def main(argv):
             "evaluations": evaluations,
             "evo_steps": evo_steps,
             "eval_episodes": args.eval_episodes,
+            "confirm": args.confirm,
             "confirm_episodes": args.confirm_episodes,
             "confirm_margin": args.confirm_margin,
             "confirm_seed": confirm_seed,
@@ -753,9 +920,8 @@ def main(argv):
             d = evolve_values(p, num_envs)
             seed = args.seed * 1000 + n
             tdir = os.path.join(args.out, f"trial-{n:04d}")
-            os.makedirs(tdir)
             cfg = trial_config(base, p, d, seed, max_steps, min(evo_steps, max_steps), args)
-            write_atomic(os.path.join(tdir, "config.toml"), toml_dumps(cfg))
+            start_trial_dir(tdir, toml_dumps(cfg), n)
             try:
                 used, pruned = run_evolve(evolve, tdir, trial)
             except BaseException:

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/evolverl/evolve/internal/runtest"
 )
@@ -341,6 +343,82 @@ func TestTune(t *testing.T) {
 	t.Run("lstm", func(t *testing.T) { tuneLSTM(t, e) })
 	t.Run("cnn", func(t *testing.T) { tuneCNN(t, e) })
 	t.Run("margin", func(t *testing.T) { tuneMargin(t, e) })
+	t.Run("resume", func(t *testing.T) { tuneResume(t, e) })
+}
+
+// tuneResume stops a study (SIGTERM) in its fifth trial, after that
+// trial's run has written its first checkpoint, and goes on with -resume:
+// the study's trials.csv, curve.csv and summary.json are then those of the
+// same study run without a stop, byte for byte (the four trials before are
+// replayed into the new sampler and pruner, the fifth trial's run goes on
+// from its checkpoint). A -resume with other settings, or of a directory
+// without a study, is refused.
+func tuneResume(t *testing.T, e tuneEnv) {
+	dir := t.TempDir()
+	args := []string{"-sampler", "tpe", "-seed", "2", "-budget", "1_000_000", "-anchor", "200", "-trials", "6",
+		"-trial-steps", "4096", "-evaluations", "4", "-startup-trials", "1", "-evolve", e.evolve, "-confirm-episodes", "5"}
+	whole := filepath.Join(dir, "whole")
+	e.study(t, whole, args...)
+
+	out := filepath.Join(dir, "stopped")
+	cmd := exec.Command(e.python, append([]string{e.script, "-config", e.base, "-out", out}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	latest := filepath.Join(trialDir(out, "4"), "run", "checkpoints", "latest")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(latest); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("trial 4 wrote no checkpoint in 2 minutes")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("stopped study: %v, want exit 130", err)
+	}
+	if rows, _ := readCSV(t, filepath.Join(out, "trials.csv")); len(rows) != 4 {
+		t.Fatalf("the study stopped with %d trials written, want 4 (stopped in trial 4)", len(rows))
+	}
+	e.study(t, out, append(args, "-resume")...)
+	for _, f := range []string{"trials.csv", "curve.csv", "summary.json"} {
+		x, _ := os.ReadFile(filepath.Join(whole, f))
+		y, _ := os.ReadFile(filepath.Join(out, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s of the resumed study differs from the study run whole:\n%s\n---\n%s", f, y, x)
+		}
+	}
+
+	other := append(slicesWithout(args, "-seed", "2"), "-seed", "3", "-resume")
+	if _, stderr, code := e.run(t, e.python, nil, append([]string{"-config", e.base, "-out", out}, other...)...); code != 2 ||
+		!strings.Contains(stderr, "ran with other settings (seed 2 then, 3 now)") {
+		t.Errorf("-resume with another seed: exit %d, stderr %q; want 2 and the difference", code, stderr)
+	}
+	empty := filepath.Join(dir, "empty")
+	if _, stderr, code := e.run(t, e.python, nil, append([]string{"-config", e.base, "-out", empty}, append(args, "-resume")...)...); code != 2 ||
+		!strings.Contains(stderr, "holds no study") {
+		t.Errorf("-resume without a study: exit %d, stderr %q; want 2 and why", code, stderr)
+	}
+}
+
+// slicesWithout returns args without the flag and value pair given.
+func slicesWithout(args []string, flag, value string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == flag && i+1 < len(args) && args[i+1] == value {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // tuneMargin runs a study with -confirm-margin 1 (checkStudy holds each
