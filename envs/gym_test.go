@@ -328,6 +328,18 @@ func TestGymRender(t *testing.T) {
 		t.Errorf("pixel (2, 1) = %d %d %d, want 1 12 255", r>>8, gr>>8, bl>>8)
 	}
 
+	// render_mode "rgb_array_list" renders the frames since the last call:
+	// the newest is the frame.
+	opts["kwargs"] = map[string]any{"render_mode": "rgb_array_list"}
+	listed, g := makeGym(t, opts)
+	listed.Reset(0)
+	listed.Step([]float32{0})
+	if img, ok := Render(listed); !ok {
+		t.Errorf("Render with rgb_array_list: %v", g.Err())
+	} else if r, gr, bl, _ := img.At(2, 1).RGBA(); r>>8 != 1 || gr>>8 != 12 || bl>>8 != 255 {
+		t.Errorf("rgb_array_list: pixel (2, 1) = %d %d %d, want 1 12 255 (the newest frame's)", r>>8, gr>>8, bl>>8)
+	}
+
 	plain, g := makeGym(t, gymTestOptions(t, "Paints"))
 	plain.Reset(0)
 	if _, ok := Render(plain); ok || g.Err() == nil || !strings.Contains(g.Err().Error(), `render_mode = "rgb_array"`) {

@@ -277,6 +277,18 @@ def channels_first(d, enc):
     return moved, enc_first
 
 
+def is_frame(x):
+    """Whether x is one picture, height × width × channels, as an array or
+    as nested lists."""
+    if getattr(x, "ndim", None) is not None:
+        return x.ndim == 3
+    for _ in range(2):
+        if not isinstance(x, (list, tuple)) or not x:
+            return False
+        x = x[0]
+    return isinstance(x, (list, tuple))
+
+
 def mask_size(d):
     """The length of an action mask for the action space d (0: no mask)."""
     if d["type"] == "Discrete":
@@ -438,7 +450,13 @@ def main():
 
     def frame(img):
         """Returns an 'I' answer's body for a render() result: an array of
-        height × width × 3 (or 4) uint8, or None."""
+        height × width × 3 (or 4) uint8, or None; or, with render_mode
+        "rgb_array_list", a list of them (the frames since the last call,
+        the newest last), of which the newest is the frame."""
+        if isinstance(img, (list, tuple)) and not img:
+            img = None
+        elif isinstance(img, (list, tuple)) and is_frame(img[0]):
+            img = img[-1]
         if img is None:
             return struct.pack("<III", 0, 0, 0)
         if np is not None:

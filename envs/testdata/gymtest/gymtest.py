@@ -148,9 +148,14 @@ class Paints(Masked):
         self.render_mode = render_mode
 
     def render(self):
+        frame = [[[self.t, 10 * r + c, 255] for c in range(3)] for r in range(2)]
+        if self.render_mode == "rgb_array_list":
+            # As Gymnasium's RenderCollection: the frames since the last
+            # call, the newest last.
+            return [[[[0, 0, 0] for c in range(3)] for r in range(2)], frame]
         if self.render_mode != "rgb_array":
             return None
-        return [[[self.t, 10 * r + c, 255] for c in range(3)] for r in range(2)]
+        return frame
 
 
 class SeedEcho(Masked):
