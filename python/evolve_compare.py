@@ -388,7 +388,7 @@ def run_study(args, evolve, sdir, sampler, seed, budget, min_steps):
             shutil.rmtree(sdir)  # stopped before it wrote anything it could go on from
         print(f"{PROG}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         os.makedirs(os.path.dirname(sdir), exist_ok=True)
-        with open(sdir + ".log", "w") as log:
+        with open(sdir + ".log", "a" if "-resume" in cmd else "w") as log:
             rc = run_child(cmd, stdout=log, stderr=subprocess.STDOUT)
         if rc != 0:
             with open(sdir + ".log") as log:

@@ -84,8 +84,10 @@ pruner stand where they stood; the trial it stopped in is drawn again and
 its evolve run goes on from its last checkpoint (evolve -resume, bit for
 bit). trials.csv, curve.csv and summary.json then end as the study's
 would have without the stop. -budget, -trials, -stop-at-anchor and -evolve
-may differ from the first command (a study that ended on its budget goes
-on to a bigger one); the other settings may not. For the trial a study
+may differ from the first command; the other settings may not, and the
+-config path is recorded as given. A study that ended on its budget goes on
+to a bigger one, but is then not the study the bigger budget would have
+run: its last trial keeps the max_steps the first budget cut it to. For the trial a study
 stopped in, timing.csv holds only the wall time of the session it ended in.
 
 Exit status: 0 done, 1 a failure (evolve failed, a file could not be
@@ -484,7 +486,11 @@ class MetricsTail:
             if len(rec) != len(header):
                 raise Failure(f"{self.path}: a row of {len(rec)} fields under a header of {len(header)}")
             row = dict(zip(header, rec))
-            if to_int(row["generation"]) == self.seen + 1:
+            g = to_int(row["generation"])
+            if g > self.seen + 1:
+                raise Failure(f"{self.path}: generation {g} follows generation {self.seen}: the rows between, "
+                              "fitness values the pruner needs, are lost (remove the trial's directory to start it over)")
+            if g == self.seen + 1:
                 self.seen += 1
                 rows.append(row)
         return rows
@@ -725,50 +731,91 @@ def parse_cell(v):
         return v
 
 
-def replay(optuna, study, args, base, num_envs, evo_steps, names, before):
+def replay(optuna, study, args, base, num_envs, evo_steps, names, header, before):
     """Puts the trials of the study in -out into study, a new one of the same
     sampler and seed, so that its sampler and pruner stand where the
     stopped study's stood: each trial is drawn again and checked against
-    trials.csv and its config.toml, reported the fitness values its run gave
-    the pruner, and told its end. Returns trials.csv's rows."""
+    trials.csv and its files, reported the fitness values its run gave the
+    pruner (whose decisions must be the same again), and told its end.
+    Returns trials.csv's rows."""
     path = os.path.join(args.out, "trials.csv")
-    rows = []
-    for line, r in enumerate(read_rows(path), start=2):
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        stored = list(reader)
+        if reader.fieldnames != header:
+            raise BadInput(f"-resume: {path}: its columns are not those of this study's trials.csv")
+    rows, cumulative = [], 0
+    for line, r in enumerate(stored, start=2):
+        where = f"-resume: {path} line {line}"
+        if None in r or None in r.values():
+            raise BadInput(f"{where}: not as many fields as the header has")
         row = {h: parse_cell(v) for h, v in r.items()}
         trial = study.ask()
-        n = trial.number
-        if row.get("trial") != n:
-            raise BadInput(f"-resume: {path} line {line}: trial {r.get('trial')!r}, want {n}")
-        p = sample_params(trial, args.space)
-        drawn = [k for k in names if p[k] != row.get(k)]
-        if drawn:
-            raise BadInput(f"-resume: trial {n} draws {', '.join(f'{k} {p[k]!r}' for k in drawn)} now, where {path} has "
-                           f"{', '.join(f'{k} {row.get(k)!r}' for k in drawn)}: the sampler does not repeat the study "
-                           f"(optuna {optuna.__version__} now, {before.get('optuna_version')} when it ran)")
-        d = evolve_values(p, num_envs)
-        tdir = os.path.join(args.out, f"trial-{n:04d}")
-        cfg = trial_config(base, p, d, args.seed * 1000 + n, row["max_steps"], min(evo_steps, row["max_steps"]), args)
         try:
-            with open(os.path.join(tdir, "config.toml")) as f:
-                same = f.read() == toml_dumps(cfg)
-        except OSError as e:
-            raise BadInput(f"-resume: trial {n}: {e}") from None
-        if not same:
-            raise BadInput(f"-resume: {tdir}/config.toml is not the config trial {n} has now: "
-                           f"{args.config} (or this driver) changed since the study ran")
-        used = [u for u in MetricsTail(os.path.join(tdir, "run", "metrics.csv")).read()
-                if to_int(u["generation"]) <= row["generations"]]
-        if len(used) != row["generations"]:
-            raise BadInput(f"-resume: {tdir}/run/metrics.csv holds {len(used)} generations where {path} says "
-                           f"{row['generations']}: the fitness values its pruner was given are lost")
-        for u in used:
-            trial.report(float(u["fitness"]), to_int(u["generation"]))
-        if row["state"] == "pruned":
-            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        else:
-            study.tell(trial, float(used[-1]["fitness"]))
+            replay_trial(optuna, trial, row, args, base, num_envs, evo_steps, names, before)
+        except (TypeError, KeyError, ValueError) as e:
+            raise BadInput(f"{where}: {type(e).__name__}: {e}: not as this driver wrote it") from None
+        except BadInput as e:
+            raise BadInput(f"{where}: {e}") from None
+        cumulative += row["trial_global_steps"]
+        if row["cumulative_global_steps"] != cumulative:
+            raise BadInput(f"{where}: cumulative_global_steps {row['cumulative_global_steps']}, where the trials' "
+                           f"steps add up to {cumulative}")
         rows.append(row)
     return rows
+
+
+def replay_trial(optuna, trial, row, args, base, num_envs, evo_steps, names, before):
+    """Replays one trial of a study into trial (see replay); refuses a row
+    that its trial's files do not bear out."""
+    n = trial.number
+    if row["trial"] != n:
+        raise BadInput(f"trial {row['trial']!r}, want {n}")
+    p = sample_params(trial, args.space)
+    drawn = [k for k in names if p[k] != row[k]]
+    if drawn:
+        raise BadInput(f"trial {n} draws {', '.join(f'{k} {p[k]!r}' for k in drawn)} now, where the row has "
+                       f"{', '.join(f'{k} {row[k]!r}' for k in drawn)}: the sampler does not repeat the study "
+                       f"(optuna {optuna.__version__} now, {before.get('optuna_version')} when it ran)")
+    d = evolve_values(p, num_envs)
+    tdir = os.path.join(args.out, f"trial-{n:04d}")
+    cfg = trial_config(base, p, d, args.seed * 1000 + n, row["max_steps"], min(evo_steps, row["max_steps"]), args)
+    try:
+        with open(os.path.join(tdir, "config.toml")) as f:
+            same = f.read() == toml_dumps(cfg)
+    except OSError as e:
+        raise BadInput(f"trial {n}: {e}") from None
+    if not same:
+        raise BadInput(f"{tdir}/config.toml is not the config trial {n} has now: "
+                       f"{args.config} (or this driver) changed since the study ran")
+    try:
+        used = [u for u in MetricsTail(os.path.join(tdir, "run", "metrics.csv")).read()
+                if to_int(u["generation"]) <= row["generations"]]
+    except Failure as e:
+        raise BadInput(str(e)) from None
+    if not used or len(used) != row["generations"]:
+        raise BadInput(f"{tdir}/run/metrics.csv holds {len(used)} generations where the row says "
+                       f"{row['generations']}: the fitness values its pruner was given are lost")
+    fitness = float(used[-1]["fitness"])
+    if not (fitness == row["last_fitness"] or (math.isnan(fitness) and math.isnan(row["last_fitness"]))):
+        raise BadInput(f"last_fitness {row['last_fitness']!r}, where {tdir}/run/metrics.csv has {fitness!r}")
+    pruned_by_pruner = row["state"] == "pruned" and str(row["note"]).startswith("pruned")
+    for i, u in enumerate(used):
+        trial.report(float(u["fitness"]), to_int(u["generation"]))
+        # Asked as the trial was: a pruner may keep state on the trial when
+        # asked (successive halving's rungs), and must decide as then.
+        if trial.should_prune() != (pruned_by_pruner and i == len(used) - 1):
+            raise BadInput(f"trial {n}'s pruner decides otherwise at generation {u['generation']} now than the row "
+                           f"says it did ({row['state']}{', ' + row['note'] if row['note'] else ''})")
+    if row["confirmed_score"] is not None:
+        m = PLAY_MEAN.search(tail_log(os.path.join(tdir, "play.log"), 10**6))
+        if not m or float(m.group(1)) != row["confirmed_score"]:
+            raise BadInput(f"confirmed_score {row['confirmed_score']!r}, where {tdir}/play.log has "
+                           f"{m.group(1) if m else 'no mean return'}")
+    if row["state"] == "pruned":
+        trial.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+    else:
+        trial.study.tell(trial, fitness)
 
 
 def standing(rows, anchor):
@@ -792,8 +839,8 @@ def standing(rows, anchor):
 def start_trial_dir(tdir, config, n):
     """Makes trial n's directory with its config.toml. The trial a resumed
     study stopped in keeps its directory, and its run goes on, when its
-    config is the same (a changed -budget can cut its max_steps: then it
-    starts over)."""
+    config is the same; a changed -budget can cut its max_steps: then it
+    starts over. Any other change is refused."""
     path = os.path.join(tdir, "config.toml")
     if os.path.isdir(tdir):
         try:
@@ -802,8 +849,23 @@ def start_trial_dir(tdir, config, n):
                     return
         except FileNotFoundError:
             pass
-        print(f"{PROG}: trial {n}, which the study stopped in, starts over: its config is not the one it began with",
-              file=sys.stderr, flush=True)
+        try:
+            with open(path, "rb") as f:
+                began = tomllib.load(f)
+        except FileNotFoundError:
+            began = None  # stopped before it was written: the trial had not begun
+        except tomllib.TOMLDecodeError as e:
+            raise BadInput(f"-resume: {path}: {e}") from None
+        if began is not None:
+            now = tomllib.loads(config)
+            for c in (began, now):
+                for k in ("max_steps", "evo_steps"):
+                    c.get("population", {}).pop(k, None)
+            if began != now:
+                raise BadInput(f"-resume: {path} is not the config trial {n} has now: the base config "
+                               "(or this driver) changed since the study ran")
+            print(f"{PROG}: trial {n}, which the study stopped in, starts over: the budget left cuts its max_steps",
+                  file=sys.stderr, flush=True)
         shutil.rmtree(tdir)
     os.makedirs(tdir)
     write_atomic(path, config)
@@ -856,7 +918,11 @@ def main(argv):
                "cumulative_global_steps", "last_fitness", "confirmed_score", "steps_basis", "note"])
     rows, timing = [], []
     if args.resume:
-        rows = replay(optuna, study, args, base, num_envs, evo_steps, names, before)
+        try:
+            rows = replay(optuna, study, args, base, num_envs, evo_steps, names, header, before)
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted while replaying the study's trials; nothing was written", file=sys.stderr)
+            return 130
         timing = read_rows(os.path.join(args.out, "timing.csv"))[: len(rows)]
     cumulative, bar, best, best_row, anchor_row, bases, curve = standing(rows, args.anchor)
     stop_reason = "running"  # what summary.json says until the study stops
@@ -902,6 +968,7 @@ def main(argv):
         write_atomic(os.path.join(args.out, "summary.json"), json.dumps(json_safe(summary), indent=2) + "\n")
 
     try:
+        write_outputs()  # from now on a stop, even a kill, leaves a study -resume goes on with
         while True:
             if cumulative >= args.budget:
                 stop_reason = "budget"

@@ -439,3 +439,53 @@ func TestCompareReportSaysWhereImportedSchedulesAre(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareResumesAStoppedStudy: a study directory whose summary.json
+// says it stopped before its end goes on with evolve_tune.py -resume (its
+// log kept and added to); one that never wrote a summary starts over; a
+// finished one is reused as it is.
+func TestCompareResumesAStoppedStudy(t *testing.T) {
+	dir := t.TempDir()
+	prog := "import evolve_compare as c, json, os, types\n" +
+		"sys.stderr = open(os.devnull, 'w')  # the lines naming each command\n" +
+		"calls = []\n" +
+		"def child(cmd, stdout, stderr):\n" +
+		"    calls.append(cmd)\n" +
+		"    stdout.write('second session\\n')\n" +
+		"    return 0\n" +
+		"c.run_child = child\n" +
+		"args = types.SimpleNamespace(report_only=False, config='base.toml', anchor=500.0, space='ppo', confirm_margin=1.0)\n" +
+		"for name, reason in (('stopped', 'interrupted'), ('never', None), ('done', 'budget')):\n" +
+		"    sdir = os.path.join(sys.argv[1], name)\n" +
+		"    os.makedirs(sdir)\n" +
+		"    with open(os.path.join(sdir, 'curve.csv'), 'w') as f:\n" +
+		"        f.write('cumulative_global_steps,best_confirmed_so_far\\n100,12.5\\n')\n" +
+		"    if reason:\n" +
+		"        with open(os.path.join(sdir, 'summary.json'), 'w') as f:\n" +
+		"            json.dump({'stop_reason': reason}, f)\n" +
+		"    with open(sdir + '.log', 'w') as f:\n" +
+		"        f.write('first session\\n')\n" +
+		"    if name == 'never':\n" +
+		"        os.remove(os.path.join(sdir, 'curve.csv'))\n" +
+		"        child = c.run_child\n" +
+		"        def writes(cmd, stdout, stderr, sdir=sdir):\n" +
+		"            os.makedirs(sdir, exist_ok=True)\n" +
+		"            with open(os.path.join(sdir, 'curve.csv'), 'w') as f:\n" +
+		"                f.write('cumulative_global_steps,best_confirmed_so_far\\n100,12.5\\n')\n" +
+		"            with open(os.path.join(sdir, 'summary.json'), 'w') as f:\n" +
+		"                json.dump({'stop_reason': 'budget'}, f)\n" +
+		"            return child(cmd, stdout, stderr)\n" +
+		"        c.run_child = writes\n" +
+		"    n = len(calls)\n" +
+		"    c.run_study(args, '/bin/evolve', sdir, 'tpe', 1, 1000, 0)\n" +
+		"    c.run_child = child\n" +
+		"    ran = calls[n:]\n" +
+		"    print(name, len(ran), ran and '-resume' in ran[0], open(sdir + '.log').read().split('\\n')[:2])\n"
+	got := runScriptsPython(t, prog, dir)
+	want := "stopped 1 True ['first session', 'second session']\n" +
+		"never 1 False ['second session', '']\n" +
+		"done 0 [] ['first session', '']"
+	if got != want {
+		t.Errorf("run_study:\n got %s\nwant %s", got, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -346,65 +347,115 @@ func TestTune(t *testing.T) {
 	t.Run("resume", func(t *testing.T) { tuneResume(t, e) })
 }
 
-// tuneResume stops a study (SIGTERM) in its fifth trial, after that
-// trial's run has written its first checkpoint, and goes on with -resume:
-// the study's trials.csv, curve.csv and summary.json are then those of the
-// same study run without a stop, byte for byte (the four trials before are
-// replayed into the new sampler and pruner, the fifth trial's run goes on
-// from its checkpoint). A -resume with other settings, or of a directory
-// without a study, is refused.
+// tuneResume stops studies and goes on with -resume: a study's trials.csv,
+// curve.csv and summary.json then end byte for byte as those of the same
+// study run without a stop (the trials before the stop are replayed into
+// the new sampler and pruner; the trial it stopped in goes on from its
+// run's checkpoint). Stopped by SIGTERM in its fifth trial with the median
+// pruner, in its third with successive halving (which keeps state on a
+// trial only when asked whether to prune it), and killed (SIGKILL, with its
+// evolve) in its first trial. A -resume with other settings, of a directory
+// without a study, or of a trials.csv its trials' files do not bear out, is
+// refused.
 func tuneResume(t *testing.T, e tuneEnv) {
 	dir := t.TempDir()
 	args := []string{"-sampler", "tpe", "-seed", "2", "-budget", "1_000_000", "-anchor", "200", "-trials", "6",
 		"-trial-steps", "4096", "-evaluations", "4", "-startup-trials", "1", "-evolve", e.evolve, "-confirm-episodes", "5"}
-	whole := filepath.Join(dir, "whole")
-	e.study(t, whole, args...)
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		trial string
+		sig   syscall.Signal
+	}{
+		{"median", nil, "4", syscall.SIGTERM},
+		{"halving", []string{"-pruner", "halving"}, "2", syscall.SIGTERM},
+		{"killed", nil, "0", syscall.SIGKILL},
+	} {
+		a := append(slices.Clone(args), tc.extra...)
+		whole := filepath.Join(dir, tc.name+"-whole")
+		e.study(t, whole, a...)
+		out := filepath.Join(dir, tc.name)
+		stopInTrial(t, e, out, a, tc.trial, tc.sig)
+		e.study(t, out, append(a, "-resume")...)
+		for _, f := range []string{"trials.csv", "curve.csv", "summary.json"} {
+			x, _ := os.ReadFile(filepath.Join(whole, f))
+			y, _ := os.ReadFile(filepath.Join(out, f))
+			if !bytes.Equal(x, y) {
+				t.Errorf("%s: %s of the resumed study differs from the study run whole:\n%s\n---\n%s", tc.name, f, y, x)
+			}
+		}
+	}
 
-	out := filepath.Join(dir, "stopped")
+	out := filepath.Join(dir, "median")
+	refused := func(what, want string, args ...string) {
+		t.Helper()
+		if _, stderr, code := e.run(t, e.python, nil, append([]string{"-config", e.base}, args...)...); code != 2 ||
+			!strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", what, code, stderr, want)
+		}
+	}
+	other := append(slicesWithout(args, "-seed", "2"), "-seed", "3", "-resume", "-out", out)
+	refused("-resume with another seed", "ran with other settings (seed 2 then, 3 now)", other...)
+	refused("-resume without a study", "holds no study", append(args, "-resume", "-out", filepath.Join(dir, "empty"))...)
+	trials := filepath.Join(out, "trials.csv")
+	b, err := os.ReadFile(trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, header := readCSV(t, trials)
+	col := slices.Index(header, "confirmed_score")
+	lines := strings.Split(string(b), "\n")
+	fields := strings.Split(lines[1], ",")
+	if rows[0]["confirmed_score"] == "" || len(fields) != len(header) {
+		t.Fatalf("trial 0 was not confirmed, or its row has commas in a field: %q", lines[1])
+	}
+	fields[col] = "499.0"
+	lines[1] = strings.Join(fields, ",")
+	if err := os.WriteFile(trials, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused("-resume of an edited confirmed_score", "line 2: confirmed_score 499.0, where "+trialDir(out, "0")+"/play.log has",
+		append(args, "-resume", "-out", out)...)
+}
+
+// stopInTrial starts a study in out and stops it with sig once the run of
+// its trial numbered trial has written a checkpoint: SIGTERM to the driver
+// alone (which stops its evolve), SIGKILL to both.
+func stopInTrial(t *testing.T, e tuneEnv, out string, args []string, trial string, sig syscall.Signal) {
+	t.Helper()
 	cmd := exec.Command(e.python, append([]string{e.script, "-config", e.base, "-out", out}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	latest := filepath.Join(trialDir(out, "4"), "run", "checkpoints", "latest")
+	latest := filepath.Join(trialDir(out, trial), "run", "checkpoints", "latest")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if _, err := os.Stat(latest); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("trial 4 wrote no checkpoint in 2 minutes")
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			t.Fatalf("trial %s wrote no checkpoint in 2 minutes", trial)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	pid := cmd.Process.Pid
+	if sig == syscall.SIGKILL {
+		pid = -pid // the process group: the driver and its evolve
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatal(err)
 	}
+	err := cmd.Wait()
 	var exit *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("stopped study: %v, want exit 130", err)
+	if !errors.As(err, &exit) || (sig == syscall.SIGTERM && exit.ExitCode() != 130) {
+		t.Fatalf("stopped study: %v, want exit 130 or a kill", err)
 	}
-	if rows, _ := readCSV(t, filepath.Join(out, "trials.csv")); len(rows) != 4 {
-		t.Fatalf("the study stopped with %d trials written, want 4 (stopped in trial 4)", len(rows))
-	}
-	e.study(t, out, append(args, "-resume")...)
-	for _, f := range []string{"trials.csv", "curve.csv", "summary.json"} {
-		x, _ := os.ReadFile(filepath.Join(whole, f))
-		y, _ := os.ReadFile(filepath.Join(out, f))
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s of the resumed study differs from the study run whole:\n%s\n---\n%s", f, y, x)
-		}
-	}
-
-	other := append(slicesWithout(args, "-seed", "2"), "-seed", "3", "-resume")
-	if _, stderr, code := e.run(t, e.python, nil, append([]string{"-config", e.base, "-out", out}, other...)...); code != 2 ||
-		!strings.Contains(stderr, "ran with other settings (seed 2 then, 3 now)") {
-		t.Errorf("-resume with another seed: exit %d, stderr %q; want 2 and the difference", code, stderr)
-	}
-	empty := filepath.Join(dir, "empty")
-	if _, stderr, code := e.run(t, e.python, nil, append([]string{"-config", e.base, "-out", empty}, append(args, "-resume")...)...); code != 2 ||
-		!strings.Contains(stderr, "holds no study") {
-		t.Errorf("-resume without a study: exit %d, stderr %q; want 2 and why", code, stderr)
+	n, _ := strconv.Atoi(trial)
+	if rows, _ := readCSV(t, filepath.Join(out, "trials.csv")); len(rows) != n {
+		t.Fatalf("the study stopped with %d trials written, want %d (stopped in trial %s)", len(rows), n, trial)
 	}
 }
 
