@@ -84,11 +84,13 @@ pruner stand where they stood; the trial it stopped in is drawn again and
 its evolve run goes on from its last checkpoint (evolve -resume, bit for
 bit). trials.csv, curve.csv and summary.json then end as the study's
 would have without the stop. -budget, -trials, -stop-at-anchor and -evolve
-may differ from the first command; the other settings may not, and the
--config path is recorded as given. A study that ended on its budget goes on
-to a bigger one, but is then not the study the bigger budget would have
-run: its last trial keeps the max_steps the first budget cut it to. For the trial a study
-stopped in, timing.csv holds only the wall time of the session it ended in.
+may differ from the first command (without -evolve the study's own
+DIR/evolve, which its trials ran with, runs on); the other settings may
+not, and the -config path is recorded as given. A study that ended on its
+budget goes on to a bigger one, but is then not the study the bigger budget
+would have run: its last trial keeps the max_steps the first budget cut it
+to. For the trial a study stopped in, timing.csv holds only the wall time
+of the session it ended in.
 
 Exit status: 0 done, 1 a failure (evolve failed, a file could not be
 written), 2 bad arguments or no optuna, 130 interrupted (SIGINT or SIGTERM:
@@ -907,7 +909,16 @@ def main(argv):
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         raise BadInput(f"-out {args.out}: {e.strerror or e} (want a new or empty directory)") from None
-    evolve = os.path.abspath(args.evolve) if args.evolve else build_evolve(args.out)
+    own = os.path.join(os.path.abspath(args.out), "evolve")
+    if args.evolve:
+        evolve = os.path.abspath(args.evolve)
+    elif args.resume and os.path.isfile(own):
+        # The binary the study's trials ran with: the stopped trial's run
+        # then goes on bit for bit, and the later trials train as they would have.
+        evolve = own
+        print(f"{PROG}: -resume runs the study's own {own}; give -evolve to run another", file=sys.stderr, flush=True)
+    else:
+        evolve = build_evolve(args.out)
     if not os.access(evolve, os.X_OK):
         raise BadInput(f"-evolve {args.evolve}: not an executable file")
 

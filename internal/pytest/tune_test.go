@@ -416,6 +416,25 @@ func tuneResume(t *testing.T, e tuneEnv) {
 	}
 	refused("-resume of an edited confirmed_score", "line 2: confirmed_score 499.0, where "+trialDir(out, "0")+"/play.log has",
 		append(args, "-resume", "-out", out)...)
+
+	// Without -evolve a resumed study runs the evolve in its directory, the
+	// one its trials ran with (the driver builds it there when it starts a
+	// study without -evolve), instead of building another.
+	own := filepath.Join(dir, "own")
+	stopInTrial(t, e, own, args, "2", syscall.SIGTERM)
+	mark := filepath.Join(dir, "own-ran")
+	wrapper := "#!/bin/sh\necho ran >> " + mark + "\nexec " + e.evolve + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(own, "evolve"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.study(t, own, append(slicesWithout(args, "-evolve", e.evolve), "-resume")...)
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("-resume without -evolve did not run the study's own evolve: %v", err)
+	}
+	x, _ := os.ReadFile(filepath.Join(dir, "median-whole", "trials.csv"))
+	if y, _ := os.ReadFile(filepath.Join(own, "trials.csv")); !bytes.Equal(x, y) {
+		t.Errorf("trials.csv of the study resumed with its own evolve differs from the study run whole")
+	}
 }
 
 // stopInTrial starts a study in out and stops it with sig once the run of
