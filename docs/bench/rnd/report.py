@@ -18,7 +18,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
-from evolve_compare import fmt_steps as fmt  # noqa: E402 (the tuner report's format of steps)
+from evolve_report import fmt_steps as fmt  # noqa: E402 (the tuner report's format of steps)
 
 
 def first_target(run, target):
