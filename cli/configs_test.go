@@ -120,3 +120,20 @@ func TestSetBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvSourceNamesTheTwinsConfig: -env gym:ID of an env that is a
+// built-in's Gymnasium twin trains the defaults, and says how to train it
+// with the built-in's shipped config instead.
+func TestEnvSourceNamesTheTwinsConfig(t *testing.T) {
+	src, err := envSource("gym:CartPole-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `the built-in CartPole-v1's shipped config trains it too: -config cartpole -set env.id='"gym:CartPole-v1"'`
+	if !src.generated || !strings.Contains(src.note, want) {
+		t.Errorf("note %q (generated %v), want the defaults and %q", src.note, src.generated, want)
+	}
+	if src, _ := envSource("gym:SomethingElse-v0"); strings.Contains(src.note, "shipped config trains it too") {
+		t.Errorf("an env with no twin: note %q", src.note)
+	}
+}

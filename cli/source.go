@@ -92,8 +92,15 @@ func envSource(id string) (configSource, error) {
 		text += "\n[net]\nencoder = \"cnn\"\n"
 		how += ", with a CNN encoder for its images"
 	}
+	also := ""
+	if twin, ok := strings.CutPrefix(id, "gym:"); ok {
+		if c, ok := configs.ForEnv(twin); ok {
+			// Gymnasium's twin of a built-in env: its shipped config fits.
+			also = fmt.Sprintf("; the built-in %s's shipped config trains it too: -config %s -set env.id='%q'", twin, c.Name, id)
+		}
+	}
 	return configSource{name: "-env " + id, text: []byte(text), generated: true,
-		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it%s (configs/pop.toml lists them)", id, how)}, nil
+		note: fmt.Sprintf("-env %s: no shipped config trains it; training evolve's defaults on it%s (configs/pop.toml lists them)%s", id, how, also)}, nil
 }
 
 // noLimitEvalSteps is eval_max_steps for -env on an env without a time

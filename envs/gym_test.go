@@ -147,6 +147,23 @@ func TestGymPythonExceptionIsAnError(t *testing.T) {
 	}
 }
 
+// An env of the old Gym API (reset returning the observation alone, step
+// four values) fails saying so, instead of with an unpacking error or a
+// wrong observation size.
+func TestGymOldAPIIsNamed(t *testing.T) {
+	env, g := makeGym(t, gymTestOptions(t, "OldAPI"))
+	if obs, _ := env.Reset(0); obs != nil || g.Err() == nil ||
+		!strings.Contains(g.Err().Error(), "reset() returned a list, want (observation, info); an env of the old Gym API (gym < 0.26) returns the observation alone") {
+		t.Errorf("old reset: obs %v, error %v", obs, g.Err())
+	}
+	env, g = makeGym(t, gymTestOptions(t, "OldStep"))
+	env.Reset(0)
+	if obs, _, _, _, _ := env.Step([]float32{0}); obs != nil || g.Err() == nil ||
+		!strings.Contains(g.Err().Error(), "step() returned 4 values, want (observation, reward, terminated, truncated, info); an env of the old Gym API (gym < 0.26) returns four") {
+		t.Errorf("old step: obs %v, error %v", obs, g.Err())
+	}
+}
+
 func TestGymVectorReportsTheCause(t *testing.T) {
 	v, err := MakeVector("gym:test", 1, gymTestOptions(t, "Raises"))
 	if err != nil {

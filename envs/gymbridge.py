@@ -277,6 +277,34 @@ def channels_first(d, enc):
     return moved, enc_first
 
 
+OLD_API = ("an env of the old Gym API (gym < 0.26) returns %s: update it to Gymnasium's API, or wrap it in "
+           "Shimmy's GymV21CompatibilityV0 (Gymnasium before 1.0: gymnasium.wrappers.EnvCompatibility)")
+
+
+def reset_result(res):
+    """reset()'s (observation, info); an error that says so for anything
+    else, such as the observation alone."""
+    if isinstance(res, tuple) and len(res) == 2:
+        return res
+    raise ValueError("envs gym bridge: reset() returned %s, want (observation, info); " % kind(res)
+                     + OLD_API % "the observation alone")
+
+
+def step_result(res):
+    """step()'s five values; an error that says so for anything else, such
+    as the old API's four."""
+    if isinstance(res, tuple) and len(res) == 5:
+        return res
+    raise ValueError("envs gym bridge: step() returned %s, want (observation, reward, terminated, truncated, info); "
+                     % kind(res) + OLD_API % "four: (observation, reward, done, info)")
+
+
+def kind(res):
+    if isinstance(res, tuple):
+        return "%d values" % len(res)
+    return "a %s" % type(res).__name__
+
+
 def is_frame(x):
     """Whether x is one picture, height × width × channels, as an array or
     as nested lists."""
@@ -411,7 +439,7 @@ def main():
         for j, (i, seed) in enumerate(zip(indices, seeds)):
             current[0] = i
             elapsed[i] = 0
-            o, info = envs[i].reset(seed=None if seed < 0 else seed)
+            o, info = reset_result(envs[i].reset(seed=None if seed < 0 else seed))
             obs.append(observation(o))
             m = mask_of(info)
             if m is not None:
@@ -425,7 +453,7 @@ def main():
         for j, i in enumerate(indices):
             current[0] = i
             a = actions[j * nact:(j + 1) * nact]
-            o, r, term, trunc, info = envs[i].step(int(a[0]) if discrete else dec(a))
+            o, r, term, trunc, info = step_result(envs[i].step(int(a[0]) if discrete else dec(a)))
             elapsed[i] += 1
             if limit and elapsed[i] >= limit:
                 trunc = True
@@ -439,7 +467,7 @@ def main():
             if auto_reset and (term or trunc):
                 f |= 8
                 elapsed[i] = 0
-                o, info = envs[i].reset()
+                o, info = reset_result(envs[i].reset())
                 nexts.append(observation(o))
                 m = mask_of(info)
                 if m is not None:

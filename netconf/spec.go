@@ -385,8 +385,13 @@ func (c CNN) OutputShape(in []int) ([3]int, error) {
 	for i := range c.Channels {
 		k, s := c.Kernels[i], c.Strides[i]
 		if h < k || w < k {
-			return [3]int{}, fmt.Errorf("cnn layer %d: kernel %d does not fit its %dx%d input (input %v, kernels %v, strides %v): output would be smaller than 1x1",
-				i, k, h, w, in, c.Kernels, c.Strides)
+			hint := ""
+			if in[2] < in[0] && in[2] < in[1] {
+				// Gymnasium's images are [H, W, C].
+				hint = "; the input looks channels-last ([H, W, C]: its last dimension is the smallest), and the CNN reads [C, H, W] (a gym: env's option channels_first = true moves the channels first)"
+			}
+			return [3]int{}, fmt.Errorf("cnn layer %d: kernel %d does not fit its %dx%d input (input %v, kernels %v, strides %v): output would be smaller than 1x1%s",
+				i, k, h, w, in, c.Kernels, c.Strides, hint)
 		}
 		ch, h, w = c.Channels[i], (h-k)/s+1, (w-k)/s+1
 	}

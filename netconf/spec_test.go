@@ -86,6 +86,21 @@ func TestCNNOutputShape(t *testing.T) {
 	if err != nil || got != [3]int{8, 3, 3} {
 		t.Fatalf("OutputShape = %v, %v; want [8 3 3] (the reference CNN's 72 features)", got, err)
 	}
+	// An image that does not fit and looks channels-last ([H, W, C], as
+	// Gymnasium's are) gets a hint; a channels-first one does not.
+	c = CNN{Channels: []int{16}, Kernels: []int{3}, Strides: []int{1}}
+	for _, tc := range []struct {
+		in   []int
+		hint bool
+	}{{[]int{8, 8, 2}, true}, {[]int{8, 2, 8}, false}} {
+		_, err := c.OutputShape(tc.in)
+		if err == nil {
+			t.Fatalf("OutputShape(%v): no error", tc.in)
+		}
+		if got := strings.Contains(err.Error(), "looks channels-last"); got != tc.hint {
+			t.Errorf("OutputShape(%v): %v; hint %v, want %v", tc.in, err, got, tc.hint)
+		}
+	}
 }
 
 func TestSpecRoundTripsThroughJSON(t *testing.T) {

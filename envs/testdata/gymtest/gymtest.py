@@ -282,3 +282,21 @@ class ImageCHW(Masked):
 
     def step(self, a):
         return [[[0.0] * 4] * 4] * 2, 0.0, False, False, {}
+
+
+class OldAPI(Masked):
+    """The old Gym API: reset returns the observation alone, step four
+    values (observation, reward, done, info)."""
+
+    def reset(self, seed=None):
+        return [0.0]
+
+    def step(self, a):
+        return [0.0], 0.0, False, {}
+
+
+class OldStep(Masked):
+    """The new reset with the old step's four values."""
+
+    def step(self, a):
+        return [0.0], 0.0, False, {}
