@@ -110,10 +110,15 @@ func (e *gymEnvError) keyboardInterrupt() bool {
 }
 
 // Error puts the exception's own line (type and message) first, then the
-// end of the traceback.
+// end of the traceback. The bridge's own checks of what the env gave
+// (gymbridge.py's ValueErrors "envs gym bridge: ...") are said alone: their
+// traceback would show the bridge, not the env.
 func (e *gymEnvError) Error() string {
 	lines := strings.Split(strings.TrimRight(e.traceback, "\n"), "\n")
 	cause := strings.TrimSpace(lines[len(lines)-1])
+	if own, ok := strings.CutPrefix(cause, "ValueError: envs gym bridge: "); ok {
+		return "envs gym bridge: " + own + e.hint
+	}
 	lines = lines[max(0, len(lines)-12) : len(lines)-1]
 	msg := "python exception: " + cause + e.hint
 	if len(lines) > 0 {
