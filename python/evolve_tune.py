@@ -101,6 +101,7 @@ that was running).
 import argparse
 import copy
 import csv
+import hashlib
 import io
 import json
 import math
@@ -660,6 +661,7 @@ def load_base(path):
 def build_evolve(out):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     binary = os.path.join(os.path.abspath(out), "evolve")
+    before = file_digest(binary)
     print(f"{PROG}: building {binary} (go build ./cmd/evolve in {root})", file=sys.stderr)
     try:
         r = subprocess.run(["go", "build", "-o", binary, "./cmd/evolve"], cwd=root, capture_output=True, text=True)
@@ -667,7 +669,20 @@ def build_evolve(out):
         raise Failure("go is not on PATH: build evolve yourself and give -evolve PATH") from None
     if r.returncode != 0:
         raise Failure(f"go build ./cmd/evolve failed:\n{r.stderr.rstrip()}")
+    if before is not None and file_digest(binary) != before:
+        # Runs it resumes go on with other code than they began with.
+        print(f"{PROG}: note: {binary} is not the build that was there: the code changed since it was built, "
+              "and runs resumed now go on with the new build", file=sys.stderr)
     return binary
+
+
+def file_digest(path):
+    """The SHA-256 of a file's bytes, or None when there is no file."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
 
 
 def study_objects(optuna, args, evaluations):

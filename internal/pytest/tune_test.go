@@ -776,3 +776,26 @@ func TestTuneBadInput(t *testing.T) {
 		t.Error("a refused study made its -out directory")
 	}
 }
+
+// TestBuildNotesAChangedBinary: the drivers build evolve into their output
+// directory on every invocation; when that replaces another build (the
+// code changed), runs resumed from then on go on with other code, and the
+// build says so. (go build stands in: it writes what the test gives.)
+func TestBuildNotesAChangedBinary(t *testing.T) {
+	dir := t.TempDir()
+	prog := "import evolve_tune as t, types\n" +
+		"def go(cmd, **kw):\n" +
+		"    open(cmd[cmd.index('-o') + 1], 'wb').write(sys.argv[2].encode())\n" +
+		"    return types.SimpleNamespace(returncode=0, stderr='')\n" +
+		"t.subprocess.run = go\n" +
+		"t.build_evolve(sys.argv[1])\n"
+	note := "is not the build that was there"
+	for _, tc := range []struct {
+		build string
+		note  bool
+	}{{"build 1", false}, {"build 1", false}, {"build 2", true}} {
+		if got := runScriptsPython(t, prog, dir, tc.build); strings.Contains(got, note) != tc.note {
+			t.Errorf("%s: %q; want the note %v", tc.build, got, tc.note)
+		}
+	}
+}
