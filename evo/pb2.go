@@ -212,7 +212,8 @@ func toUnit(name string, r HPRange, v float64) float64 {
 	var u float64
 	switch HPScale(name, r) {
 	case ScaleLog:
-		u = (math.Log(v) - math.Log(r.Min)) / (math.Log(r.Max) - math.Log(r.Min))
+		lo, hi := logBounds(name, r)
+		u = (math.Log(v) - lo) / (hi - lo)
 	case ScaleLog1m:
 		lo, hi := math.Log(1-r.Max), math.Log(1-r.Min)
 		u = (math.Log(1-v) - lo) / (hi - lo)
@@ -228,13 +229,26 @@ func toUnit(name string, r HPRange, v float64) float64 {
 	return min(1, max(0, u))
 }
 
+// logBounds returns the logarithms of the ends of r on the log scale. An
+// integer's range reaches half a unit past each end (as Optuna's log-scale
+// integers do), so that rounding gives the ends their whole share: drawn
+// from [min, max] itself, max would come half as often as max − 1.
+func logBounds(name string, r HPRange) (lo, hi float64) {
+	if isIntHP(name) && r.Min > 0.5 {
+		return math.Log(r.Min - 0.5), math.Log(r.Max + 0.5)
+	}
+	return math.Log(r.Min), math.Log(r.Max)
+}
+
 // fromUnit maps u in [0, 1] to a value of name in r, uniformly on the
-// range's scale (integers each taking an equal share of [0, 1]).
+// range's scale (integers each taking an equal share of [0, 1] on the
+// linear scale, of its logarithm on the log scale).
 func fromUnit(name string, r HPRange, u float64) float64 {
 	var v float64
 	switch HPScale(name, r) {
 	case ScaleLog:
-		v = math.Exp(math.Log(r.Min) + u*(math.Log(r.Max)-math.Log(r.Min)))
+		lo, hi := logBounds(name, r)
+		v = math.Exp(lo + u*(hi-lo))
 	case ScaleLog1m:
 		lo, hi := math.Log(1-r.Max), math.Log(1-r.Min)
 		v = 1 - math.Exp(lo+u*(hi-lo))

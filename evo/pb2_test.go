@@ -198,6 +198,7 @@ func TestUnitMapIsSampleHPsScale(t *testing.T) {
 		{"batch_size", HPRange{Min: 4, Max: 1024}},
 		{"update_epochs", HPRange{Min: 1, Max: 20}},
 		{"clip_coef", HPRange{Min: 0.1, Max: 0.4}},
+		{"update_epochs", HPRange{Min: 1, Max: 30, Scale: ScaleLog}},
 	}
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, c := range cases {
@@ -219,6 +220,26 @@ func TestUnitMapIsSampleHPsScale(t *testing.T) {
 			if back := fromUnit(c.name, c.r, toUnit(c.name, c.r, v)); math.Abs(back-v) > 1e-12*max(1, math.Abs(v)) {
 				t.Errorf("%s: fromUnit(toUnit(%v)) = %v", c.name, v, back)
 			}
+		}
+	}
+}
+
+// TestLogScaleIntegersGiveTheEndsTheirShare: an integer on the log scale
+// takes the share of the logarithm that rounds to it, [log(k − ½),
+// log(k + ½)], the ends included (drawn from [log min, log max] and rounded,
+// max came half as often as max − 1).
+func TestLogScaleIntegersGiveTheEndsTheirShare(t *testing.T) {
+	r := HPRange{Min: 1, Max: 30, Scale: ScaleLog}
+	const n = 300_000
+	count := map[float64]int{}
+	for i := range n {
+		count[fromUnit("update_epochs", r, (float64(i)+0.5)/n)]++
+	}
+	width := math.Log(30.5) - math.Log(0.5)
+	for k := 1.0; k <= 30; k++ {
+		want := n * (math.Log(k+0.5) - math.Log(k-0.5)) / width
+		if got := float64(count[k]); math.Abs(got-want) > 2 {
+			t.Errorf("update_epochs = %v drawn %v times of %d, want %.1f", k, got, n, want)
 		}
 	}
 }

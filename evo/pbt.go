@@ -16,7 +16,11 @@ import (
 // explores their hyperparameters; every other agent goes on as it is, the
 // best included, so the run's best agent is never lost. The ranking leaves
 // out members ahead of the population's step clock (aheadOfClock), whose
-// fitness came from more training than the others'.
+// fitness came from more training than the others', and, as Ray Tune's
+// burn_in_period does, members that have not trained pbt.burn_in steps yet:
+// such a member is neither copied nor replaced, and takes no quantile slot
+// from the others. A diverged member is ranked (last) whatever its steps,
+// so that it is replaced as soon as others are ranked.
 func (t *Trainer) exploitExplore(g int) error {
 	b := t.cfg.PBT
 	if b.Explore == ExplorePB2 {
@@ -27,6 +31,10 @@ func (t *Trainer) exploitExplore(g int) error {
 	for i, m := range t.members {
 		if ahead := t.aheadOfClock(m); ahead > 0 {
 			m.Mutation = fmt.Sprintf("none (pbt: %d steps ahead of the laggard, not ranked)", ahead)
+			continue
+		}
+		if m.Agent.Steps < b.BurnIn && !diverged(m) {
+			m.Mutation = fmt.Sprintf("none (pbt: burn-in, %s of %s steps, not ranked)", fmtHP(float64(m.Agent.Steps)), fmtHP(float64(b.BurnIn)))
 			continue
 		}
 		m.Mutation = "none (pbt)"
@@ -55,10 +63,6 @@ func (t *Trainer) exploitExplore(g int) error {
 	for _, lo := range bottom {
 		hi := top[r.IntN(k)]
 		src, dst := t.members[hi], t.members[lo]
-		if dst.Agent.Steps < b.BurnIn {
-			dst.Mutation = fmt.Sprintf("none (pbt: burn-in, %s of %s steps)", fmtHP(float64(dst.Agent.Steps)), fmtHP(float64(b.BurnIn)))
-			continue
-		}
 		if ok, why := exploits(src, dst, b); !ok {
 			dst.Mutation = "none (pbt: " + why + ")"
 			continue

@@ -682,6 +682,51 @@ func TestPBTReplacesADivergedAgentAtOnce(t *testing.T) {
 	}
 }
 
+// TestPBTBurnInIsNotRanked: an agent in burn-in takes no quantile slot (as
+// in Ray Tune, whose trials in burn-in have no score yet): the worst agent
+// past it is replaced, and the one in burn-in is not copied either.
+func TestPBTBurnInIsNotRanked(t *testing.T) {
+	// Fitness 10, 40, 30, 20; agent 1, the best, and agent 0, the worst,
+	// are in burn-in (all within the step clock).
+	tr := rankedPBT(t, pbtTiny(t, func(c *Config) { c.PBT.BurnIn = 1000; c.PBT.TTest = false }))
+	for i, m := range tr.members {
+		m.Agent.Steps = []int{999, 999, 1100, 1100}[i]
+	}
+	if err := tr.exploitExplore(1); err != nil {
+		t.Fatal(err)
+	}
+	m := tr.members
+	if m[0].Index != 0 || m[1].Index != 1 {
+		t.Errorf("agents in burn-in replaced: members %d, %d", m[0].Index, m[1].Index)
+	}
+	if m[3].Index == 3 || m[3].Parent != 2 || m[2].Index != 2 {
+		t.Errorf("member 3 is agent %d (parent %d), member 2 agent %d; want agent 3, the worst past burn-in, replaced by a copy of agent 2", m[3].Index, m[3].Parent, m[2].Index)
+	}
+}
+
+// TestPBTReplacesADivergedAgentInBurnIn: an agent that diverged before it
+// took a step is replaced, once the others are past pbt.burn_in, although
+// it never trained those steps, rather than holding the bottom for ever.
+func TestPBTReplacesADivergedAgentInBurnIn(t *testing.T) {
+	cfg := pbtTiny(t, func(c *Config) {
+		c.Env.ID = "Pendulum-v1"
+		c.PBT.TTest = false
+		c.PBT.BurnIn = 512
+		c.Population.MaxSteps = 3 * 6 * 256
+	})
+	tr, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setNaN(tr.members[1].Agent, true) // NaN actions: it never takes a step
+	if _, err := tr.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if m := tr.members[1]; m.Index == 1 {
+		t.Errorf("after %d generations the diverged agent 1 (%d steps) is still there: %q", len(m.Fitness), m.Agent.Steps, m.Mutation)
+	}
+}
+
 // TestGenerationWithoutAStepFails: when no agent can take a step (all
 // diverged, actions NaN on a continuous env), the run fails with an error
 // instead of repeating the same generation for ever.
@@ -723,7 +768,7 @@ func TestPBTBurnIn(t *testing.T) {
 	if err := tr.exploitExplore(1); err != nil {
 		t.Fatal(err)
 	}
-	if m := tr.members[0]; m.Index != 0 || m.Mutation != "none (pbt: burn-in, 999 of 1000 steps)" {
+	if m := tr.members[0]; m.Index != 0 || m.Mutation != "none (pbt: burn-in, 999 of 1000 steps, not ranked)" {
 		t.Fatalf("in burn-in: member 0 is %d with %q, want kept", m.Index, m.Mutation)
 	}
 	for _, m := range tr.members {

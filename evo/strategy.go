@@ -93,8 +93,10 @@ type PBTConfig struct {
 	PB2Region float64 `toml:"pb2_region,omitzero"`
 	// BurnIn is Ray Tune's burn_in_period in env steps: an agent that has
 	// trained fewer (its own and its lineage's, agent.PPO.Steps) is not
-	// replaced by exploit, so that a setting slow to start (a long rollout,
-	// a small learning rate) is judged after it has had the chance to learn.
+	// ranked — neither replaced nor copied by exploit, and it takes no
+	// quantile slot from the others — so that a setting slow to start (a
+	// long rollout, a small learning rate) is judged after it has had the
+	// chance to learn. A diverged agent is ranked, last, whatever its steps.
 	// 0, the default, judges every agent from the first generation.
 	BurnIn int `toml:"burn_in,omitzero"`
 }
