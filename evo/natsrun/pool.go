@@ -119,6 +119,22 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	if _, err := p.h.runs.Put(ctx, p.run, info); err != nil {
 		return fmt.Errorf("store the run's config in %s: %w", RunBucket, err)
 	}
+	if err := p.subscribeAdvisories(); err != nil {
+		return err
+	}
+	p.results, err = js.CreateOrUpdateConsumer(ctx, ResultStream, jetstream.ConsumerConfig{Durable: "run-" + p.run,
+		FilterSubject: resultPrefix + p.run, AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
+	if err != nil {
+		return fmt.Errorf("create the run's results consumer: %w", err)
+	}
+	return p.consumeResults()
+}
+
+// subscribeAdvisories passes the stream sequence of every task the server
+// gave up redelivering (its max-deliveries advisory) to p.advice, so that
+// the generation fails at once naming it. A full channel drops them: the
+// check of exhausted tasks when no result comes for a while finds those.
+func (p *Pool) subscribeAdvisories() (err error) {
 	p.advice = make(chan uint64, 64)
 	p.advSub, err = p.nc.Subscribe(maxDeliveriesAdvisory+TaskStream+"."+WorkerConsumer, func(m *nats.Msg) {
 		var a struct {
@@ -131,14 +147,13 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 			}
 		}
 	})
-	if err != nil {
-		return err
-	}
-	p.results, err = js.CreateOrUpdateConsumer(ctx, ResultStream, jetstream.ConsumerConfig{Durable: "run-" + p.run,
-		FilterSubject: resultPrefix + p.run, AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
-	if err != nil {
-		return fmt.Errorf("create the run's results consumer: %w", err)
-	}
+	return err
+}
+
+// consumeResults starts consuming the run's results into p.inbox. An error
+// that ends the consumption for good, or the consumer found gone, is sent
+// to p.lost, so that the run stops instead of waiting for ever.
+func (p *Pool) consumeResults() (err error) {
 	p.inbox, p.lost, p.quit = make(chan jetstream.Msg, 256), make(chan error, 1), make(chan struct{})
 	quit, lost, name := p.quit, p.lost, "run-"+p.run
 	var checking atomic.Bool
