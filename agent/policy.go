@@ -99,9 +99,10 @@ func (a *PPO) step(call string, obs []float32, masks [][]bool, deterministic boo
 		// A recurrent agent's state is per row: a batch of another size
 		// would silently start every row's episode again.
 		if live := a.liveRows(); live > 0 {
-			return nil, fmt.Errorf("%s: %d rows, but the recurrent state is of %d rows, %d with an episode under way: "+
+			n := len(a.deploy) / a.stateSize()
+			return nil, fmt.Errorf("%s: %s, but the recurrent state is of %s, %d with an episode under way: "+
 				"ResetState(-1) before acting on another number of rows (or give each session its own Clone)",
-				call, rows, len(a.deploy)/a.stateSize(), live)
+				call, countOf(rows, "row", "rows"), countOf(n, "row", "rows"), live)
 		}
 		a.deploy = make([]float32, need)
 	}

@@ -291,10 +291,14 @@ func mdSteps(b *bytes.Buffer, groups []benchGroup) {
 	p("| config | variant | to anchor (per agent) | steps/agent | population steps | wall | steps/s | final lr |\n|---|---|---|---|---|---|---|---|\n")
 	for _, g := range groups {
 		var reach, lrs []string
+		_, anchored := anchors[g.env]
 		for _, r := range g.runs {
-			if r.StepsToAnchor < 0 {
+			switch {
+			case !anchored:
+				reach = append(reach, "—") // nothing to reach
+			case r.StepsToAnchor < 0:
 				reach = append(reach, "never")
-			} else {
+			default:
 				reach = append(reach, siFormat(float64(int(float64(r.StepsToAnchor/r.Size)/1000+0.5)*1000)))
 			}
 			lrs = append(lrs, strconv.FormatFloat(r.FinalLR, 'g', 3, 64))

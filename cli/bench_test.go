@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -430,5 +431,20 @@ func TestBenchFlagsAfterConfigs(t *testing.T) {
 	}
 	if b := string(mustRead(t, filepath.Join(out, "BENCHMARKS.md"))); !strings.Contains(b, "tiny evo seed 2") {
 		t.Errorf("-seeds 2 after the config was not read:\n%s", b)
+	}
+}
+
+// TestBenchStepsTableHasNoNeverWithoutAnAnchor: "never" says a run missed
+// its env's anchor; an env without one gets "—", as in the first table.
+func TestBenchStepsTableHasNoNeverWithoutAnAnchor(t *testing.T) {
+	run := func(env string) benchRun {
+		return benchRun{Config: "c", Env: env, Variant: "evo", Seed: 1, Size: 2, StepsToAnchor: -1, FinalLR: 3e-4}
+	}
+	for _, c := range []struct{ env, want string }{{"Probe7-v0", "| c | evo | — |"}, {"CartPole-v1", "| c | evo | never |"}} {
+		var b bytes.Buffer
+		mdSteps(&b, groupRuns([]benchRun{run(c.env)}))
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s: the steps table has no %q:\n%s", c.env, c.want, b.String())
+		}
 	}
 }

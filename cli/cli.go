@@ -42,6 +42,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"syscall"
@@ -100,9 +101,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // collector's target to 400 % unless GOGC is set, and handles SIGINT and
 // SIGTERM: the first cancels the run, which stops after checkpointing its
 // last complete generation and returns 130 or 143; a second exits the
-// process at once with that status, without a new checkpoint. Call it
-// once, from main.
+// process at once with that status, without a new checkpoint. The command
+// it tells the user to continue a stopped run with names the program as
+// os.Args[0] does. Call it once, from main.
 func Main() int {
+	if len(os.Args) > 0 {
+		if name := filepath.Base(os.Args[0]); name != "." && name != string(filepath.Separator) {
+			programName = name
+		}
+	}
 	// The gorgonia backend allocates heavily while it runs graphs; a GC
 	// target of 400 % trades memory for far fewer collections
 	// (GORGONIA.md). GOGC wins.
@@ -132,6 +139,11 @@ func Main() int {
 	}()
 	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
+
+// programName is the command's name in the commands it tells users to run
+// (resume a run): Main sets it from os.Args[0], so that a program of its own
+// built on Main (with envs that evolve does not know) names itself.
+var programName = "evolve"
 
 // signalEcho is how soon after the first a signal is taken for a copy of it
 // (sent to the process group as well as to the process), not a second stop.

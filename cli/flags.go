@@ -103,7 +103,10 @@ func (c *command) parseInterspersed(args []string) (pos []string, status int, ok
 // "NAME: message" and a pointer to -h. It returns 2.
 func (c *command) misuse(format string, a ...any) int {
 	fmt.Fprintf(c.stderr, c.name+": "+format+"\n", a...)
-	fmt.Fprintf(c.stderr, "%s: run %s -h for the flags\n", c.name, c.name)
+	// The program to run is this one, which may have another name than
+	// evolve (a program of its own built on Main).
+	own := programName + strings.TrimPrefix(c.name, "evolve")
+	fmt.Fprintf(c.stderr, "%s: run %s -h for the flags\n", c.name, own)
 	return exitBadInput
 }
 

@@ -1,6 +1,12 @@
 package cli
 
-import "testing"
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // TestStepsValue: -max-steps takes whole numbers as written by people —
 // digits, digit separators, scientific notation — and nothing else.
@@ -17,5 +23,23 @@ func TestStepsValue(t *testing.T) {
 		if err := v.Set(in); err == nil {
 			t.Errorf("Set(%q) = %d, want an error", in, v)
 		}
+	}
+}
+
+// TestMainNamesTheProgram: a program of its own built on Main (its envs
+// unknown to evolve) tells the user to run itself, not evolve.
+func TestMainNamesTheProgram(t *testing.T) {
+	args, stderr := os.Args, os.Stderr
+	t.Cleanup(func() { os.Args, os.Stderr, programName = args, stderr, "evolve" })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Args, os.Stderr = []string{filepath.Join(t.TempDir(), "customenv"), "-bogus"}, w
+	code := Main()
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if code != exitBadInput || !strings.Contains(string(out), "run customenv -h for the flags") {
+		t.Errorf("Main as customenv: exit %d, stderr:\n%s", code, out)
 	}
 }

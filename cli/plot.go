@@ -32,7 +32,7 @@ With one run directory, writes to DIR (default RUN_DIR/plots):
                        rate or annealing moved it from lr
   network.png          hidden units, and each part of the network that changed
                        (widths, CNN channels and kernels, the memory model and
-                       its sizes), per slot
+                       its sizes), per slot; none if no network changed (PBT)
 Per-slot charts share fitness.png's x axis; in those drawn from metrics.csv a
 ring marks a clone (the slot's agent replaced by a copy of another). -hp NAME
 writes only hp-NAME.png.
@@ -165,7 +165,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 		{name: "training.png", missing: "no PPO statistics (loss, entropy, ...) in metrics.csv",
 			note: []string{"each point: the last PPO", "update of the generation"}},
 		{name: "hyperparameters.png", missing: "no hyperparameter changed during the run"},
-		{name: "network.png", missing: "no layer widths in the net column"},
+		{name: "network.png"},
 	}
 	updates, err := evo.ReadScalars(dir)
 	if err != nil {
@@ -178,7 +178,7 @@ func plotRunDir(w pngWriter, dir, hp string) int {
 	for _, i := range changedHPs(m) {
 		charts[1].panels = append(charts[1].panels, hpPlot(m, t, i, rc))
 	}
-	charts[2].panels, charts[2].note = networkPlots(m, t)
+	charts[2].panels, charts[2].note, charts[2].missing = networkPlots(m, t)
 	for _, ch := range charts {
 		if len(ch.panels) == 0 {
 			fmt.Fprintf(w.stderr, "evolve plot: %s: no %s\n", ch.missing, ch.name)

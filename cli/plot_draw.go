@@ -95,6 +95,10 @@ func paddedRange(lo, hi float64) (float64, float64) {
 	return mid - pad, mid + pad
 }
 
+// legendPadding is the room between a legend's entries: without it the
+// elite's thick line and the triangles of fitness.png's entries touch.
+const legendPadding = vg.Length(2.5)
+
 // legendWidth is the column right of the charts that holds their legends,
 // so that a legend never hides data.
 const legendWidth = 1.75 * vg.Inch
@@ -122,6 +126,7 @@ func savePNG(path string, w, h vg.Length, plots []*plot.Plot) error {
 			Max: vg.Point{X: dc.Max.X, Y: c.Max.Y - vg.Points(22)}}}
 		legends[i].Top, legends[i].Left = true, true
 		legends[i].XOffs, legends[i].YOffs = 0, 0
+		legends[i].Padding = legendPadding
 		legends[i].Draw(lc)
 	}
 	return writePNG(path, img)
@@ -170,6 +175,7 @@ type figure struct {
 func (f figure) save(path string) error {
 	f.legend.Top, f.legend.Left = true, true
 	f.legend.XOffs, f.legend.YOffs = 0, 0
+	f.legend.Padding = legendPadding
 	lr := f.legend.Rectangle(draw.Canvas{})
 	lw := lr.Max.X - lr.Min.X + vg.Points(18)
 	img := vgimg.NewWith(vgimg.UseWH(f.w, max(f.h, lr.Max.Y-lr.Min.Y+vg.Points(40))), vgimg.UseDPI(120))

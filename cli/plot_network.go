@@ -111,9 +111,10 @@ func partOrder(a, b string) int {
 // population's env steps, then each part of the network that changed
 // during the run (netParts: CNN channels and kernel sizes, LSTM size,
 // widths, ...) with its values as categories; it also returns the parts
-// that never changed, "unchanged:" then "name value" each, for the legend. It returns no plots
-// when a net description has no widths to read.
-func networkPlots(m *evo.Metrics, t *slotTable) (plots []*plot.Plot, unchanged []string) {
+// that never changed, "unchanged:" then "name value" each, for the legend. It returns no plots,
+// and why, when a net description has no widths to read or no network changed
+// (PBT's runs: it changes hyperparameters only).
+func networkPlots(m *evo.Metrics, t *slotTable) (plots []*plot.Plot, unchanged []string, why string) {
 	units := map[string]int{}
 	values := map[string][]string{} // by part name, distinct values
 	var names []string
@@ -123,7 +124,7 @@ func networkPlots(m *evo.Metrics, t *slotTable) (plots []*plot.Plot, unchanged [
 		}
 		n, ok := hiddenUnits(r.Net)
 		if !ok {
-			return nil, nil
+			return nil, nil, "no layer widths in the net column"
 		}
 		units[r.Net] = n
 		parts, _ := netParts(r.Net)
@@ -135,6 +136,9 @@ func networkPlots(m *evo.Metrics, t *slotTable) (plots []*plot.Plot, unchanged [
 				values[pt.name] = append(values[pt.name], pt.value)
 			}
 		}
+	}
+	if len(units) == 1 {
+		return nil, nil, "no network changed during the run (" + m.Rows[0].Net + ")"
 	}
 	p := newPlot()
 	p.Title.Text = "hidden units: encoder + latent + head"
@@ -154,7 +158,7 @@ func networkPlots(m *evo.Metrics, t *slotTable) (plots []*plot.Plot, unchanged [
 			plots = append(plots, partPlot(t, name, vs))
 		}
 	}
-	return plots, unchanged
+	return plots, unchanged, ""
 }
 
 // partPlot charts the value of the network part name of every slot, one

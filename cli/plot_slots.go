@@ -194,17 +194,23 @@ func (t *slotTable) plot(p *plot.Plot, value func(evo.MetricsRow) float64) {
 // clone marker.
 func (t *slotTable) legend(rc runConfig) plot.Legend { return t.legendOf(rc, true) }
 
-// legendOf is the slots' legend, with the clone events' entries when
-// clones is set and the run has any.
-func (t *slotTable) legendOf(rc runConfig, clones bool) plot.Legend {
+// legendOf is the slots' legend. perGeneration says the panels draw
+// t.plot's lines (a dot per generation, clone events): the entries then
+// show each slot's dot, and the clone events' entries are added when the
+// run has any; else (plotUpdates' lines of every update) lines alone.
+func (t *slotTable) legendOf(rc runConfig, perGeneration bool) plot.Legend {
 	l := plot.NewLegend()
 	for s := range t.slots {
 		c, dashes, shape := slotStyle(s)
 		line, dots := lineDots(plotter.XYs{{}}, c, vg.Points(1.5), dashes)
 		dots.GlyphStyle.Shape, dots.GlyphStyle.Radius = shape, vg.Points(2.5)
-		l.Add(slotName(s, rc, t.selected()), line, dots)
+		if perGeneration {
+			l.Add(slotName(s, rc, t.selected()), line, dots)
+		} else {
+			l.Add(slotName(s, rc, t.selected()), line)
+		}
 	}
-	if clones && len(t.clones) > 0 {
+	if perGeneration && len(t.clones) > 0 {
 		ring := newScatter(plotter.XYs{{}})
 		ring.GlyphStyle = cloneGlyph
 		dash := newLine(plotter.XYs{{}, {X: 1}})

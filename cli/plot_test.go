@@ -51,16 +51,21 @@ func TestPlotTinyRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"fitness.png", "training.png", "network.png"} {
+	for _, name := range []string{"fitness.png", "training.png"} {
 		p := filepath.Join(dir, "plots", name)
 		checkPNG(t, p)
 		if !strings.Contains(out, p) {
 			t.Errorf("stdout does not list %s:\n%s", p, out)
 		}
 	}
-	// The tiny run's hyperparameters never change: no chart, and a note.
+	// The tiny run's hyperparameters and network never change: no charts,
+	// and a note each.
 	if _, err := os.Stat(filepath.Join(dir, "plots", "hyperparameters.png")); err == nil || !strings.Contains(errOut, "no hyperparameter changed") {
 		t.Errorf("hyperparameters.png written for constant hyperparameters (stderr %q)", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plots", "network.png")); err == nil ||
+		!strings.Contains(errOut, "no network changed during the run (mlp[") {
+		t.Errorf("network.png written for a network that never changed (stderr %q)", errOut)
 	}
 }
 
@@ -254,7 +259,7 @@ func TestNetworkPlotsChangedParts(t *testing.T) {
 	for g, net := range []string{"cnn[8 8] k[3 3] s[1 1] ReLU latent 32 head[32] ReLU", "cnn[8 8] k[3 2] s[1 1] ReLU latent 32 head[32] ReLU"} {
 		m.Rows = append(m.Rows, evo.MetricsRow{Generation: g + 1, Agent: 0, Parent: -1, TotalSteps: float64(g + 1), Net: net})
 	}
-	plots, unchanged := networkPlots(m, newSlotTable(m))
+	plots, unchanged, _ := networkPlots(m, newSlotTable(m))
 	if len(plots) != 2 || plots[1].Title.Text != "cnn kernels" {
 		t.Errorf("%d panels, want hidden units and cnn kernels", len(plots))
 	}
@@ -273,7 +278,7 @@ func TestNetworkPlotsMemoryGene(t *testing.T) {
 		"transformer 1x32 h4 f128 k8 latent 32 head[64] Tanh"} {
 		m.Rows = append(m.Rows, evo.MetricsRow{Generation: g + 1, Agent: 0, Parent: -1, TotalSteps: float64(g + 1), Net: net})
 	}
-	plots, unchanged := networkPlots(m, newSlotTable(m))
+	plots, unchanged, _ := networkPlots(m, newSlotTable(m))
 	var titles []string
 	for _, p := range plots {
 		titles = append(titles, p.Title.Text)
@@ -321,7 +326,7 @@ func TestBandOf(t *testing.T) {
 // training.png.
 func TestPlotWithoutStatsColumns(t *testing.T) {
 	dir := writeRun(t, t.TempDir(), "generation,agent,parent,fitness,total_steps,grad_norm,lr,net\n"+
-		"1,0,-1,10,512,1,0.001,mlp[16] ReLU latent 8 head[16] ReLU\n2,1,0,20,1024,1,0.002,mlp[16] ReLU latent 8 head[16] ReLU\n", "")
+		"1,0,-1,10,512,1,0.001,mlp[16] ReLU latent 8 head[16] ReLU\n2,1,0,20,1024,1,0.002,mlp[32] ReLU latent 8 head[16] ReLU\n", "")
 	code, _, errOut := evolve(context.Background(), "plot", dir)
 	if code != exitOK || !strings.Contains(errOut, "no PPO statistics") {
 		t.Fatalf("exit %d, stderr %q: want 0 and a note on training.png", code, errOut)

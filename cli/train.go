@@ -291,13 +291,14 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 			fmt.Fprintf(stderr, "evolve: %v\n", err)
 			return exitFailure
 		}
-		further := "-max-steps N, -target X or -no-target train it further"
+		// A target alone does not lift a spent budget, nor a budget alone a
+		// target reached.
+		further := fmt.Sprintf("-max-steps N (more than its %s steps) trains it further", commas(sum.TotalSteps))
 		if sum.StopReason == evo.StopTarget {
-			// A larger step budget alone stops again at the target.
 			further = "-target X (above the elite's score) or -no-target trains it further"
 		}
-		fmt.Fprintf(stdout, "run %s has already finished (%s after %d generations): nothing to do; %s\n",
-			tr.Dir(), stopWhy(sum.StopReason), sum.Generations, further)
+		fmt.Fprintf(stdout, "run %s has already finished (%s after %s): nothing to do; %s\n",
+			tr.Dir(), stopWhy(sum.StopReason), counted(sum.Generations, "generation"), further)
 		printSummary(stdout, sum)
 		return exitOK
 	}
@@ -342,7 +343,7 @@ func (f *trainFlags) resumeCommand(tr *evo.Trainer) string {
 	if f.nats.url != "" {
 		again += " -nats " + shellQuote(redact(f.nats.url))
 	}
-	return "evolve -resume " + shellQuote(tr.Dir()) + again
+	return programName + " -resume " + shellQuote(tr.Dir()) + again
 }
 
 // announce says what is about to train, where, and on what.

@@ -6,8 +6,8 @@
 // # Data at the interface
 //
 // Observations and actions cross the Env interface as flat []float32 slices
-// described by a Space. A Discrete choice travels as its index (one float32),
-// a MultiDiscrete or MultiBinary action as one float32 per component, a Box as
+// described by a Space. A Discrete choice travels as its value, Start + its
+// index (one float32), a MultiDiscrete or MultiBinary action as one float32 per component, a Box as
 // its values in row-major order and a Dict as the concatenation of its
 // subspaces in key order. Slices returned by an Env are owned by it and stay
 // valid until its next Reset or Step; callers that keep them must copy.

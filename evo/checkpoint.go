@@ -217,6 +217,14 @@ func (t *Trainer) writeCheckpoint(wall float64) error {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("checkpoint %s: %w", name, err)
 	}
+	// MkdirTemp makes the directory 0700; a checkpoint gets the mode of
+	// checkpoints/ itself (made under the umask), so that a run can be
+	// shared as its other files are.
+	if st, err := os.Stat(root); err == nil {
+		if err := os.Chmod(tmp, st.Mode().Perm()); err != nil {
+			return fail(err)
+		}
+	}
 	pop := population{Format: populationFormat, Version: populationVersion, Generation: t.gen,
 		TotalSteps: t.totalSteps, MeasureSteps: t.measureSteps, WallSeconds: wall, NextIndex: t.nextIndex,
 		BestFitness: jsonfloat.F64(t.best), BestIndex: t.bestIndex, Finished: t.finished, EliteFit: (*jsonfloat.F64)(&t.bestFit), Elite: &t.elite,

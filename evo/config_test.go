@@ -560,6 +560,16 @@ func TestValueErrorsNameTheirLines(t *testing.T) {
 			t.Errorf("the errors do not say %q:\n%s", want, msg)
 		}
 	}
+	// [ppo]'s errors, which agent.Config.Validate gives as one, each get
+	// their line too.
+	_, err = ParseConfig([]byte("[ppo]\nlr = -1\ngamma = 1.5\ngae_lambda = 2\n"))
+	msg = err.Error()
+	for _, want := range []string{"ppo.lr = -1: want > 0 (line 2)", "ppo.gamma = 1.5: want in [0, 1] (line 3)",
+		"ppo.gae_lambda = 2: want in [0, 1] (line 4)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the errors do not say %q:\n%s", want, msg)
+		}
+	}
 	if strings.Contains(msg, "bad input") {
 		t.Errorf("the errors show the bad-input mark as a message:\n%s", msg)
 	}

@@ -343,6 +343,19 @@ func TestCheckpointsKeepTheNewest(t *testing.T) {
 	if strings.Join(names, " ") != "gen-000003 gen-000004 latest" {
 		t.Errorf("checkpoints: %v", names)
 	}
+	// A checkpoint's directory has the mode of checkpoints/ (not
+	// MkdirTemp's 0700).
+	root, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := os.Stat(filepath.Join(cfg.OutDir, "checkpoints", "gen-000004"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gen.Mode().Perm() != root.Mode().Perm() {
+		t.Errorf("checkpoint directory mode %v, want checkpoints/'s %v", gen.Mode(), root.Mode())
+	}
 }
 
 func TestTargetStopsTheRunAfterMinGenerations(t *testing.T) {

@@ -373,14 +373,17 @@ const (
 // key names of a joined error from a sub-config's Validate).
 func prefixLines(prefix string, err error) error {
 	lines := strings.Split(err.Error(), "\n")
+	errs := make([]error, len(lines))
 	for i, l := range lines {
 		if rest, ok := strings.CutPrefix(l, "net: "); ok {
-			lines[i] = "net." + rest // [net] is a section of its own
+			l = "net." + rest // [net] is a section of its own
 		} else {
-			lines[i] = prefix + l
+			l = prefix + l
 		}
+		errs[i] = errors.New(l)
 	}
-	return errors.New(strings.Join(lines, "\n"))
+	// One error per line, so that each gets its key's line (withKeyLines).
+	return errors.Join(errs...)
 }
 
 // hpString writes a value of hyperparameter name as its config key does:
