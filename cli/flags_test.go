@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStepsValue: -max-steps takes whole numbers as written by people —
@@ -41,5 +42,21 @@ func TestMainNamesTheProgram(t *testing.T) {
 	out, _ := io.ReadAll(r)
 	if code != exitBadInput || !strings.Contains(string(out), "run customenv -h for the flags") {
 		t.Errorf("Main as customenv: exit %d, stderr:\n%s", code, out)
+	}
+}
+
+// TestResumeCommandKeepsTheNATSFlags: the command printed to continue a
+// stopped NATS run connects as the run did: its credential files, TLS files
+// and delivery settings, and the URL's password left for the user to put
+// back (never printed).
+func TestResumeCommandKeepsTheNATSFlags(t *testing.T) {
+	f := trainFlags{set: map[string]bool{"nats-ack-wait": true, "no-target": true}, noTarget: true}
+	f.nats = natsFlags{url: "nats://alice:s3cr3t@host:4222", nkey: "auth/user.nk", tlsCA: "ca.pem",
+		tlsCert: "c.pem", tlsKey: "k.pem", ackWait: 2 * time.Minute, maxDeliver: 5}
+	got := f.resumeCommand("runs/x")
+	want := "evolve -resume runs/x -no-target -nats nats://alice:xxxxx@host:4222 -nats-nkey auth/user.nk -nats-tls-ca ca.pem " +
+		"-nats-tls-cert c.pem -nats-tls-key k.pem -nats-ack-wait 2m0s (with the password in place of xxxxx)"
+	if got != want {
+		t.Errorf("resumeCommand:\n got %s\nwant %s", got, want)
 	}
 }

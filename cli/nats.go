@@ -92,6 +92,11 @@ func (f *natsFlags) connect(name string) (*nats.Conn, error) {
 		}
 		opts = append(opts, o)
 	}
+	if advice := commaAdvice(f.url); advice != "" {
+		// Not even tried: nats.go would split the password at the comma
+		// and dial (and look up) a piece of it as a host.
+		return nil, fmt.Errorf("cannot connect to the NATS server at %s:%s", redact(f.url), advice)
+	}
 	urls, err := natsURLs(f.url)
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to the NATS server at %s: %w", redact(f.url), err)
@@ -178,9 +183,9 @@ func unversionedWarning() string {
 	if !strings.HasPrefix(v, "(devel) protocol") && !strings.HasPrefix(v, "(unknown) protocol") {
 		return ""
 	}
-	return "this build has no version (built without version-control stamps: go build -buildvcs=false, " +
+	return "this build has no version (built without version-control stamps: go run, go build -buildvcs=false, " +
 		"or from a source tarball), so another such build is not told apart from it: build the coordinator " +
-		"and every worker from one checkout, or copy one binary"
+		"and every worker as one binary (go install ./cmd/evolve in a git checkout), and copy it"
 }
 
 // coordinatorPool is a natsrun.Pool with its connection.

@@ -37,14 +37,15 @@ func TestRedactHidesEveryPassword(t *testing.T) {
 // "%" or a space showed, in part or whole, in the connection error.
 func TestConnectErrorsHideThePassword(t *testing.T) {
 	for _, tc := range []struct{ url, password, want string }{
-		{"nats://me:qzq,wxw@127.0.0.1:1", "qzq,wxw", "cannot parse URL 1 of the list"},
-		{"nats://me:qz,xj@127.0.0.1:1", "qz,xj", "cannot parse URL 1 of the list"},
+		// A comma in a password is refused before anything is dialled.
+		{"nats://me:qzq,wxw@127.0.0.1:1", "qzq,wxw", "a password holds a comma"},
+		{"nats://me:qz,xj@127.0.0.1:1", "qz,xj", "a password holds a comma"},
 		{"nats://me:se/cret@127.0.0.1:1", "se/cret", "cannot parse URL 1 of the list"},
 		{"nats://me:se?cr#et@127.0.0.1:1", "se?cr#et", "cannot parse URL 1 of the list"},
 		{"nats://me:s%zzcret@127.0.0.1:1", "s%zzcret", "cannot parse URL 1 of the list"},
 		{"nats://me:pa ss@127.0.0.1:1", "pa ss", "cannot parse URL 1 of the list"},
-		{"nats://127.0.0.1:2, nats://me:kp2,x@127.0.0.1:1", "kp2,x", "cannot parse URL 2 of the list"},
-		// Both parts parse: nats.go dials the host "me"; the advice is added.
+		{"nats://127.0.0.1:2, nats://me:kp2,x@127.0.0.1:1", "kp2,x", "a password holds a comma"},
+		// Both parts parse: nats.go would dial the host "me".
 		{"nats://me:,zzz@127.0.0.1:1", ",zzz", "a password holds a comma"},
 	} {
 		code, _, stderr := evolve(context.Background(), "-config", "a.toml", "-nats", tc.url)
@@ -89,5 +90,21 @@ func TestPercentEncodedPasswordConnects(t *testing.T) {
 		if _, err := f.connect("test"); err == nil || !strings.Contains(err.Error(), "nats: Authorization Violation") {
 			t.Errorf("connect with the wrong password %q: %v", pw, err)
 		}
+	}
+}
+
+// TestCommaPasswordIsNotDialled: a password with "@" and "," split by
+// nats.go at the comma would make a piece of it a host to look up (sent to
+// the resolver) and another an auth token; it is refused before that.
+func TestCommaPasswordIsNotDialled(t *testing.T) {
+	f := natsFlags{url: "nats://bob:K9@xqzv,7Lm2@127.0.0.1:1"}
+	start := time.Now()
+	_, err := f.connect("test")
+	if err == nil || !strings.Contains(err.Error(), "a password holds a comma") || strings.Contains(err.Error(), "xqzv") ||
+		strings.Contains(err.Error(), "lookup") {
+		t.Errorf("connect: %v; want the comma refused, naming no part of the password", err)
+	}
+	if time.Since(start) > time.Second {
+		t.Errorf("connect took %v: it dialled", time.Since(start))
 	}
 }

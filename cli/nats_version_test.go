@@ -13,7 +13,7 @@ func TestUnversionedWarning(t *testing.T) {
 	if v := natsrun.Version(); !strings.HasPrefix(v, "(devel) protocol") {
 		t.Skipf("this binary has a version (%s)", v)
 	}
-	if w := unversionedWarning(); !strings.Contains(w, "build the coordinator and every worker from one checkout") {
+	if w := unversionedWarning(); !strings.Contains(w, "build the coordinator and every worker as one binary") {
 		t.Errorf("warning %q", w)
 	}
 }

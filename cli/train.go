@@ -317,15 +317,15 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 		}
 		fmt.Fprintf(stderr, "evolve: stopped by %s; the checkpoint of generation %d is in %s\n", name, sum.Generations,
 			filepath.Join(tr.Dir(), "checkpoints"))
-		fmt.Fprintf(stderr, "evolve: continue with: %s\n", f.resumeCommand(tr))
+		fmt.Fprintf(stderr, "evolve: continue with: %s\n", f.resumeCommand(tr.Dir()))
 		printSummary(stdout, sum)
 		return status
 	case err != nil:
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
-		if errors.Is(err, natsrun.ErrMismatch) || errors.Is(err, natsrun.ErrRefused) {
+		if errors.Is(err, natsrun.ErrMismatch) || errors.Is(err, natsrun.ErrRefused) || errors.Is(err, natsrun.ErrUndelivered) {
 			// The run is whole up to its last checkpoint; what failed it
 			// is the workers'.
-			fmt.Fprintf(stderr, "evolve: once the workers are fixed, continue with: %s\n", f.resumeCommand(tr))
+			fmt.Fprintf(stderr, "evolve: once the workers are fixed, continue with: %s\n", f.resumeCommand(tr.Dir()))
 		}
 		if errors.Is(err, evo.ErrBadInput) || errors.Is(err, natsrun.ErrMismatch) || errors.Is(err, envs.ErrBadOutput) {
 			return exitBadInput // the env's output is bad input too
@@ -336,14 +336,31 @@ func (f *trainFlags) train(ctx context.Context, tr *evo.Trainer, ui *display, st
 	return exitOK
 }
 
-// resumeCommand is the command that continues tr: its stop flags given
-// again, and on the same NATS server (or it would train here).
-func (f *trainFlags) resumeCommand(tr *evo.Trainer) string {
+// resumeCommand is the command that continues the run in dir: its stop flags given
+// again, and on the same NATS server (or it would train here) with the
+// same credentials and delivery settings. A password in the URL is not
+// printed: the command says to put it back.
+func (f *trainFlags) resumeCommand(dir string) string {
 	again := f.stopFlags()
 	if f.nats.url != "" {
 		again += " -nats " + shellQuote(redact(f.nats.url))
+		for _, fl := range []struct{ name, value string }{{"nats-creds", f.nats.creds}, {"nats-nkey", f.nats.nkey},
+			{"nats-tls-ca", f.nats.tlsCA}, {"nats-tls-cert", f.nats.tlsCert}, {"nats-tls-key", f.nats.tlsKey}} {
+			if fl.value != "" {
+				again += " -" + fl.name + " " + shellQuote(fl.value)
+			}
+		}
+		if f.set["nats-ack-wait"] {
+			again += " -nats-ack-wait " + f.nats.ackWait.String()
+		}
+		if f.set["nats-max-deliver"] {
+			again += fmt.Sprintf(" -nats-max-deliver %d", f.nats.maxDeliver)
+		}
+		if redact(f.nats.url) != f.nats.url {
+			again += " (with the password in place of xxxxx)"
+		}
 	}
-	return programName + " -resume " + shellQuote(tr.Dir()) + again
+	return programName + " -resume " + shellQuote(dir) + again
 }
 
 // announce says what is about to train, where, and on what.

@@ -49,6 +49,6 @@ func (p *Pool) undelivered(pd *pending) error {
 	if p.settings.MaxDeliver == 1 {
 		times = "once"
 	}
-	return fmt.Errorf("agent %d: task %s was delivered %s without a result (its workers failed, were killed or lost the server each time)",
-		pd.msg.Index, pd.msg.ID, times)
+	return fmt.Errorf("agent %d: task %s was delivered %s without a result: %w",
+		pd.msg.Index, pd.msg.ID, times, ErrUndelivered)
 }

@@ -2,6 +2,7 @@ package natsrun
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,8 @@ func TestMissedAdvisoryFailsTheRun(t *testing.T) {
 	cfg, tasks := oneTask(t)
 	start := time.Now()
 	_, err := p.Train(ctx, cfg, tasks, func(int) {})
-	if err == nil || !strings.Contains(err.Error(), "agent 0: task ") || !strings.Contains(err.Error(), "was delivered 2 times without a result") {
+	if err == nil || !strings.Contains(err.Error(), "agent 0: task ") || !strings.Contains(err.Error(), "was delivered 2 times without a result") ||
+		!errors.Is(err, ErrUndelivered) {
 		t.Fatalf("err = %v; want the task delivered 2 times without a result", err)
 	}
 	t.Logf("failed after %v", time.Since(start).Round(time.Millisecond))

@@ -41,6 +41,11 @@ const protocol = 3
 // stops on it: it cannot train any task of that coordinator.
 var ErrMismatch = errors.New("evolve version or run mismatch")
 
+// ErrUndelivered is what a coordinator's error matches when a task was
+// delivered max_deliver times without a result (WorkQueue.MaxDeliver): the
+// run stops, whole up to its last checkpoint, and resumes from it.
+var ErrUndelivered = errors.New("its workers failed, were killed or lost the server each time")
+
 // ErrRefused is what a coordinator's error matches when a worker refused a
 // task of its run by its operator's policy: the run is on a "gym:" env and
 // the worker was not started with -gym-python naming the run's
