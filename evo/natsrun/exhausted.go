@@ -20,26 +20,38 @@ var maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."
 // and a coordinator disconnected when it was sent would wait forever; it
 // fails the run when it finds the same task twice in a row. It
 // returns nil when the server cannot tell, or while any task of any run
-// on the server is pending or in a worker's hands.
-func (p *Pool) exhausted(ctx context.Context, order []*pending) *pending {
+// on the server is pending or in a worker's hands; inHands is how many
+// tasks (of every run on the server) workers hold, -1 if unknown.
+func (p *Pool) exhausted(ctx context.Context, order []*pending) (pd *pending, inHands int) {
 	if p.queue == nil {
-		return nil
+		return nil, -1
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	info, err := p.queue.Info(ctx)
-	if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
-		return nil
+	if err != nil {
+		return nil, -1
+	}
+	if info.NumPending > 0 || info.NumAckPending > 0 {
+		return nil, info.NumAckPending
 	}
 	for _, pd := range order {
 		if pd.done {
 			continue
 		}
 		if _, err := p.h.tasks.GetMsg(ctx, pd.seq); err == nil {
-			return pd
+			return pd, 0
 		}
 	}
-	return nil
+	return nil, 0
+}
+
+// countTasks is "1 task" or "n tasks".
+func countTasks(n int) string {
+	if n == 1 {
+		return "1 task"
+	}
+	return fmt.Sprintf("%d tasks", n)
 }
 
 // undelivered is the error of a run whose task pd was delivered

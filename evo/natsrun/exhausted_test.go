@@ -3,6 +3,7 @@ package natsrun
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -46,12 +47,16 @@ func TestMissedAdvisoryFailsTheRun(t *testing.T) {
 }
 
 // TestExhaustedWaitsForTasksInFlight: a task a worker holds, or one no
-// worker has taken yet, is not taken for undeliverable.
+// worker has taken yet, is not taken for undeliverable; the note of a
+// generation without results asks for workers only while no worker holds
+// a task.
 func TestExhaustedWaitsForTasksInFlight(t *testing.T) {
 	defer func(d time.Duration) { waitNote = d }(waitNote)
 	waitNote = 100 * time.Millisecond
 	nc := connected(t, true)
-	p := NewPool(nc, PoolOptions{Settings: Settings{AckWait: time.Minute, MaxDeliver: 2}})
+	var notes LockedBuffer
+	p := NewPool(nc, PoolOptions{Settings: Settings{AckWait: time.Minute, MaxDeliver: 2},
+		Log: slog.New(slog.NewTextHandler(&notes, nil))})
 	defer p.Close()
 	cfg, tasks := oneTask(t)
 	// No worker: the task stays pending until the context ends.
@@ -59,6 +64,9 @@ func TestExhaustedWaitsForTasksInFlight(t *testing.T) {
 	defer cancel()
 	if _, err := p.Train(ctx, cfg, tasks, func(int) {}); err == nil || strings.Contains(err.Error(), "delivered") {
 		t.Errorf("a pending task: %v; want the context's end", err)
+	}
+	if !strings.Contains(notes.String(), "are workers running on this server") {
+		t.Errorf("no worker: the notes do not ask for workers:\n%s", notes.String())
 	}
 	// A worker holds the next generation's task (and the first's, left in
 	// the queue): in flight, not undeliverable.
@@ -86,4 +94,7 @@ func TestExhaustedWaitsForTasksInFlight(t *testing.T) {
 		t.Errorf("a task in a worker's hands: %v; want the context's end", err)
 	}
 	<-held
+	if !strings.Contains(notes.String(), "workers are training 2 tasks of the server's runs") {
+		t.Errorf("tasks in a worker's hands: the notes do not say so:\n%s", notes.String())
+	}
 }

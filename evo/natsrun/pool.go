@@ -375,14 +375,18 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 			}
 			// Twice in a row: a worker's ack leaves the consumer's count
 			// a moment before the task leaves the stream.
-			pd := p.exhausted(ctx, order)
+			pd, inHands := p.exhausted(ctx, order)
 			if pd != nil && pd == suspect {
 				return nil, p.undelivered(pd)
 			}
 			suspect = pd
 			why := "are workers running on this server (evolve worker -nats URL)?"
-			if !p.nc.IsConnected() {
+			switch {
+			case !p.nc.IsConnected():
 				why = "the connection to the NATS server is lost (reconnecting: the run goes on when it is back)"
+			case inHands > 0:
+				// Slow agents (a MinAtar CNN's generation) are no fault.
+				why = fmt.Sprintf("workers are training %s of the server's runs", countTasks(inHands))
 			}
 			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: %s",
 				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second), why))
