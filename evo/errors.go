@@ -10,7 +10,9 @@ var ErrBadInput = errors.New("bad input")
 
 // ErrRunInUse is the error (also ErrBadInput) of a run directory that
 // another process is training: New's Run and Resume take the directory's
-// lock, and hold it until Run returns.
+// lock, and hold it until Run returns. A NATS pool (natsrun) returns it
+// too when another coordinator trains the same run through its server (a
+// copy of the run directory).
 var ErrRunInUse = errors.New("run in use")
 
 // inputError is an error that also matches ErrBadInput, without adding

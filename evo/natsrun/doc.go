@@ -29,6 +29,13 @@
 // same for two containers); <session> is new for every coordinator
 // process.
 //
+// A run has one coordinator at a time: it answers requests on
+// evolve.coordinator.<run> (core NATS) with its session, host, pid and
+// run directory, and a coordinator that gets an answer there refuses to
+// start (evo.ErrRunInUse) before it touches the run's resources. Two
+// copies of a run directory share its key, and the flock of a run
+// directory sees neither a copy nor a directory shared by two machines.
+//
 // # Messages
 //
 // A task (JSON, header Nats-Msg-Id = task id) carries data only: the run,

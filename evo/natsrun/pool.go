@@ -40,8 +40,10 @@ type Pool struct {
 	lost    chan error    // why the results consumer stopped for good
 	quit    chan struct{} // closed when the pool stops listening
 	advSub  *nats.Subscription
-	advice  chan uint64        // stream sequences of tasks that hit MaxDeliver
-	queue   jetstream.Consumer // the workers' consumer of TaskStream
+	// coordSub answers for the run on its coordinator subject (claim).
+	coordSub *nats.Subscription
+	advice   chan uint64        // stream sequences of tasks that hit MaxDeliver
+	queue    jetstream.Consumer // the workers' consumer of TaskStream
 }
 
 // PoolOptions configure a Pool; the zero value is usable.
@@ -75,6 +77,7 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 	defer func() {
 		if err != nil {
 			p.stop()
+			p.release()
 			p.run = ""
 		}
 	}()
@@ -102,6 +105,11 @@ func (p *Pool) start(ctx context.Context, cfg evo.Config) (err error) {
 		return err
 	}
 	p.run, p.digest = runID(gens, key), digest
+	// Before anything of the run on the server is touched: another
+	// coordinator's tasks would be cleared.
+	if err := p.claim(ctx, dir); err != nil {
+		return err
+	}
 	js, err := jetstream.New(p.nc)
 	if err != nil {
 		return err
@@ -255,6 +263,9 @@ func (p *Pool) Close() error {
 	if derr := p.h.js.DeleteConsumer(ctx, ResultStream, "run-"+p.run); err == nil && derr != nil {
 		err = derr
 	}
+	// Only now may another coordinator of the run start: it would have
+	// seen its tasks cleared.
+	p.release()
 	p.run = ""
 	return err
 }
@@ -490,7 +501,7 @@ func (p *Pool) accept(ctx context.Context, m jetstream.Msg, byID map[string]*pen
 	}
 	switch {
 	case res.Refused != "" && res.Policy:
-		return fail(refusedError{fmt.Errorf("%w: agent %d, on worker %s: %s", ErrRefused, pd.msg.Index, res.Worker, res.Refused)})
+		return fail(inputError{fmt.Errorf("%w: agent %d, on worker %s: %s", ErrRefused, pd.msg.Index, res.Worker, res.Refused)})
 	case res.Refused != "":
 		return fail(fmt.Errorf("%w: agent %d: worker %s refused its task: %s", ErrMismatch, pd.msg.Index, res.Worker, res.Refused))
 	case res.Version != p.version || res.Digest != p.digest:

@@ -54,12 +54,13 @@ var ErrUndelivered = errors.New("its workers failed, were killed or lost the ser
 // stopped: it goes on training the tasks of other runs.
 var ErrRefused = errors.New("a worker refused the run")
 
-// refusedError is a policy refusal: it matches ErrRefused (through its
-// wrapped error) and evo.ErrBadInput without adding words to the message.
-type refusedError struct{ err error }
+// inputError is an error that also matches evo.ErrBadInput without adding
+// words to its message: a policy refusal (which matches ErrRefused through
+// its wrapped error), a run another coordinator trains (evo.ErrRunInUse).
+type inputError struct{ err error }
 
-func (e refusedError) Error() string   { return e.err.Error() }
-func (e refusedError) Unwrap() []error { return []error{e.err, evo.ErrBadInput} }
+func (e inputError) Error() string   { return e.err.Error() }
+func (e inputError) Unwrap() []error { return []error{e.err, evo.ErrBadInput} }
 
 // Version identifies the evolve build: the version of module
 // github.com/evolverl/evolve in the program (with the VCS revision when the
