@@ -30,9 +30,16 @@ func newCommand(name, synopsis string, stderr io.Writer) *command {
 	return &command{name: name, synopsis: synopsis, fs: fs, stderr: stderr}
 }
 
-// usage prints the synopsis and every flag with its default.
+// usage prints the synopsis and every flag with its default, with the
+// program's own name for evolve (a program of its own built on Main).
 func (c *command) usage() {
-	fmt.Fprint(c.stderr, c.synopsis)
+	synopsis := c.synopsis
+	if programName != "evolve" {
+		synopsis = synopsisProgram.ReplaceAllStringFunc(synopsis, func(m string) string {
+			return strings.TrimSuffix(m, "evolve") + programName
+		})
+	}
+	fmt.Fprint(c.stderr, synopsis)
 	c.fs.SetOutput(c.stderr)
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)
@@ -98,6 +105,9 @@ func (c *command) parseInterspersed(args []string) (pos []string, status int, ok
 		args = c.fs.Args()[1:]
 	}
 }
+
+// synopsisProgram matches the program's name where a synopsis line runs it.
+var synopsisProgram = regexp.MustCompile(`(?m)^(usage: | +)evolve\b`)
 
 // misuse reports a bad flag, a bad value or flags that do not go together:
 // "NAME: message" and a pointer to -h. It returns 2.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,6 +43,14 @@ func TestMainNamesTheProgram(t *testing.T) {
 	out, _ := io.ReadAll(r)
 	if code != exitBadInput || !strings.Contains(string(out), "run customenv -h for the flags") {
 		t.Errorf("Main as customenv: exit %d, stderr:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"-h"}, {"play", "-h"}} {
+		var usage strings.Builder
+		Run(context.Background(), args, io.Discard, &usage)
+		first, _, _ := strings.Cut(usage.String(), "\n")
+		if !strings.HasPrefix(first, "usage: customenv ") || strings.Contains(usage.String(), "\n       evolve ") {
+			t.Errorf("customenv %s: the usage does not name customenv:\n%s", strings.Join(args, " "), usage.String())
+		}
 	}
 }
 

@@ -13,9 +13,10 @@ import (
 
 // workerCmd is `evolve worker`: it trains tasks of any run whose
 // coordinator uses the same NATS server, until stopped by a signal (exit
-// status 130 or 143). A run it refuses by policy (a gym: env without
-// -gym-python naming its interpreter) fails on the coordinator, and the
-// worker goes on; a coordinator of another evolve version or an altered
+// status 130 or 143). A run it refuses (a gym: env without -gym-python
+// naming its interpreter, a run too big for its memory at -workers agents
+// at once, an env it cannot make) fails on the coordinator, and the worker
+// goes on; a coordinator of another evolve version or an altered
 // run config stops it with status 2 (natsrun.ErrMismatch).
 func workerCmd(ctx context.Context, args []string, _, stderr io.Writer) int {
 	c := newCommand("evolve worker", "usage: evolve worker -nats URL [-workers N] [-name NAME] [-gym-python PATH] [-quiet] [-nats-creds FILE] ...\n\n", stderr)

@@ -46,12 +46,12 @@ func (p *Pool) exhausted(ctx context.Context, order []*pending) (pd *pending, in
 	return nil, 0
 }
 
-// countTasks is "1 task" or "n tasks".
-func countTasks(n int) string {
+// counted is "1 task" or "n tasks" (for noun "task").
+func counted(n int, noun string) string {
 	if n == 1 {
-		return "1 task"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d tasks", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // undelivered is the error of a run whose task pd was delivered

@@ -397,7 +397,7 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 				why = "the connection to the NATS server is lost (reconnecting: the run goes on when it is back)"
 			case inHands > 0:
 				// Slow agents (a MinAtar CNN's generation) are no fault.
-				why = fmt.Sprintf("workers are training %s of the server's runs", countTasks(inHands))
+				why = fmt.Sprintf("workers are training %s of the server's runs", counted(inHands, "task"))
 			}
 			p.log.Warn(fmt.Sprintf("generation %d: %d of %d agents trained, no result for %v: %s",
 				tasks[0].Generation, len(tasks)-waiting, len(tasks), time.Since(sent).Round(time.Second), why))

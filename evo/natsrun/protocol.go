@@ -47,11 +47,13 @@ var ErrMismatch = errors.New("evolve version or run mismatch")
 var ErrUndelivered = errors.New("its workers failed, were killed or lost the server each time")
 
 // ErrRefused is what a coordinator's error matches when a worker refused a
-// task of its run by its operator's policy: the run is on a "gym:" env and
-// the worker was not started with -gym-python naming the run's
-// interpreter (Worker.GymPython). The error also matches evo.ErrBadInput,
-// and its message says how to allow the run. The refusing worker is not
-// stopped: it goes on training the tasks of other runs.
+// task of its run, by its operator's policy (the run is on a "gym:" env
+// and the worker was not started with -gym-python naming the run's
+// interpreter: Worker.GymPython) or because the worker cannot train the
+// run as it is set up (its memory for Worker.Slots agents, an env its
+// machine cannot make). The error also matches evo.ErrBadInput, and its
+// message says why. The refusing worker is not stopped: it goes on
+// training the tasks of other runs.
 var ErrRefused = errors.New("a worker refused the run")
 
 // inputError is an error that also matches evo.ErrBadInput without adding

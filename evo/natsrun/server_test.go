@@ -241,8 +241,50 @@ func TestWorkerChecksTheMemoryOfItsSlots(t *testing.T) {
 	}{{1, true}, {16, false}} {
 		w := &Worker{Slots: tc.slots, parsed: map[string]*evo.Config{}}
 		_, err := w.checkedConfig(context.Background(), task, string(text))
-		if ok := err == nil; ok != tc.ok || (!ok && !strings.Contains(err.Error(), "as this worker trains it (16 at once)")) {
+		if ok := err == nil; ok != tc.ok || (!ok && !strings.Contains(err.Error(), "(16 agents at once: -workers 16)")) {
 			t.Errorf("%d slots: %v; want accepted %v", tc.slots, err, tc.ok)
 		}
+	}
+}
+
+// TestWorkerGoesOnAfterARunItCannotTrain: a run too big for a worker's
+// memory at its slots was refused as a version or run mismatch, and the
+// worker stopped. It is a refusal of the worker's own, as a gym: run
+// without -gym-python is: the run fails with ErrRefused saying why, and
+// the worker goes on to train another run.
+func TestWorkerGoesOnAfterARunItCannotTrain(t *testing.T) {
+	nc := connected(t, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w := NewWorker(nc)
+	w.Slots = 16
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Run(ctx) }()
+
+	big, tasks := oneTask(t)
+	big.Population.Size, big.Tournament.Size = 16, 2
+	big.Net.MLP.Hidden = []int{512, 512, 512} // about 0.5M weights an agent
+	big.PPO.Net = big.Net
+	pool := NewPool(nc, PoolOptions{})
+	limit := debug.SetMemoryLimit(270 << 20) // a budget of 202 MiB
+	_, err := pool.Train(ctx, big, tasks, func(int) {})
+	debug.SetMemoryLimit(limit)
+	pool.Close()
+	if !errors.Is(err, ErrRefused) || !errors.Is(err, evo.ErrBadInput) || errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), "this worker (16 agents at once: -workers 16) cannot train the run") {
+		t.Fatalf("a run too big for the worker: %v; want ErrRefused, not ErrMismatch, saying why", err)
+	}
+	t.Log(err)
+
+	cfg, tasks := oneTask(t)
+	pool = NewPool(nc, PoolOptions{})
+	defer pool.Close()
+	if _, err := pool.Train(ctx, cfg, tasks, func(int) {}); err != nil {
+		t.Fatalf("a run the worker can train, after the refusal: %v", err)
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("the worker stopped: %v", err)
+	default:
 	}
 }

@@ -62,9 +62,10 @@ func NewWorker(nc *nats.Conn) *Worker { return &Worker{nc: nc, Slots: 1} }
 // a coordinator has created the work queue it waits.
 //
 // A task this worker refuses by policy — a run on a "gym:" env whose
-// interpreter is not GymPython — does not stop it. It tells the run's
-// coordinator, which fails that run with an error matching ErrRefused that
-// says how to allow it; it naks the task with a delay of AckWait, so that
+// interpreter is not GymPython — or because it cannot train the run as it
+// is set up (its memory for Slots agents, an env its machine cannot make)
+// does not stop it. It tells the run's coordinator, which fails that run
+// with an error matching ErrRefused that says why; it naks the task with a delay of AckWait, so that
 // the task is not redelivered to it in a loop and another worker could
 // take it until the coordinator purges the run's tasks; it logs a warning
 // and goes on taking tasks of other runs. The coordinator fails the run on
@@ -204,25 +205,44 @@ func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo
 	case info.Digest != t.Digest:
 		return nil, refuse(fmt.Sprintf("task %s is for config %s but its run's config is %s", t.ID, t.Digest, info.Digest))
 	}
-	if why := w.pythonRefusal(info.Config); why != "" {
-		// A policy refusal does not stop the worker (see Run).
+	// A refusal of this worker's own does not stop it (see Run).
+	decline := func(why string) (*evo.Config, error) {
 		msg.NakWithDelay(w.ackWait)
 		w.publish(ctx, t, resultMsg{Refused: why, Policy: true}, "")
 		w.Log.Warn("refused a task; still serving other runs", "task", t.ID, "why", why)
 		return nil, nil
 	}
+	if why := w.pythonRefusal(info.Config); why != "" {
+		return decline(why)
+	}
 	cfg, err := w.checkedConfig(ctx, t, info.Config)
-	if err != nil && ctx.Err() != nil {
+	var unfit unfitError
+	switch {
+	case err != nil && ctx.Err() != nil:
 		// Stopped while the check started the env: the config is not
 		// refused, the task goes back at once for another worker.
 		msg.Nak()
 		return nil, nil
-	}
-	if err != nil {
+	case errors.As(err, &unfit):
+		return decline(unfit.Error())
+	case err != nil:
 		return nil, refuse(fmt.Sprintf("task %s: the run's config: %v", t.ID, err))
 	}
 	return cfg, nil
 }
+
+// unfitError is a run's config that this worker cannot train as it is set
+// up (its memory for its slots' agents, an env its machine cannot make):
+// another worker, or this one started otherwise, may.
+type unfitError struct {
+	slots int // the agents it holds at once
+	err   error
+}
+
+func (e unfitError) Error() string {
+	return fmt.Sprintf("this worker (%s at once: -workers %d) cannot train the run: %v", counted(e.slots, "agent"), e.slots, e.err)
+}
+func (e unfitError) Unwrap() error { return e.err }
 
 // checkedConfig decodes the run's config, holds it to the task's digest and
 // validates it as this worker trains it, once per run and session: the
@@ -251,7 +271,7 @@ func (w *Worker) checkedConfig(ctx context.Context, t taskMsg, text string) (*ev
 	mine.Population.Workers = max(1, w.Slots)
 	mine.Tournament.Size = min(c.Tournament.Size, mine.Population.Size)
 	if err := mine.ValidateContext(ctx); err != nil {
-		return nil, fmt.Errorf("as this worker trains it (%d at once): %w", mine.Population.Size, err)
+		return nil, unfitError{slots: mine.Population.Size, err: err}
 	}
 	w.mu.Lock()
 	w.parsed[key] = &c
