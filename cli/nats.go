@@ -166,9 +166,10 @@ func natsPool(nf *natsFlags, log *slog.Logger, stderr io.Writer) (*coordinatorPo
 		fmt.Fprintf(stderr, "evolve: %v\n", err)
 		return nil, exitBadInput
 	}
+	// Through the run's log, which -quiet silences but for errors.
 	for _, w := range []string{warning, unversionedWarning()} {
 		if w != "" {
-			fmt.Fprintf(stderr, "evolve: warning: %s\n", w)
+			log.Warn(w)
 		}
 	}
 	return &coordinatorPool{Pool: natsrun.NewPool(nc, natsrun.PoolOptions{Settings: nf.settings(), Log: log}), nc: nc}, exitOK

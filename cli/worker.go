@@ -60,7 +60,7 @@ func workerCmd(ctx context.Context, args []string, _, stderr io.Writer) int {
 	w := natsrun.NewWorker(nc)
 	w.Slots, w.Name, w.GymPython = *slots, *name, *gymPython
 	w.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if w := unversionedWarning(); w != "" {
+	if w := unversionedWarning(); w != "" && !*quiet {
 		fmt.Fprintf(stderr, "evolve worker: warning: %s\n", w)
 	}
 	if !*quiet {
