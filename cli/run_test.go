@@ -154,6 +154,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"worker without nats", []string{"worker"}, []string{"-nats URL is required"}},
 		{"worker unreachable", []string{"worker", "-nats", "nats://127.0.0.1:1"}, []string{"cannot connect to the NATS server"}},
 		{"worker zero slots", []string{"worker", "-nats", "nats://127.0.0.1:1", "-workers", "0"}, []string{"-workers 0"}},
+		{"worker without its python", []string{"worker", "-nats", "nats://127.0.0.1:1", "-gym-python", "/nonexistent/python3"},
+			[]string{"-gym-python /nonexistent/python3: no such file or directory"}},
 		{"worker cert without key", []string{"worker", "-nats", "tls://127.0.0.1:1", "-nats-tls-cert", "c.pem"}, []string{"go together"}},
 	}
 	for _, tc := range tests {

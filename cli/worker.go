@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"runtime"
 
 	"github.com/evolverl/evolve/evo/natsrun"
@@ -40,6 +42,16 @@ func workerCmd(ctx context.Context, args []string, _, stderr io.Writer) int {
 		return usage("-workers %d: want >= 1", *slots)
 	case nf.check() != "":
 		return usage("%s", nf.check())
+	}
+	if *gymPython != "" {
+		// Found now rather than as a run's env fails to start on it.
+		if _, err := exec.LookPath(*gymPython); err != nil {
+			why := errors.Unwrap(err) // exec.ErrNotFound, or what stat said
+			if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+				why = pe.Err
+			}
+			return usage("-gym-python %s: %v", *gymPython, why)
+		}
 	}
 	level := slog.LevelInfo
 	if *quiet {
