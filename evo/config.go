@@ -278,7 +278,7 @@ func decodeConfig(data []byte) (cfg Config, keysErr, err error) {
 	cfg = DefaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		return Config{}, nil, badInput(decodeError(err))
+		return Config{}, nil, badInput(typeErrors(data, err))
 	}
 	keysErr = checkKeys(md, data)
 	// The decoder drops a value that is not a table where a map belongs.

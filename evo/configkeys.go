@@ -173,7 +173,7 @@ func CheckKeys(fragment []byte) error {
 	cfg := DefaultConfig()
 	md, err := toml.NewDecoder(bytes.NewReader(fragment)).Decode(&cfg)
 	if err != nil {
-		return badInput(decodeError(err))
+		return badInput(typeErrors(fragment, err))
 	}
 	if err := checkKeys(md, fragment); err != nil {
 		return badInput(err)
