@@ -1,9 +1,11 @@
 package natsrun
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -28,4 +30,25 @@ func (h handles) deleteAgentFile(ctx context.Context, name string) error {
 		return err
 	}
 	return h.agentStream.Purge(ctx, jetstream.WithPurgeSubject(agentMetaSubject(name)))
+}
+
+// maxChunk is the object store's chunk size (nats.go's default, 128 KiB),
+// and chunkRoom what a chunk leaves of the server's max_payload for the
+// message around it.
+const (
+	maxChunk  = 128 << 10
+	chunkRoom = 4 << 10
+)
+
+// putAgentFile stores the agent file b as name in AgentBucket, in chunks
+// that fit the server's max_payload: at the default chunk size a server
+// whose max_payload is below 128 KiB refused every chunk.
+func (h handles) putAgentFile(ctx context.Context, nc *nats.Conn, name string, b []byte) error {
+	chunk := int64(maxChunk)
+	if limit := nc.MaxPayload() - chunkRoom; limit > 0 && limit < chunk {
+		chunk = limit
+	}
+	meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)}}
+	_, err := h.agents.Put(ctx, meta, bytes.NewReader(b))
+	return err
 }

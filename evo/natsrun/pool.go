@@ -446,7 +446,7 @@ func (p *Pool) send(ctx context.Context, a *agent.PPO, pd *pending) error {
 	if err != nil {
 		return fmt.Errorf("agent %d: %w", pd.msg.Index, err)
 	}
-	if _, err := p.h.agents.PutBytes(ctx, pd.msg.Agent, b); err != nil {
+	if err := p.h.putAgentFile(ctx, p.nc, pd.msg.Agent, b); err != nil {
 		return fmt.Errorf("agent %d: store its file in %s: %w", pd.msg.Index, AgentBucket, err)
 	}
 	data, err := json.Marshal(pd.msg)

@@ -346,7 +346,7 @@ func (w *Worker) train(ctx context.Context, msg jetstream.Msg, t taskMsg, cfg *e
 		return w.fail(ctx, msg, t, fmt.Errorf("agent %d: %w", t.Index, err))
 	}
 	name := fmt.Sprintf("%s/%s/g%d/a%d/out-%s", t.Run, t.Session, t.Generation, t.Index, nuid.Next())
-	if _, err := w.h.agents.PutBytes(ctx, name, out); err != nil {
+	if err := w.h.putAgentFile(ctx, w.nc, name, out); err != nil {
 		if ctx.Err() != nil {
 			msg.Nak()
 			return nil
