@@ -38,6 +38,10 @@ func (c *command) usage() {
 		synopsis = synopsisProgram.ReplaceAllStringFunc(synopsis, func(m string) string {
 			return strings.TrimSuffix(m, "evolve") + programName
 		})
+		// A command's continued lines stay under its flags.
+		if pad := len(programName) - len("evolve"); pad > 0 {
+			synopsis = synopsisContinued.ReplaceAllString(synopsis, "$1"+strings.Repeat(" ", pad)+"[")
+		}
 	}
 	fmt.Fprint(c.stderr, synopsis)
 	c.fs.SetOutput(c.stderr)
@@ -106,8 +110,13 @@ func (c *command) parseInterspersed(args []string) (pos []string, status int, ok
 	}
 }
 
-// synopsisProgram matches the program's name where a synopsis line runs it.
-var synopsisProgram = regexp.MustCompile(`(?m)^(usage: | +)evolve\b`)
+// synopsisProgram matches the program's name where a synopsis line runs
+// it, and synopsisContinued the indent of a line that continues a command's
+// flags (deeper than "usage: ").
+var (
+	synopsisProgram   = regexp.MustCompile(`(?m)^(usage: | +)evolve\b`)
+	synopsisContinued = regexp.MustCompile(`(?m)^( {8,})\[`)
+)
 
 // misuse reports a bad flag, a bad value or flags that do not go together:
 // "NAME: message" and a pointer to -h. It returns 2.
