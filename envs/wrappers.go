@@ -77,10 +77,11 @@ func renderWrapped(env Env) image.Image {
 // them from memory (rl-baselines3-zoo's "NoVel" tasks). It works on any env
 // with a one-dimensional Box observation.
 type MaskVelocity struct {
-	env   Env
-	keep  []int
-	space Box
-	obs   []float32
+	env    Env
+	keep   []int
+	inSize int // the wrapped env's observation size
+	space  Box
+	obs    []float32
 }
 
 // NewMaskVelocity wraps env and removes the observation entries at the
@@ -105,7 +106,7 @@ func NewMaskVelocity(env Env, drop []int) (*MaskVelocity, error) {
 	if len(keep) == 0 {
 		return nil, fmt.Errorf("mask velocity: dropping %v leaves no observation", drop)
 	}
-	m := &MaskVelocity{env: env, keep: keep, obs: make([]float32, len(keep))}
+	m := &MaskVelocity{env: env, keep: keep, inSize: n, obs: make([]float32, len(keep))}
 	m.space = Box{Dims: []int{len(keep)}, Low: make([]float32, len(keep)), High: make([]float32, len(keep))}
 	for j, i := range keep {
 		m.space.Low[j], m.space.High[j] = box.Low[i], box.High[i]
@@ -137,7 +138,21 @@ func (m *MaskVelocity) Step(action []float32) ([]float32, float64, bool, bool, I
 // Render draws the wrapped env, or returns nil if it cannot draw itself.
 func (m *MaskVelocity) Render() image.Image { return renderWrapped(m.env) }
 
+// Close closes the wrapped env if it is an io.Closer, as TimeLimit's does.
+func (m *MaskVelocity) Close() error {
+	if c, ok := m.env.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// mask returns the kept entries of obs; an observation of another size than
+// the wrapped env's (nil from a gym env whose call failed) is returned as it
+// is, for the output check to name.
 func (m *MaskVelocity) mask(obs []float32) []float32 {
+	if len(obs) != m.inSize {
+		return obs
+	}
 	for j, i := range m.keep {
 		m.obs[j] = obs[i]
 	}
