@@ -1,6 +1,7 @@
 // Package agent is the PPO agent: acting, learning, evaluation, cloning,
 // architecture mutation, and saving to one safetensors file that Load
-// reads back into any Go program.
+// reads back into any Go program (with the gorgonia backend imported, for
+// an agent trained on it).
 //
 // # Data flow
 //

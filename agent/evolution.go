@@ -47,9 +47,14 @@ func (a *PPO) WeightMatrices() []netconf.Tensor {
 
 // SetConfig replaces the agent's hyperparameters (evolution's rl_hp
 // mutation). The architecture cannot change this way: cfg.Net is ignored
-// (use MutateArchitecture), and so is share_encoders. A new learn_step takes
-// effect with the next vector given to Train; a new lr with the next update
-// (with kl_threshold, the adapted rate scaled by new lr / old lr).
+// (use MutateArchitecture), and so is share_encoders. What the agent's
+// state is built from cannot change either: another normalize_obs,
+// normalize_reward, normalize_value, use_sde, or RND setting (on or off,
+// rnd_hidden, rnd_embed) is an error. A new learn_step, bptt or
+// max_seq_len takes effect at the next Train, which then starts a new
+// rollout and resets its vector (even the same one); a new lr with the
+// next update (with kl_threshold, the adapted rate scaled by new lr / old
+// lr).
 func (a *PPO) SetConfig(cfg Config) error {
 	cfg.Net = a.cfg.Net
 	cfg.ShareEncoders = a.cfg.ShareEncoders

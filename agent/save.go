@@ -245,7 +245,9 @@ func Decode(file []byte) (*PPO, error) {
 // rollout in progress, so Train resets the vector it is first given.
 // Weights are taken as they are, finite or not (a checkpoint keeps a
 // diverged agent as it was): CheckFinite tells, and Act refuses to act on
-// non-finite outputs.
+// non-finite outputs. The file's network backend must be registered in the
+// program: an agent trained with the gorgonia backend needs an import of
+// github.com/evolverl/evolve/nn/gorgonia, the default one none.
 func Load(path string) (*PPO, error) {
 	file, err := readFileLimited(path, maxAgentFileBytes)
 	if err != nil {

@@ -41,7 +41,8 @@
 // final observation in FinalObs (for bootstrapping truncated episodes), resets
 // the env in the same step and returns the first observation of the new
 // episode in its place. Episode returns and lengths of finished episodes are
-// reported for logging. A vector step allocates nothing.
+// reported for logging. A vector step allocates nothing beyond what its envs
+// do (LunarLander's Box2D world allocates; the other built-in envs do not).
 //
 // # Built-in environments
 //

@@ -24,9 +24,11 @@ type Env interface {
 	// terminal state (terminated) or was cut short by a limit outside the
 	// task (truncated), and extra information. After either flag is set the
 	// caller must Reset before stepping again. Returned slices are owned by
-	// the env as with Reset. The built-in envs panic on an action outside
-	// their action space, as Gymnasium's assert; Vector checks actions and
-	// returns an error instead.
+	// the env as with Reset. The built-in envs panic on an action of the
+	// wrong length or a discrete choice outside their action space, as
+	// Gymnasium's assert, and clip a Box action to its bounds, as
+	// Gymnasium's continuous envs do; Vector checks actions and returns an
+	// error instead.
 	Step(action []float32) (obs []float32, reward float64, terminated, truncated bool, info Info)
 }
 

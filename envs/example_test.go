@@ -7,7 +7,8 @@ import (
 )
 
 // A vector of CartPoles stepped with a fixed policy; finished episodes
-// report their return, and FinalObs keeps their last observation.
+// report their return, and FinalObs keeps their last observation (past
+// the 0.2095 rad at which CartPole ends).
 func Example() {
 	vec, err := envs.MakeVector("CartPole-v1", 4, nil)
 	if err != nil {
@@ -26,15 +27,16 @@ func Example() {
 		for i := range vec.Len() {
 			if step.Done(i) {
 				episodes++
-				fmt.Printf("env %d: return %v, terminated %v\n", i, step.EpisodeReturns[i], step.Terminated[i])
+				// The pole's angle at the end (FinalObs; Obs holds the next episode's start).
+				fmt.Printf("env %d: return %v, terminated %v, final angle %.3f\n", i, step.EpisodeReturns[i], step.Terminated[i], step.FinalObs[i][2])
 			}
 		}
 	}
 	// Output:
-	// env 0: return 8, terminated true
-	// env 1: return 8, terminated true
-	// env 2: return 10, terminated true
-	// env 3: return 10, terminated true
+	// env 0: return 8, terminated true, final angle 0.219
+	// env 1: return 8, terminated true, final angle 0.224
+	// env 2: return 10, terminated true, final angle 0.254
+	// env 3: return 10, terminated true, final angle 0.245
 }
 
 // Check a user's environment before training on it.

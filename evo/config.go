@@ -172,7 +172,10 @@ type CheckpointConfig struct {
 // fills the network's defaults for the chosen encoder and adds the default
 // ranges of lr, batch_size and learn_step, which depend on the [ppo] values;
 // Complete, Validate and New do the same for a config built in Go (an empty
-// Net becomes the default MLP), so DefaultConfig with an OutDir trains.
+// Net becomes the default MLP), so DefaultConfig with an OutDir trains. One
+// thing a file's decoding does that Complete cannot: a file without
+// tournament.size gets min(2, population.size), so a population of 1 set in
+// Go needs Tournament.Size = 1 too (New says so otherwise).
 func DefaultConfig() Config {
 	ppo := agent.DefaultConfig()
 	ppo.Net = netconf.Spec{}

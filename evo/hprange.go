@@ -14,7 +14,11 @@ import (
 )
 
 // HPRange is one [hp.<name>] table: an rl_hp mutation multiplies the value
-// by Grow or Shrink (50/50), clips it to [Min, Max] and rounds integers.
+// by Grow or Shrink (50/50) — on the log1m scale (gamma's and gae_lambda's
+// default) 1 − value instead — clips it to [Min, Max] and rounds integers;
+// an integer that rounding would leave where it was moves by 1 toward the
+// factor, and learn_step is then cut to a multiple of env.num_envs (at
+// least one).
 // Scale is the range's geometry, which PBT's explore and population.init =
 // "sample" use (see HPScale); "" means the hyperparameter's default scale.
 type HPRange struct {

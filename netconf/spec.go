@@ -120,9 +120,10 @@ type Latent struct {
 
 // Spec describes one network: encoder → latent → head → output layer.
 //
-// Encoder names which of MLP, CNN, LSTM and GRU is used; the others are ignored (and may be
-// nil). Input and Output come from the environment's spaces and are set by the agent, not by
-// users: Input is [features] for MLP, LSTM and GRU encoders and [C, H, W] for a CNN. OutputGain
+// Encoder names which of MLP, CNN, LSTM, GRU and Transformer is used; the others are ignored
+// (and may be nil). Input and Output come from the environment's spaces and are set by the
+// agent, not by users: Input is [features] for MLP, LSTM, GRU and Transformer encoders,
+// [C, H, W] for a CNN, and [total] for a Dict network (Inputs). OutputGain
 // is the gain of the output layer's orthogonal init (PolicyGain or ValueGain).
 type Spec struct {
 	Encoder EncoderKind `toml:"encoder" json:"encoder"`
@@ -505,7 +506,7 @@ func wrapField(field string, err error) error {
 	return fmt.Errorf("%s: %w", field, err)
 }
 
-// String returns a compact one-line description, e.g. "mlp[64 64] relu latent 32 head[64]
+// String returns a compact one-line description, e.g. "mlp[64 64] ReLU latent 32 head[64]
 // ReLU", or for a Dict network "dict{pos: mlp[64 64] ReLU, img: cnn[32 32] k[3 3] s[2 2]
 // ReLU} latent 32 head[64] ReLU".
 func (s Spec) String() string {

@@ -15,8 +15,10 @@ import (
 // A Model is not safe for concurrent use.
 type Model interface {
 	// StateSize is the number of floats of recurrent state per sequence, 0 for networks
-	// without an LSTM or GRU: the actor's, then (unless the critic shares the actor's
-	// encoder) the critic's, each layer by layer, h then c (a GRU: h), Hidden floats each.
+	// without an LSTM, GRU or Transformer: the actor's, then (unless the critic shares the
+	// actor's encoder) the critic's, each as netconf.Spec.StateSize lays it out (an LSTM
+	// layer by layer, h then c; a GRU's h; a Transformer's window of the inputs before the
+	// step, then their count).
 	StateSize() int
 	// Forward runs both networks on b and returns the actor's output [b.Rows·actor.Output]
 	// and the critic's values [b.Rows]. The slices are the model's buffers, valid until its

@@ -8,15 +8,17 @@ import (
 	"github.com/evolverl/evolve/netconf"
 )
 
-// Net computes one network of a netconf.Spec in plain Go: encoder (MLP, CNN, LSTM, GRU, or one
-// MLP or CNN per key of a Dict observation) → latent → head → output layer, forward for
+// Net computes one network of a netconf.Spec in plain Go: encoder (MLP, CNN, LSTM, GRU,
+// Transformer, or one MLP or CNN per key of a Dict observation) → latent → head → output layer, forward for
 // any number of rows and backward to every parameter's gradient.
 //
 // It computes what the gorgonia reference backend computes: Linear (y = x·W + b with W
 // stored [in, out]), LayerNorm (eps 1e-5, biased variance), the seven activations with
-// gorgonia's derivatives also at the kinks (ReLU, LeakyReLU and ELU take the positive
-// branch at 0, so ReLU′(0) = 1 and ELU′(0) = 2), Conv2d (NCHW, no padding, flattened in
-// C, H, W order into the latent), and PyTorch's LSTM (gates i, f, g, o) and GRU (r, z, n).
+// gorgonia's derivatives also at the kinks (ReLU and LeakyReLU take the positive branch at
+// 0, so ReLU′(0) = 1; ELU, built as relu(x) + expm1(−relu(−x)), gets both branches there,
+// ELU′(0) = 2), Conv2d (NCHW, no padding, flattened in C, H, W order into the latent),
+// PyTorch's LSTM (gates i, f, g, o) and GRU (r, z, n), and a pre-LayerNorm causal
+// Transformer (docs/agent-file.md section 4).
 //
 // Weights are read in place from the Params handed to each call, so an optimizer that
 // updates Data, or code that replaces a tensor's Data, is seen by the next call. Gradients
@@ -50,14 +52,14 @@ type Net struct {
 	oneStep           Recurrence // the default recurrence: one step from zeros
 }
 
-// Recurrence is the recurrent context of a forward pass through an LSTM or GRU encoder. The rows
-// are time-major: step t of sequence s is row t·(rows/Steps) + s.
+// Recurrence is the recurrent context of a forward pass through an LSTM, GRU or Transformer
+// encoder. The rows are time-major: step t of sequence s is row t·(rows/Steps) + s.
 type Recurrence struct {
 	// Steps is the number of time steps of every sequence.
 	Steps int
 	// State holds each sequence's initial state, Stride floats apart, this network's first:
-	// layer by layer, h then c (a GRU: h only), Hidden floats each (StateSize in all). nil
-	// means zeros.
+	// layer by layer, h then c (a GRU: h only), Hidden floats each; a Transformer's window
+	// of the inputs before the step and their count (StateSize in all). nil means zeros.
 	// Final, if not nil, receives the state after the last step in the same layout; it may
 	// be State itself.
 	State, Final []float32
@@ -96,7 +98,8 @@ func New(s netconf.Spec) (*Net, error) {
 func (n *Net) Spec() netconf.Spec { return n.spec }
 
 // StateSize is the number of floats of recurrent state per sequence: 2·layers·hidden for an
-// LSTM encoder, layers·hidden for a GRU, else 0.
+// LSTM encoder, layers·hidden for a GRU, (context − 1)·input + 1 for a Transformer (see
+// netconf.Spec.StateSize), else 0.
 func (n *Net) StateSize() int { return n.spec.StateSize() }
 
 // inputSize is the flat size of one input row.
@@ -109,7 +112,8 @@ func (n *Net) inputSize() int {
 }
 
 // Forward runs the whole network on rows rows of x and returns the output [rows, output].
-// rec is needed for an LSTM or GRU encoder only (nil: one step from a zero state).
+// rec is needed for an LSTM, GRU or Transformer encoder only (nil: one step from a zero
+// state).
 func (n *Net) Forward(p netconf.Params, x []float32, rows int, rec *Recurrence) ([]float32, error) {
 	lat, err := n.ForwardEncoder(p, x, rows, rec)
 	if err != nil {

@@ -26,12 +26,13 @@ import (
 // — and dataset.npy, a uint8 array of UTF-8 JSON saying how the dataset was
 // made (its producer's settings; Read keeps it as it is). log_probs stays
 // the agent's own log π(action | observation), as in a recording.
-
-// Source says where a dataset's step came from.
+//
+// Source says where a dataset's step came from: its fields are those five
+// arrays' entries (Agent, Generation, Fitness, Episode, BehaviorLogProb).
 type Source struct {
 	Agent, Generation, Episode int
-	Fitness                    float64
-	BehaviorLogProb            float32
+	Fitness                    float64 // NaN: none recorded yet
+	BehaviorLogProb            float32 // NaN where the behaviour has no log-probability
 }
 
 // CreateDataset returns a Writer of a dataset to path: every step added

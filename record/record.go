@@ -85,7 +85,8 @@ func Create(path string, obs, act envs.Space) (*Writer, error) {
 		t: Trajectory{ObservationSpace: obs, ActionSpace: act}}, nil
 }
 
-// spacesJSON is the content of spaces.json.
+// spacesJSON is the content of spaces.npy (the spaces.json entry of earlier
+// builds).
 type spacesJSON struct {
 	Observation json.RawMessage `json:"observation"`
 	Action      json.RawMessage `json:"action"`
@@ -266,7 +267,7 @@ func (t *Trajectory) Len() int { return len(t.Rewards) }
 // Read reads a trajectory that a Writer wrote (or numpy wrote alike),
 // checking every entry's presence, dtype and shape: the arrays must agree
 // on the number of steps and the observations and actions must be as wide
-// as the spaces in spaces.json.
+// as the spaces in spaces.npy.
 func Read(path string) (*Trajectory, error) {
 	t, err := read(path)
 	if err != nil {

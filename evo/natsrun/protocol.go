@@ -42,7 +42,7 @@ const protocol = 3
 var ErrMismatch = errors.New("evolve version or run mismatch")
 
 // ErrUndelivered is what a coordinator's error matches when a task was
-// delivered max_deliver times without a result (WorkQueue.MaxDeliver): the
+// delivered max_deliver times without a result (Settings.MaxDeliver): the
 // run stops, whole up to its last checkpoint, and resumes from it.
 var ErrUndelivered = errors.New("its workers failed, were killed or lost the server each time")
 
