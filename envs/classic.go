@@ -7,7 +7,8 @@ import (
 
 // The classic-control environments below reproduce Gymnasium 0.29.1's
 // dynamics in float64, in the same order of operations, and draw their
-// start states as Gymnasium does, from the same generator (see stream), so
+// start states as Gymnasium does, from the same generator (NumPy's PCG64, see
+// the package's Seeding), so
 // that an episode replayed from the same seed and actions matches the
 // original to within rounding (see the golden tests). Observations are the
 // float32 rounding of the state, as in Gymnasium.

@@ -170,7 +170,8 @@ func (e *LunarLander) ActionSpace() Space {
 
 // Reset builds a new world, terrain and lander and, as Gymnasium does,
 // takes one step with the engines off and returns its observation. The
-// random draws are Gymnasium's, from the same generator (see stream) and in
+// random draws are Gymnasium's, from the same generator (the package's
+// Seeding) and in
 // the same order: 12 terrain heights, the two components of the initial
 // force, the two wind phases (only with wind on), then the engine
 // dispersion of the first step. A seed thus gives Gymnasium's terrain, push

@@ -18,7 +18,7 @@ var (
 // draw at 400 to 800 px, larger ones at 8 px a cell.
 func deepSeaCell(n int) int { return max(8, 400/n) }
 
-// Render draws the grid (deepSeaCell pixels a cell): deep blue water, the
+// Render draws the grid (max(8, 400/size) pixels a cell): deep blue water, the
 // diagonal a shade lighter, the rewarding bottom-right cell gold, and the
 // agent as a red disc (not drawn once it has fallen off the grid).
 func (d *DeepSea) Render() image.Image {
