@@ -38,7 +38,7 @@ type coordinatorInfo struct {
 
 // claim makes p the run's one coordinator on the server: it fails with
 // evo.ErrRunInUse when another coordinator of the run answers, and
-// otherwise answers for the run itself until stop. dir is the run
+// otherwise answers for the run itself until release (Close). dir is the run
 // directory (absolute).
 func (p *Pool) claim(ctx context.Context, dir string) error {
 	subject := coordinatorPrefix + p.run
