@@ -52,8 +52,8 @@ type trainFlags struct {
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key), or the shipped config of that name (evolve configs lists them)")
-	fs.StringVar(&f.env, "env", "", "train env `ID` with its shipped config (evolve configs), or evolve's defaults when it has none; with -set, -out, -seed, the stop flags and -workers or -nats as -config")
+	fs.StringVar(&f.config, "config", "", "train with the TOML config `FILE` (configs/pop.toml documents every key), or the shipped config of that name ("+programName+" configs lists them)")
+	fs.StringVar(&f.env, "env", "", "train env `ID` with its shipped config ("+programName+" configs), or evolve's defaults when it has none; with -set, -out, -seed, the stop flags and -workers or -nats as -config")
 	fs.Var(&f.sets, "set", "override a config key, `KEY=VALUE` (ppo.lr=1e-3, population.size=8; TOML values, repeatable), checked as in the file")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in the run directory `DIR` from its latest checkpoint")
 	fs.StringVar(&f.out, "out", "", "write the run to `DIR` (overrides out_dir)")
