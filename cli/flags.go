@@ -39,9 +39,10 @@ func (c *command) usage() {
 			return strings.TrimSuffix(m, "evolve") + programName
 		})
 		// A command's continued lines stay under its flags.
-		if pad := len(programName) - len("evolve"); pad > 0 {
-			synopsis = synopsisContinued.ReplaceAllString(synopsis, "$1"+strings.Repeat(" ", pad)+"[")
-		}
+		shift := len(programName) - len("evolve")
+		synopsis = synopsisContinued.ReplaceAllStringFunc(synopsis, func(m string) string {
+			return strings.Repeat(" ", max(len("usage: "), len(m)-1+shift)) + "["
+		})
 	}
 	fmt.Fprint(c.stderr, synopsis)
 	c.fs.SetOutput(c.stderr)

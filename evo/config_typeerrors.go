@@ -23,8 +23,9 @@ const maxTypeErrors = 20
 // took three runs to fix. The data is decoded into plain TOML values, and
 // decoded onto a config again without each key named so far, until it
 // decodes (then its unknown keys are named too) or the error is another
-// kind; every error gets its key's line in data. A first error that is not
-// a type error is returned alone.
+// kind (named as the decoder says it, and the last); every error gets its
+// key's line in data. A first error that is not a type error is returned
+// alone.
 func typeErrors(data []byte, first error) error {
 	key, firstLine, ok := mismatchKey(first)
 	if !ok {
@@ -56,6 +57,10 @@ func typeErrors(data []byte, first error) error {
 		}
 		var line string
 		if key, line, ok = mismatchKey(err); !ok {
+			// Another kind (a value its type's own decoding refuses): named
+			// as the decoder says it, but for the copy's line, and the
+			// search ends.
+			all = append(all, found{math.MaxInt, copyLine.ReplaceAllString(err.Error(), "$1: ")})
 			break
 		}
 		// The line in the encoded copy is not the file's.
@@ -77,6 +82,10 @@ func typeErrors(data []byte, first error) error {
 	return errors.Join(errs...)
 }
 
+// copyLine matches the line and key of a decoder's error about the encoded
+// copy, whose line is not the file's.
+var copyLine = regexp.MustCompile(`^toml: line \d+ \(last key "(.*?)"\): `)
+
 // mismatchKey returns the key and line of a decoder's error about a value
 // of the wrong type, and false for any other error.
 func mismatchKey(err error) (key, line string, ok bool) {
@@ -93,7 +102,7 @@ func mismatchKey(err error) (key, line string, ok bool) {
 
 // deleteKey removes the dotted key from the plain TOML tables t, and
 // reports whether it was there. A key part quoted for a dot it holds is
-// not found (its error stays the last one named).
+// not found, and the search ends with its error.
 func deleteKey(t map[string]any, key string) bool {
 	parts := strings.Split(key, ".")
 	for _, p := range parts[:len(parts)-1] {

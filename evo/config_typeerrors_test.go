@@ -2,6 +2,7 @@ package evo
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,26 @@ x = 1
 		for i, w := range want {
 			if !strings.HasPrefix(lines[i], w) {
 				t.Errorf("%s: error %d is %q, want %q", name, i+1, lines[i], w)
+			}
+		}
+	}
+	// A datetime is a type like the others; a key quoted for its dot ends
+	// the search, named without a line.
+	for data, want := range map[string][]string{
+		"[population]\nsize = 8.0\ntarget = 1979-05-27\n": {"line 2: population.size: want integer (got float)",
+			"line 3: population.target: want float (got datetime)"},
+		"[population]\nsize = \"8\"\n[hp.\"a.b\"]\nmin = \"x\"\n": {"line 2: population.size: want integer (got string)",
+			`hp.\"a.b\".min: incompatible types`},
+	} {
+		err := CheckKeys([]byte(data))
+		lines := strings.Split(fmt.Sprint(err), "\n")
+		if len(lines) != len(want) {
+			t.Errorf("%q: %v; want %d errors", data, err, len(want))
+			continue
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("%q: error %d is %q, want %q", data, i+1, lines[i], w)
 			}
 		}
 	}

@@ -184,7 +184,7 @@ func CheckKeys(fragment []byte) error {
 // The TOML decoder's words for a value of the wrong type, and for a value
 // where a table belongs, with the line and the key.
 var (
-	typeMismatch  = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type ([\w\[\]]+); destination has type ([\w\[\]]+)$`)
+	typeMismatch  = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type ([\w.\[\]]+); destination has type ([\w.\[\]]+)$`)
 	tableMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): type mismatch for [\w.*\[\]]+: expected table but found ([\w\[\]]+)$`)
 )
 
@@ -214,6 +214,8 @@ func tomlType(goType string) string {
 		return "float"
 	case goType == "bool":
 		return "boolean"
+	case goType == "time.Time":
+		return "datetime"
 	case goType == "slice" || strings.HasPrefix(goType, "[]"):
 		return "array"
 	case strings.HasPrefix(goType, "map") || goType == "struct":

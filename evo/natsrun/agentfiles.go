@@ -32,20 +32,16 @@ func (h handles) deleteAgentFile(ctx context.Context, name string) error {
 	return h.agentStream.Purge(ctx, jetstream.WithPurgeSubject(agentMetaSubject(name)))
 }
 
-// maxChunk is the object store's chunk size (nats.go's default, 128 KiB),
-// and chunkRoom what a chunk leaves of the server's max_payload for the
-// message around it.
-const (
-	maxChunk  = 128 << 10
-	chunkRoom = 4 << 10
-)
+// maxChunk is the object store's chunk size (nats.go's default, 128 KiB).
+const maxChunk = 128 << 10
 
 // putAgentFile stores the agent file b as name in AgentBucket, in chunks
 // that fit the server's max_payload: at the default chunk size a server
 // whose max_payload is below 128 KiB refused every chunk.
 func (h handles) putAgentFile(ctx context.Context, nc *nats.Conn, name string, b []byte) error {
+	// A chunk travels without headers: the whole max_payload is its.
 	chunk := int64(maxChunk)
-	if limit := nc.MaxPayload() - chunkRoom; limit > 0 && limit < chunk {
+	if limit := nc.MaxPayload(); limit > 0 && limit < chunk {
 		chunk = limit
 	}
 	meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)}}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,22 +96,80 @@ func TestASecondCoordinatorOfTheRunIsRefused(t *testing.T) {
 	if d := time.Since(began); d > askTimeout/2 {
 		t.Errorf("a run without a coordinator took %v to claim", d)
 	}
-	again.release() // as if its machine died: the server still has a subscriber
+	again.release() // as if it had stopped answering: busy, or its machine gone
 
+	// A coordinator that is there and silent is not taken over (two would
+	// train the run): the run is refused, saying why.
 	defer func(d time.Duration) { askTimeout = d }(askTimeout)
 	askTimeout = 200 * time.Millisecond
 	mute, err := conn().Subscribe(coordinatorPrefix+again.run, func(*nats.Msg) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mute.Unsubscribe()
-	var notes LockedBuffer
-	over := NewPool(conn(), PoolOptions{Log: slog.New(slog.NewTextHandler(&notes, nil))})
-	if err := over.start(ctx, in(original)); err != nil {
-		t.Fatalf("a coordinator that does not answer: %v; want the run taken over", err)
-	}
-	if !strings.Contains(notes.String(), "takes the run over") {
-		t.Errorf("taking a run over is not noted:\n%s", notes.String())
+	over := NewPool(conn(), PoolOptions{})
+	if err := over.start(ctx, in(original)); !errors.Is(err, evo.ErrRunInUse) || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("a coordinator that does not answer: %v; want the run refused", err)
 	}
 	over.Close()
+	mute.Unsubscribe()
+	again.Close()
+}
+
+// TestCoordinatorsStartingTogether: two coordinators of one run that
+// start at the same moment both asked before either answered, and both
+// trained the run. Now each asks again once it answers, so at most one
+// goes on (often neither: both are told to try again), and one that
+// refused answers for nothing afterwards.
+func TestCoordinatorsStartingTogether(t *testing.T) {
+	srv := embedded(t, true)
+	conn := func() *nats.Conn {
+		nc, err := nats.Connect(srv.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	cfg, _ := oneTask(t)
+	dirs := [2]string{filepath.Join(t.TempDir(), "run"), filepath.Join(t.TempDir(), "copy")}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, runKeyFile), []byte("0123456789abcdef\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for trial := range 10 {
+		var pools [2]*Pool
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i := range 2 {
+			pools[i] = NewPool(conn(), PoolOptions{})
+			c := cfg
+			c.OutDir = dirs[i]
+			wg.Go(func() { errs[i] = pools[i].start(ctx, c) })
+		}
+		wg.Wait()
+		if errs[0] == nil && errs[1] == nil {
+			t.Fatalf("trial %d: both coordinators started", trial)
+		}
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, evo.ErrRunInUse) {
+				t.Fatalf("trial %d, coordinator %d: %v; want ErrRunInUse", trial, i, err)
+			}
+		}
+		for _, p := range pools {
+			p.Close()
+		}
+		// Whoever refused released its claim: the run is free again.
+		third := NewPool(conn(), PoolOptions{})
+		c := cfg
+		c.OutDir = dirs[0]
+		if err := third.start(ctx, c); err != nil {
+			t.Fatalf("trial %d: after both closed: %v", trial, err)
+		}
+		third.Close()
+	}
 }

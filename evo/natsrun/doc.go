@@ -31,8 +31,10 @@
 //
 // A run has one coordinator at a time: it answers requests on
 // evolve.coordinator.<run> (core NATS) with its session, host, pid and
-// run directory, and a coordinator that gets an answer there refuses to
-// start (evo.ErrRunInUse) before it touches the run's resources. Two
+// run directory, and a coordinator that gets an answer there, or whose
+// request is heard but not answered, refuses to start (evo.ErrRunInUse)
+// before it touches the run's resources; it asks again once it answers
+// itself, so that two started at once both refuse. Two
 // copies of a run directory share its key, and the flock of a run
 // directory sees neither a copy nor a directory shared by two machines.
 //

@@ -239,9 +239,9 @@ func TestWorkerChecksTheMemoryOfItsSlots(t *testing.T) {
 		slots int
 		ok    bool
 	}{{1, true}, {16, false}} {
-		w := &Worker{Slots: tc.slots, parsed: map[string]*evo.Config{}}
+		w := &Worker{Slots: tc.slots, parsed: map[string]*evo.Config{}, unfit: map[string]unfitError{}}
 		_, err := w.checkedConfig(context.Background(), task, string(text))
-		if ok := err == nil; ok != tc.ok || (!ok && !strings.Contains(err.Error(), "(16 agents at once: -workers 16)")) {
+		if ok := err == nil; ok != tc.ok || (!ok && !strings.Contains(err.Error(), "(-workers 16: 16 agents of the run at once)")) {
 			t.Errorf("%d slots: %v; want accepted %v", tc.slots, err, tc.ok)
 		}
 	}
@@ -271,7 +271,7 @@ func TestWorkerGoesOnAfterARunItCannotTrain(t *testing.T) {
 	debug.SetMemoryLimit(limit)
 	pool.Close()
 	if !errors.Is(err, ErrRefused) || !errors.Is(err, evo.ErrBadInput) || errors.Is(err, ErrMismatch) ||
-		!strings.Contains(err.Error(), "this worker (16 agents at once: -workers 16) cannot train the run") {
+		!strings.Contains(err.Error(), "this worker (-workers 16: 16 agents of the run at once) cannot train the run") {
 		t.Fatalf("a run too big for the worker: %v; want ErrRefused, not ErrMismatch, saying why", err)
 	}
 	t.Log(err)

@@ -49,6 +49,7 @@ type Worker struct {
 	mu      sync.Mutex
 	configs map[string]runInfo     // by run id + session
 	parsed  map[string]*evo.Config // the accepted ones, by run id + session
+	unfit   map[string]unfitError  // the declined ones (unfitError), likewise
 }
 
 // NewWorker returns a worker that takes tasks through nc, which must stay
@@ -83,7 +84,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		host, _ := os.Hostname()
 		w.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
-	w.configs, w.parsed = map[string]runInfo{}, map[string]*evo.Config{}
+	w.configs, w.parsed, w.unfit = map[string]runInfo{}, map[string]*evo.Config{}, map[string]unfitError{}
 	js, err := jetstream.New(w.nc)
 	if err != nil {
 		return err
@@ -235,12 +236,12 @@ func (w *Worker) accept(ctx context.Context, msg jetstream.Msg, t taskMsg) (*evo
 // up (its memory for its slots' agents, an env its machine cannot make):
 // another worker, or this one started otherwise, may.
 type unfitError struct {
-	slots int // the agents it holds at once
-	err   error
+	agents, slots int // the run's agents it holds at once, and its slots
+	err           error
 }
 
 func (e unfitError) Error() string {
-	return fmt.Sprintf("this worker (%s at once: -workers %d) cannot train the run: %v", counted(e.slots, "agent"), e.slots, e.err)
+	return fmt.Sprintf("this worker (-workers %d: %s of the run at once) cannot train the run: %v", e.slots, counted(e.agents, "agent"), e.err)
 }
 func (e unfitError) Unwrap() error { return e.err }
 
@@ -253,9 +254,13 @@ func (w *Worker) checkedConfig(ctx context.Context, t taskMsg, text string) (*ev
 	key := t.Run + "/" + t.Session
 	w.mu.Lock()
 	cfg, ok := w.parsed[key]
+	unfit, declined := w.unfit[key]
 	w.mu.Unlock()
-	if ok {
+	switch {
+	case ok:
 		return cfg, nil
+	case declined:
+		return nil, unfit
 	}
 	c, err := evo.DecodeConfig([]byte(text))
 	if err != nil {
@@ -271,7 +276,13 @@ func (w *Worker) checkedConfig(ctx context.Context, t taskMsg, text string) (*ev
 	mine.Population.Workers = max(1, w.Slots)
 	mine.Tournament.Size = min(c.Tournament.Size, mine.Population.Size)
 	if err := mine.ValidateContext(ctx); err != nil {
-		return nil, unfitError{slots: mine.Population.Size, err: err}
+		unfit := unfitError{agents: mine.Population.Size, slots: max(1, w.Slots), err: err}
+		// Its other tasks are declined without checking again (a gym:
+		// env's check starts a Python child).
+		w.mu.Lock()
+		w.unfit[key] = unfit
+		w.mu.Unlock()
+		return nil, unfit
 	}
 	w.mu.Lock()
 	w.parsed[key] = &c
