@@ -23,25 +23,8 @@ import (
 // the first goes on; once the first ends, or its process dies, the run is
 // free again, and one that no longer answers is taken over.
 func TestASecondCoordinatorOfTheRunIsRefused(t *testing.T) {
-	srv := embedded(t, true)
-	conn := func() *nats.Conn {
-		nc, err := nats.Connect(srv.ClientURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	conn, original, copied := copiedRun(t)
 	cfg, _ := oneTask(t)
-	original, copied := filepath.Join(t.TempDir(), "run"), filepath.Join(t.TempDir(), "copy")
-	for _, d := range []string{original, copied} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, runKeyFile), []byte("0123456789abcdef\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	in := func(dir string) evo.Config { c := cfg; c.OutDir = dir; return c }
 	ctx := context.Background()
 
@@ -121,25 +104,9 @@ func TestASecondCoordinatorOfTheRunIsRefused(t *testing.T) {
 // goes on (often neither: both are told to try again), and one that
 // refused answers for nothing afterwards.
 func TestCoordinatorsStartingTogether(t *testing.T) {
-	srv := embedded(t, true)
-	conn := func() *nats.Conn {
-		nc, err := nats.Connect(srv.ClientURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	conn, original, copied := copiedRun(t)
+	dirs := [2]string{original, copied}
 	cfg, _ := oneTask(t)
-	dirs := [2]string{filepath.Join(t.TempDir(), "run"), filepath.Join(t.TempDir(), "copy")}
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, runKeyFile), []byte("0123456789abcdef\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ctx := context.Background()
 	for trial := range 10 {
 		var pools [2]*Pool
@@ -172,4 +139,29 @@ func TestCoordinatorsStartingTogether(t *testing.T) {
 		}
 		third.Close()
 	}
+}
+
+// copiedRun starts a server and returns a way to connect to it and two run
+// directories with one run key, as a copy of a run directory has.
+func copiedRun(t *testing.T) (conn func() *nats.Conn, original, copied string) {
+	t.Helper()
+	srv := embedded(t, true)
+	conn = func() *nats.Conn {
+		nc, err := nats.Connect(srv.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	original, copied = filepath.Join(t.TempDir(), "run"), filepath.Join(t.TempDir(), "copy")
+	for _, d := range []string{original, copied} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, runKeyFile), []byte("0123456789abcdef\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn, original, copied
 }
