@@ -46,6 +46,26 @@ type coordinatorInfo struct {
 	Since   time.Time `json:"since"`
 }
 
+// stillOurs checks, after the connection was lost and found again since
+// the last check, that no other coordinator claimed the run meanwhile (its
+// subscription was gone while the connection was): if one answers, p's run
+// is lost to it, and Close leaves the server's state of the run alone.
+func (p *Pool) stillOurs(ctx context.Context) error {
+	n := p.nc.Stats().Reconnects
+	if n == p.claimAt || p.coordSub == nil {
+		return nil
+	}
+	if err := p.askOthers(ctx, coordinatorPrefix+p.run, p.dir, raceWindow); err != nil {
+		if errors.Is(err, evo.ErrRunInUse) {
+			p.lostRun = true
+			return fmt.Errorf("after the connection to the NATS server came back: %w", err)
+		}
+		return err
+	}
+	p.claimAt = n
+	return nil
+}
+
 // claim makes p the run's one coordinator on the server: it fails with
 // evo.ErrRunInUse when another coordinator of the run answers or is there
 // and silent, and otherwise answers for the run itself until release
@@ -54,6 +74,7 @@ type coordinatorInfo struct {
 // (absolute).
 func (p *Pool) claim(ctx context.Context, dir string) error {
 	subject := coordinatorPrefix + p.run
+	p.dir, p.claimAt = dir, p.nc.Stats().Reconnects
 	if err := p.askOthers(ctx, subject, dir, askTimeout); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evolverl/evolve/evo"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -164,4 +166,83 @@ func copiedRun(t *testing.T) (conn func() *nats.Conn, original, copied string) {
 		}
 	}
 	return conn, original, copied
+}
+
+// TestCoordinatorCutOffLosesItsRun: a coordinator cut off from the server
+// (here by a server restart) has no subscription until it reconnects, so a
+// copy can claim the run meanwhile; when the first is back, its next check
+// finds the copy, fails its run with ErrRunInUse, and its Close leaves the
+// copy's state on the server alone.
+func TestCoordinatorCutOffLosesItsRun(t *testing.T) {
+	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	url := srv.ClientURL()
+	_, original, copied := copiedRun(t)
+	cfg, _ := oneTask(t)
+	in := func(dir string) evo.Config { c := cfg; c.OutDir = dir; return c }
+	ctx := context.Background()
+	ncA, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ncA.Close()
+	first := NewPool(ncA, PoolOptions{})
+	if err := first.start(ctx, in(original)); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.stillOurs(ctx); err != nil {
+		t.Fatalf("no reconnect yet: %v", err)
+	}
+	// The server restarts on its port; the copy connects before the first
+	// is back.
+	opts.Port = srv.Addr().(*net.TCPAddr).Port
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	if srv, err = server.NewServer(opts); err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server did not restart")
+	}
+	ncB, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ncB.Close()
+	second := NewPool(ncB, PoolOptions{})
+	if err := second.start(ctx, in(copied)); err != nil {
+		t.Fatalf("the copy, while the first is cut off: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ncA.Stats().Reconnects == 0 || !ncA.IsConnected(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the first coordinator did not reconnect")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ncA.Flush() // its subscriptions are back on the server
+	err = first.stillOurs(ctx)
+	if !errors.Is(err, evo.ErrRunInUse) || !strings.Contains(err.Error(), copied) {
+		t.Fatalf("the first, back: %v; want ErrRunInUse naming the copy", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := second.h.runs.Get(ctx, second.run)
+	if err != nil {
+		t.Fatalf("the copy's run entry after the first's Close: %v", err)
+	}
+	var info runInfo
+	if err := json.Unmarshal(e.Value(), &info); err != nil || info.Session != second.session {
+		t.Errorf("the run's entry: session %q (%v), want the copy's %q", info.Session, err, second.session)
+	}
+	second.Close()
 }

@@ -42,6 +42,9 @@ type Pool struct {
 	advSub  *nats.Subscription
 	// coordSub answers for the run on its coordinator subject (claim).
 	coordSub *nats.Subscription
+	dir      string             // the run directory, for the claim's messages
+	claimAt  uint64             // the connection's reconnects when the claim was last checked
+	lostRun  bool               // another coordinator has the run now: Close leaves it
 	advice   chan uint64        // stream sequences of tasks that hit MaxDeliver
 	queue    jetstream.Consumer // the workers' consumer of TaskStream
 }
@@ -254,6 +257,12 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	p.stop()
+	if p.lostRun {
+		// What is on the server is the other coordinator's now.
+		p.release()
+		p.run = ""
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := p.purge(ctx)
@@ -327,6 +336,8 @@ func (p *Pool) Train(ctx context.Context, cfg evo.Config, tasks []evo.Task, prog
 		}
 	} else if d, err := cfg.Digest(); err != nil || d != p.digest {
 		return nil, fmt.Errorf("natsrun: a Pool serves one run (config digest %s), not %s", p.digest, d)
+	} else if err := p.stillOurs(ctx); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	byID := make(map[string]*pending, len(tasks))
@@ -383,6 +394,9 @@ func (p *Pool) collect(ctx context.Context, tasks []evo.Task, order []*pending, 
 		case <-quiet.C:
 			if err := p.resultsConsumerGone("run-" + p.run); err != nil { // however it went
 				return nil, p.lostError(err)
+			}
+			if err := p.stillOurs(ctx); err != nil {
+				return nil, err
 			}
 			// Twice in a row: a worker's ack leaves the consumer's count
 			// a moment before the task leaves the stream.
